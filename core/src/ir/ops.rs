@@ -1,0 +1,462 @@
+//! The operations of the tile IR: the one table where each op is declared.
+//!
+//! Typing rules are stated per op. Common rules, checked by the verifier:
+//! - elementwise ops (`Unary`, `Binary`, `Cmp`, `Select`, `Fma`, `Cast`, `AddPtr`) take
+//!   operands of exactly the result's shape: the front end inserts `Splat` / `Broadcast`
+//!   and `Cast` first, so no op broadcasts or promotes implicitly;
+//! - integer ops take their signedness from the operand dtype (`Div`, `Rem`, `Shr`,
+//!   comparisons);
+//! - integer `Div` and `Rem` truncate toward zero (C semantics); float `Rem` is C `fmod`;
+//!   integer arithmetic wraps; shifts by at least the bit width give 0 (`Shl`, unsigned
+//!   `Shr`) or the sign fill (signed `Shr`);
+//! - a masked-off lane of a load or store never touches memory.
+//!
+//! Each op lists how it lowers once the shared lowering exists (core/src/lower/).
+
+use super::{DType, Value};
+use super::kernel::Block;
+
+/// A compile-time constant element.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Const {
+    Bool(bool),
+    /// Any integer dtype; the bits are reinterpreted for unsigned 64-bit values.
+    Int(i64),
+    Float(f64),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum UnaryOp {
+    /// Arithmetic negation (wrapping for integers).
+    Neg,
+    /// Bitwise not for integers, logical not for `i1`.
+    Not,
+    Abs,
+    Exp,
+    Exp2,
+    Log,
+    Log2,
+    Sqrt,
+    Rsqrt,
+    Sin,
+    Cos,
+    Floor,
+    Ceil,
+    Erf,
+    Tanh,
+}
+
+impl UnaryOp {
+    pub fn name(self) -> &'static str {
+        match self {
+            UnaryOp::Neg => "neg",
+            UnaryOp::Not => "not",
+            UnaryOp::Abs => "abs",
+            UnaryOp::Exp => "exp",
+            UnaryOp::Exp2 => "exp2",
+            UnaryOp::Log => "log",
+            UnaryOp::Log2 => "log2",
+            UnaryOp::Sqrt => "sqrt",
+            UnaryOp::Rsqrt => "rsqrt",
+            UnaryOp::Sin => "sin",
+            UnaryOp::Cos => "cos",
+            UnaryOp::Floor => "floor",
+            UnaryOp::Ceil => "ceil",
+            UnaryOp::Erf => "erf",
+            UnaryOp::Tanh => "tanh",
+        }
+    }
+
+    /// Ops defined on floats only.
+    pub fn float_only(self) -> bool {
+        !matches!(self, UnaryOp::Neg | UnaryOp::Not | UnaryOp::Abs)
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BinaryOp {
+    Add,
+    Sub,
+    Mul,
+    /// Float division, or integer division truncating toward zero.
+    Div,
+    /// C remainder (sign of the dividend) for integers, `fmod` for floats.
+    Rem,
+    And,
+    Or,
+    Xor,
+    Shl,
+    /// Arithmetic for signed, logical for unsigned integers.
+    Shr,
+    /// Minimum; for floats, NaN loses to a number (`minnum`), as `tl.minimum`'s default.
+    Min,
+    /// Maximum; for floats, NaN loses to a number (`maxnum`).
+    Max,
+    /// Float power.
+    Pow,
+}
+
+impl BinaryOp {
+    pub fn name(self) -> &'static str {
+        match self {
+            BinaryOp::Add => "add",
+            BinaryOp::Sub => "sub",
+            BinaryOp::Mul => "mul",
+            BinaryOp::Div => "div",
+            BinaryOp::Rem => "rem",
+            BinaryOp::And => "and",
+            BinaryOp::Or => "or",
+            BinaryOp::Xor => "xor",
+            BinaryOp::Shl => "shl",
+            BinaryOp::Shr => "shr",
+            BinaryOp::Min => "min",
+            BinaryOp::Max => "max",
+            BinaryOp::Pow => "pow",
+        }
+    }
+
+    /// Ops defined on integers only.
+    pub fn int_only(self) -> bool {
+        matches!(self, BinaryOp::And | BinaryOp::Or | BinaryOp::Xor | BinaryOp::Shl | BinaryOp::Shr)
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CmpPred {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+impl CmpPred {
+    pub fn name(self) -> &'static str {
+        match self {
+            CmpPred::Eq => "eq",
+            CmpPred::Ne => "ne",
+            CmpPred::Lt => "lt",
+            CmpPred::Le => "le",
+            CmpPred::Gt => "gt",
+            CmpPred::Ge => "ge",
+        }
+    }
+}
+
+/// Values `padding_option` may give to out-of-bounds lanes of a block-pointer load.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Padding {
+    /// No padding requested: out-of-bounds lanes are zero when checked.
+    None,
+    Zero,
+    Nan,
+}
+
+/// `cache_modifier` / `eviction_policy` hints; accepted and kept for the backends.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct CacheHints {
+    pub cache_modifier: Option<String>,
+    pub eviction_policy: Option<String>,
+    pub volatile: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AtomicOp {
+    Add,
+    Max,
+    Min,
+    And,
+    Or,
+    Xor,
+    Xchg,
+}
+
+impl AtomicOp {
+    pub fn name(self) -> &'static str {
+        match self {
+            AtomicOp::Add => "add",
+            AtomicOp::Max => "max",
+            AtomicOp::Min => "min",
+            AtomicOp::And => "and",
+            AtomicOp::Or => "or",
+            AtomicOp::Xor => "xor",
+            AtomicOp::Xchg => "xchg",
+        }
+    }
+}
+
+/// `input_precision` of a `dot` with f32 inputs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Precision {
+    /// Tensor-core tf32 (Triton's default for f32 inputs).
+    Tf32,
+    /// Three tf32 products, close to f32 accuracy.
+    Tf32x3,
+    /// Plain f32 fused multiply-add.
+    Ieee,
+}
+
+impl Precision {
+    pub fn name(self) -> &'static str {
+        match self {
+            Precision::Tf32 => "tf32",
+            Precision::Tf32x3 => "tf32x3",
+            Precision::Ieee => "ieee",
+        }
+    }
+}
+
+/// How a reduction or scan combines two elements.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Combiner {
+    Add,
+    Mul,
+    Max,
+    Min,
+    /// Over `(value, index)` operand pairs: the larger value, ties to the smaller index.
+    ArgMax,
+    /// Over `(value, index)` operand pairs: the smaller value, ties to the smaller index.
+    ArgMin,
+    /// A user combine function: the block takes `2n` scalar arguments (the `n`
+    /// accumulated values, then the `n` incoming values) and yields `n` scalars.
+    Region(Box<Block>),
+}
+
+/// Compiler hints on an integer tile; they change no value.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum HintKind {
+    MultipleOf(Vec<u32>),
+    MaxContiguous(Vec<u32>),
+    MaxConstancy(Vec<u32>),
+}
+
+/// One operation. Results are listed in the enclosing [`super::Inst`].
+#[derive(Clone, Debug, PartialEq)]
+pub enum Op {
+    /// A constant, splatted to the result type's shape. Lowers to a literal.
+    Const(Const),
+    /// `tl.program_id(axis)`: i32 scalar.
+    ProgramId { axis: u8 },
+    /// `tl.num_programs(axis)`: i32 scalar.
+    NumPrograms { axis: u8 },
+    /// `tl.arange(start, end)`: 1-D i32 tile `[start, end)`; `end - start` a power of two.
+    Arange { start: i64, end: i64 },
+    /// A scalar copied to every element of the result's shape.
+    Splat(Value),
+    /// Same rank; each size-1 dimension of the operand expands to the result's size.
+    Broadcast(Value),
+    /// A size-1 dimension inserted at `axis`.
+    ExpandDims { value: Value, axis: u32 },
+    /// Row-major reinterpretation to the result's shape (same element count).
+    Reshape(Value),
+    /// Result dimension `i` is operand dimension `perm[i]` (`tl.trans`, `tl.permute`).
+    Permute { value: Value, perm: Vec<u32> },
+    Unary { op: UnaryOp, value: Value },
+    Binary { op: BinaryOp, lhs: Value, rhs: Value },
+    /// Comparison of two same-typed tiles; `i1` result.
+    Cmp { pred: CmpPred, lhs: Value, rhs: Value },
+    /// `tl.where(cond, on_true, on_false)`; `cond` is `i1` of the result's shape.
+    Select { cond: Value, on_true: Value, on_false: Value },
+    /// `a * b + c`, rounded once.
+    Fma { a: Value, b: Value, c: Value },
+    /// Conversion to the result's dtype: value conversion (float to int truncates and
+    /// saturates, NaN gives 0; int to float rounds to nearest even; to `i1` is `!= 0`),
+    /// or with `bitcast` a reinterpretation of the bits (same width).
+    Cast { value: Value, bitcast: bool },
+    /// Pointer tile plus an integer offset tile, in elements.
+    AddPtr { ptr: Value, offset: Value },
+    /// `tl.make_block_ptr`: `base` is a scalar pointer; `shape`, `strides`, `offsets`
+    /// are scalars, one each per dimension (i64 shape and strides, i32 offsets);
+    /// `order` lists the dimensions fastest first. The block shape is in the type.
+    MakeBlockPtr {
+        base: Value,
+        shape: Vec<Value>,
+        strides: Vec<Value>,
+        offsets: Vec<Value>,
+        order: Vec<u32>,
+    },
+    /// `tl.advance`: a block pointer with `deltas` (i32 scalars) added to its offsets.
+    Advance { ptr: Value, deltas: Vec<Value> },
+    /// Gathers through a pointer tile or a block pointer. With a pointer tile, `mask`
+    /// and `other` (both of the result's shape) select lanes; with a block pointer,
+    /// `boundary_check` lists the dimensions whose out-of-range lanes are masked and
+    /// filled per `padding`.
+    Load {
+        ptr: Value,
+        mask: Option<Value>,
+        other: Option<Value>,
+        boundary_check: Vec<u32>,
+        padding: Padding,
+        hints: CacheHints,
+    },
+    /// Scatters `value` through a pointer tile (with `mask`) or a block pointer (with
+    /// `boundary_check`). No results.
+    Store { ptr: Value, value: Value, mask: Option<Value>, boundary_check: Vec<u32>, hints: CacheHints },
+    /// Read-modify-write of each unmasked lane; the result holds the old values.
+    Atomic { op: AtomicOp, ptr: Value, value: Value, mask: Option<Value> },
+    /// Compare-and-swap of each lane; the result holds the old values.
+    AtomicCas { ptr: Value, cmp: Value, value: Value },
+    /// `a[M,K] @ b[K,N] + acc[M,N]`; the result has `acc`'s type (f32 for f16, bf16 and
+    /// f32 inputs, f64 for f64, i32 for i8). Lowers to the dot plan.
+    Dot { a: Value, b: Value, acc: Value, precision: Precision },
+    /// Reduces each operand along `axis` (removed from the shape) with `combiner`.
+    /// One result per operand.
+    Reduce { operands: Vec<Value>, axis: u32, combiner: Combiner },
+    /// Inclusive scan of each operand along `axis`; `reverse` scans from the end.
+    Scan { operands: Vec<Value>, axis: u32, reverse: bool, combiner: Combiner },
+    /// A compiler hint; the result equals the operand.
+    Hint { value: Value, hint: HintKind },
+    /// `tl.device_print(prefix, values...)`. No results.
+    DevicePrint { prefix: String, values: Vec<Value>, hex: bool },
+    /// `tl.device_assert(cond, msg)`: fails the launch where `cond` is false.
+    DeviceAssert { cond: Value, message: String },
+    /// `for iv in range(lower, upper, step)` with loop-carried values. The body's block
+    /// arguments are the induction variable, then one per carried value; the body ends
+    /// with `Yield` of the next carried values; the results are the final ones.
+    /// `num_stages` is the software-pipelining depth the user asked for.
+    For {
+        lower: Value,
+        upper: Value,
+        step: Value,
+        init: Vec<Value>,
+        body: Block,
+        num_stages: Option<u32>,
+    },
+    /// Scalar `i1` condition; both blocks end with `Yield` of the results.
+    If { cond: Value, then_block: Block, else_block: Block },
+    /// `while`: `before` takes the carried values and ends with `Condition`; when true
+    /// `after` runs with the forwarded values and yields the next carried values; the
+    /// results are the forwarded values when the condition fails.
+    While { init: Vec<Value>, before: Block, after: Block },
+    /// Ends a `For` body, `If` branch, `While` after-block or combine region.
+    Yield(Vec<Value>),
+    /// Ends a `While` before-block.
+    Condition { cond: Value, args: Vec<Value> },
+}
+
+impl Op {
+    /// The op's name in the text form.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Op::Const(_) => "const",
+            Op::ProgramId { .. } => "program_id",
+            Op::NumPrograms { .. } => "num_programs",
+            Op::Arange { .. } => "arange",
+            Op::Splat(_) => "splat",
+            Op::Broadcast(_) => "broadcast",
+            Op::ExpandDims { .. } => "expand_dims",
+            Op::Reshape(_) => "reshape",
+            Op::Permute { .. } => "permute",
+            Op::Unary { op, .. } => op.name(),
+            Op::Binary { op, .. } => op.name(),
+            Op::Cmp { .. } => "cmp",
+            Op::Select { .. } => "select",
+            Op::Fma { .. } => "fma",
+            Op::Cast { bitcast: false, .. } => "cast",
+            Op::Cast { bitcast: true, .. } => "bitcast",
+            Op::AddPtr { .. } => "addptr",
+            Op::MakeBlockPtr { .. } => "make_block_ptr",
+            Op::Advance { .. } => "advance",
+            Op::Load { .. } => "load",
+            Op::Store { .. } => "store",
+            Op::Atomic { .. } => "atomic",
+            Op::AtomicCas { .. } => "atomic_cas",
+            Op::Dot { .. } => "dot",
+            Op::Reduce { .. } => "reduce",
+            Op::Scan { .. } => "scan",
+            Op::Hint { .. } => "hint",
+            Op::DevicePrint { .. } => "device_print",
+            Op::DeviceAssert { .. } => "device_assert",
+            Op::For { .. } => "for",
+            Op::If { .. } => "if",
+            Op::While { .. } => "while",
+            Op::Yield(_) => "yield",
+            Op::Condition { .. } => "condition",
+        }
+    }
+
+    /// The value operands, in order (not those of nested blocks).
+    pub fn operands(&self) -> Vec<Value> {
+        let mut v = Vec::new();
+        match self {
+            Op::Const(_) | Op::ProgramId { .. } | Op::NumPrograms { .. } | Op::Arange { .. } => {}
+            Op::Splat(x) | Op::Broadcast(x) | Op::Reshape(x) => v.push(*x),
+            Op::ExpandDims { value, .. }
+            | Op::Permute { value, .. }
+            | Op::Unary { value, .. }
+            | Op::Cast { value, .. }
+            | Op::Hint { value, .. } => v.push(*value),
+            Op::Binary { lhs, rhs, .. } | Op::Cmp { lhs, rhs, .. } => v.extend([*lhs, *rhs]),
+            Op::Select { cond, on_true, on_false } => v.extend([*cond, *on_true, *on_false]),
+            Op::Fma { a, b, c } => v.extend([*a, *b, *c]),
+            Op::AddPtr { ptr, offset } => v.extend([*ptr, *offset]),
+            Op::MakeBlockPtr { base, shape, strides, offsets, .. } => {
+                v.push(*base);
+                v.extend(shape.iter().chain(strides).chain(offsets));
+            }
+            Op::Advance { ptr, deltas } => {
+                v.push(*ptr);
+                v.extend(deltas);
+            }
+            Op::Load { ptr, mask, other, .. } => {
+                v.push(*ptr);
+                v.extend(mask.iter().chain(other));
+            }
+            Op::Store { ptr, value, mask, .. } => {
+                v.extend([*ptr, *value]);
+                v.extend(mask);
+            }
+            Op::Atomic { ptr, value, mask, .. } => {
+                v.extend([*ptr, *value]);
+                v.extend(mask);
+            }
+            Op::AtomicCas { ptr, cmp, value } => v.extend([*ptr, *cmp, *value]),
+            Op::Dot { a, b, acc, .. } => v.extend([*a, *b, *acc]),
+            Op::Reduce { operands, .. } | Op::Scan { operands, .. } => v.extend(operands),
+            Op::DevicePrint { values, .. } => v.extend(values),
+            Op::DeviceAssert { cond, .. } => v.push(*cond),
+            Op::For { lower, upper, step, init, .. } => {
+                v.extend([*lower, *upper, *step]);
+                v.extend(init);
+            }
+            Op::If { cond, .. } => v.push(*cond),
+            Op::While { init, .. } => v.extend(init),
+            Op::Yield(vals) => v.extend(vals),
+            Op::Condition { cond, args } => {
+                v.push(*cond);
+                v.extend(args);
+            }
+        }
+        v
+    }
+
+    /// Nested blocks, in order.
+    pub fn blocks(&self) -> Vec<&Block> {
+        match self {
+            Op::For { body, .. } => vec![body],
+            Op::If { then_block, else_block, .. } => vec![then_block, else_block],
+            Op::While { before, after, .. } => vec![before, after],
+            Op::Reduce { combiner: Combiner::Region(b), .. }
+            | Op::Scan { combiner: Combiner::Region(b), .. } => vec![b],
+            _ => vec![],
+        }
+    }
+
+    pub fn is_terminator(&self) -> bool {
+        matches!(self, Op::Yield(_) | Op::Condition { .. })
+    }
+}
+
+/// Used by [`Op::Const`] printing.
+pub fn fmt_const(c: Const, dtype: Option<DType>) -> String {
+    match c {
+        Const::Bool(b) => b.to_string(),
+        Const::Int(i) if dtype == Some(DType::U64) => (i as u64).to_string(),
+        Const::Int(i) => i.to_string(),
+        Const::Float(f) if f.is_infinite() && f > 0.0 => "inf".into(),
+        Const::Float(f) if f.is_infinite() => "-inf".into(),
+        Const::Float(f) if f.is_nan() => "nan".into(),
+        Const::Float(f) => format!("{f:?}"),
+    }
+}

@@ -1,0 +1,208 @@
+//! The tile IR verifier.
+//!
+//! Invariants checked (a violation is a bug in whatever produced the IR, reported as an
+//! internal [`Diagnostic`] pointing at the instruction):
+//! 1. Every operand is defined before use, in the same block or an enclosing one.
+//! 2. Every value is defined exactly once.
+//! 3. Elementwise ops (`Unary`, `Binary`, `Cmp`, `Select`, `Fma`, `Cast`, `AddPtr`)
+//!    have operands of the result's shape; `Binary`/`Cmp`/`Fma` operands share a dtype.
+//! 4. `Cmp` results and `Select` / `Load` / `Store` masks are `i1`.
+//! 5. Nested blocks end with the right terminator (`Yield`, or `Condition` for a
+//!    `While` before-block) carrying values of the enclosing op's result types;
+//!    terminators appear nowhere else.
+//! 6. `For` bounds are integer scalars of one dtype; `If` / `Condition` conditions are
+//!    `i1` scalars.
+//! 7. `Dot` operands are 2-D with agreeing inner dimensions.
+
+use super::ops::{Combiner, Op};
+use super::{Block, DType, Elem, Inst, Kernel, Type, Value};
+use crate::diag::{Diagnostic, Result};
+use std::collections::HashSet;
+
+/// Checks `kernel` against the invariants in the module doc.
+pub fn verify(kernel: &Kernel) -> Result<()> {
+    let mut v = Verifier { k: kernel, scopes: vec![HashSet::new()], defined: HashSet::new() };
+    for p in &kernel.params {
+        v.define(p.value, None)?;
+    }
+    v.block(&kernel.body, None)
+        .map_err(|d| d.with_source(&kernel.source).with_note("this is a bug in tilewise; please report it"))
+}
+
+struct Verifier<'a> {
+    k: &'a Kernel,
+    scopes: Vec<HashSet<Value>>,
+    defined: HashSet<Value>,
+}
+
+/// What terminator a block must end with, and the types it carries.
+enum Term {
+    Yield(Vec<Type>),
+    Condition,
+}
+
+impl Verifier<'_> {
+    fn err(&self, inst: Option<&Inst>, msg: String) -> Diagnostic {
+        let d = Diagnostic::internal(format!("invalid tile IR in kernel `{}`: {msg}", self.k.name));
+        match inst {
+            Some(i) => d.at(i.span, ""),
+            None => d,
+        }
+    }
+
+    fn define(&mut self, v: Value, inst: Option<&Inst>) -> Result<()> {
+        if v.0 as usize >= self.k.values.len() {
+            return Err(self.err(inst, format!("{v} is not in the value arena")));
+        }
+        if !self.defined.insert(v) {
+            return Err(self.err(inst, format!("{v} is defined twice")));
+        }
+        self.scopes.last_mut().unwrap().insert(v);
+        Ok(())
+    }
+
+    fn used(&self, v: Value, inst: &Inst) -> Result<()> {
+        if self.scopes.iter().any(|s| s.contains(&v)) {
+            Ok(())
+        } else {
+            Err(self.err(Some(inst), format!("{v} is used by `{}` but not defined in scope", inst.op.name())))
+        }
+    }
+
+    fn ty(&self, v: Value) -> &Type {
+        self.k.ty(v)
+    }
+
+    fn block(&mut self, b: &Block, term: Option<Term>) -> Result<()> {
+        self.scopes.push(HashSet::new());
+        for &a in &b.args {
+            self.define(a, None)?;
+        }
+        for (i, inst) in b.insts.iter().enumerate() {
+            let last = i + 1 == b.insts.len();
+            if inst.op.is_terminator() && !(last && term.is_some()) {
+                return Err(self.err(Some(inst), format!("`{}` is not at the end of a nested block", inst.op.name())));
+            }
+            self.inst(inst)?;
+        }
+        match term {
+            None => {}
+            Some(t) => {
+                let Some(end) = b.insts.last() else {
+                    return Err(self.err(None, "nested block is empty (no terminator)".into()));
+                };
+                match (t, &end.op) {
+                    (Term::Yield(tys), Op::Yield(vals)) => {
+                        let got: Vec<Type> = vals.iter().map(|v| self.ty(*v).clone()).collect();
+                        if got != tys {
+                            return Err(self.err(Some(end), format!("yield of {got:?}, expected {tys:?}")));
+                        }
+                    }
+                    (Term::Condition, Op::Condition { .. }) => {}
+                    (_, op) => return Err(self.err(Some(end), format!("block ends with `{}`", op.name()))),
+                }
+            }
+        }
+        self.scopes.pop();
+        Ok(())
+    }
+
+    fn same_shape(&self, inst: &Inst, vals: &[Value], shape: &[u32]) -> Result<()> {
+        for v in vals {
+            if self.ty(*v).shape() != shape {
+                return Err(self.err(Some(inst), format!("operand {v} of `{}` has shape {:?}, expected {shape:?}", inst.op.name(), self.ty(*v).shape())));
+            }
+        }
+        Ok(())
+    }
+
+    fn is_bool(&self, v: Value) -> bool {
+        self.ty(v).dtype() == Some(DType::I1)
+    }
+
+    fn inst(&mut self, inst: &Inst) -> Result<()> {
+        for v in inst.op.operands() {
+            self.used(v, inst)?;
+        }
+        let res_ty = inst.results.first().map(|r| self.ty(*r).clone());
+        let res_shape: Vec<u32> = res_ty.as_ref().map(|t| t.shape().to_vec()).unwrap_or_default();
+        match &inst.op {
+            Op::Unary { value, .. } | Op::Cast { value, .. } => self.same_shape(inst, &[*value], &res_shape)?,
+            Op::Binary { lhs, rhs, .. } | Op::Cmp { lhs, rhs, .. } => {
+                self.same_shape(inst, &[*lhs, *rhs], &res_shape)?;
+                if self.ty(*lhs).elem() != self.ty(*rhs).elem() {
+                    return Err(self.err(Some(inst), format!("operands of `{}` differ in type: {} and {}", inst.op.name(), self.ty(*lhs), self.ty(*rhs))));
+                }
+                if matches!(inst.op, Op::Cmp { .. }) && res_ty.as_ref().and_then(Type::dtype) != Some(DType::I1) {
+                    return Err(self.err(Some(inst), "cmp must produce i1".into()));
+                }
+            }
+            Op::Select { cond, on_true, on_false } => {
+                self.same_shape(inst, &[*cond, *on_true, *on_false], &res_shape)?;
+                if !self.is_bool(*cond) {
+                    return Err(self.err(Some(inst), "select condition is not i1".into()));
+                }
+            }
+            Op::Fma { a, b, c } => self.same_shape(inst, &[*a, *b, *c], &res_shape)?,
+            Op::AddPtr { ptr, offset } => {
+                self.same_shape(inst, &[*ptr, *offset], &res_shape)?;
+                if !matches!(self.ty(*ptr).elem(), Some(Elem::Ptr(_))) {
+                    return Err(self.err(Some(inst), "addptr of a non-pointer".into()));
+                }
+            }
+            Op::Load { mask, .. } | Op::Store { mask, .. } | Op::Atomic { mask, .. } => {
+                if let Some(m) = mask {
+                    if !self.is_bool(*m) {
+                        return Err(self.err(Some(inst), "mask is not i1".into()));
+                    }
+                }
+            }
+            Op::Dot { a, b, acc, .. } => {
+                let (sa, sb, sc) = (self.ty(*a).shape(), self.ty(*b).shape(), self.ty(*acc).shape());
+                if sa.len() != 2 || sb.len() != 2 || sc.len() != 2 || sa[1] != sb[0] || sc != [sa[0], sb[1]] {
+                    return Err(self.err(Some(inst), format!("dot shapes {sa:?} x {sb:?} + {sc:?}")));
+                }
+            }
+            Op::If { cond, .. } => {
+                if !self.ty(*cond).is_scalar() || !self.is_bool(*cond) {
+                    return Err(self.err(Some(inst), "if condition is not an i1 scalar".into()));
+                }
+            }
+            Op::For { lower, upper, step, .. } => {
+                let t = self.ty(*lower).clone();
+                if !t.is_scalar() || !t.dtype().is_some_and(DType::is_int) || self.ty(*upper) != &t || self.ty(*step) != &t {
+                    return Err(self.err(Some(inst), "for bounds must be integer scalars of one type".into()));
+                }
+            }
+            _ => {}
+        }
+        // Nested blocks.
+        let result_types: Vec<Type> = inst.results.iter().map(|r| self.ty(*r).clone()).collect();
+        match &inst.op {
+            Op::For { body, .. } => self.block(body, Some(Term::Yield(result_types)))?,
+            Op::If { then_block, else_block, .. } => {
+                self.block(then_block, Some(Term::Yield(result_types.clone())))?;
+                self.block(else_block, Some(Term::Yield(result_types)))?;
+            }
+            Op::While { before, after, .. } => {
+                let carried: Vec<Type> = before.args.iter().map(|a| self.ty(*a).clone()).collect();
+                self.block(before, Some(Term::Condition))?;
+                self.block(after, Some(Term::Yield(carried)))?;
+            }
+            Op::Reduce { combiner: Combiner::Region(b), operands, .. }
+            | Op::Scan { combiner: Combiner::Region(b), operands, .. } => {
+                let tys: Vec<Type> = operands.iter().map(|o| Type::scalar(self.ty(*o).dtype().unwrap_or(DType::I32))).collect();
+                // Combine regions are isolated: only their arguments are in scope.
+                let saved = std::mem::replace(&mut self.scopes, vec![HashSet::new()]);
+                let r = self.block(b, Some(Term::Yield(tys)));
+                self.scopes = saved;
+                r?;
+            }
+            _ => {}
+        }
+        for &r in &inst.results {
+            self.define(r, Some(inst))?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,198 @@
+//! What a launch hands the compiler: argument kinds for specialization, constexpr
+//! values, runtime scalars, and the grid.
+//!
+//! Specialization follows Triton's JIT: a kernel is traced once per distinct
+//! [`SpecKey`]: the dtype of every pointer and scalar argument, the value of every
+//! constexpr, and for integer scalars and pointers whether they are divisible by 16
+//! (elements for integers, bytes for pointer addresses).
+
+use crate::ir::DType;
+use std::fmt;
+
+/// A compile-time constant supplied at launch (`BLOCK=1024`) or known while tracing.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ConstValue {
+    Int(i64),
+    Float(f64),
+    Bool(bool),
+    Str(String),
+    DType(DType),
+    None,
+    Tuple(Vec<ConstValue>),
+}
+
+impl ConstValue {
+    /// A hashable, exact key (floats by their bits).
+    pub fn key(&self) -> String {
+        match self {
+            ConstValue::Float(f) => format!("f{:x}", f.to_bits()),
+            other => format!("{other}"),
+        }
+    }
+}
+
+impl fmt::Display for ConstValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ConstValue::Int(i) => write!(f, "{i}"),
+            ConstValue::Float(x) => write!(f, "{x:?}"),
+            ConstValue::Bool(b) => write!(f, "{}", if *b { "True" } else { "False" }),
+            ConstValue::Str(s) => write!(f, "{s:?}"),
+            ConstValue::DType(d) => write!(f, "tl.{}", d.triton_name()),
+            ConstValue::None => write!(f, "None"),
+            ConstValue::Tuple(items) => {
+                let parts: Vec<String> = items.iter().map(|i| i.to_string()).collect();
+                if parts.len() == 1 {
+                    write!(f, "({},)", parts[0])
+                } else {
+                    write!(f, "({})", parts.join(", "))
+                }
+            }
+        }
+    }
+}
+
+impl From<i64> for ConstValue {
+    fn from(v: i64) -> Self {
+        ConstValue::Int(v)
+    }
+}
+impl From<i32> for ConstValue {
+    fn from(v: i32) -> Self {
+        ConstValue::Int(v as i64)
+    }
+}
+impl From<u32> for ConstValue {
+    fn from(v: u32) -> Self {
+        ConstValue::Int(v as i64)
+    }
+}
+impl From<usize> for ConstValue {
+    fn from(v: usize) -> Self {
+        ConstValue::Int(v as i64)
+    }
+}
+impl From<f64> for ConstValue {
+    fn from(v: f64) -> Self {
+        ConstValue::Float(v)
+    }
+}
+impl From<f32> for ConstValue {
+    fn from(v: f32) -> Self {
+        ConstValue::Float(v as f64)
+    }
+}
+impl From<bool> for ConstValue {
+    fn from(v: bool) -> Self {
+        ConstValue::Bool(v)
+    }
+}
+impl From<DType> for ConstValue {
+    fn from(v: DType) -> Self {
+        ConstValue::DType(v)
+    }
+}
+impl From<&str> for ConstValue {
+    fn from(v: &str) -> Self {
+        ConstValue::Str(v.to_string())
+    }
+}
+
+/// A runtime scalar argument, typed.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ScalarValue {
+    Bool(bool),
+    /// An integer of the given dtype (bits of u64 kept in the i64).
+    Int(DType, i64),
+    /// A float of the given dtype.
+    Float(DType, f64),
+}
+
+impl ScalarValue {
+    pub fn dtype(&self) -> DType {
+        match self {
+            ScalarValue::Bool(_) => DType::I1,
+            ScalarValue::Int(d, _) | ScalarValue::Float(d, _) => *d,
+        }
+    }
+}
+
+/// What the compiler needs to know about one positional launch argument.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ArgSpec {
+    /// A buffer: its element type, and whether its address is 16-byte aligned.
+    Ptr { dtype: DType, aligned16: bool },
+    /// A runtime scalar (its value is not part of the key, but is available so that a
+    /// scalar passed to a constexpr parameter can be folded).
+    Scalar(ScalarValue),
+}
+
+impl ArgSpec {
+    /// The part of this argument that belongs to the specialization key.
+    pub fn key(&self) -> String {
+        match self {
+            ArgSpec::Ptr { dtype, aligned16 } => format!("*{dtype}{}", if *aligned16 { ":16" } else { "" }),
+            ArgSpec::Scalar(ScalarValue::Int(d, v)) => format!("{d}{}", if v % 16 == 0 { ":16" } else { "" }),
+            ArgSpec::Scalar(s) => s.dtype().to_string(),
+        }
+    }
+}
+
+/// The specialization key: the kernel is traced again when any part of it changes.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SpecKey(pub String);
+
+impl SpecKey {
+    pub fn new(kernel: &str, args: &[ArgSpec], constexprs: &[(String, ConstValue)]) -> SpecKey {
+        let mut cs: Vec<String> = constexprs.iter().map(|(n, v)| format!("{n}={}", v.key())).collect();
+        cs.sort();
+        let a: Vec<String> = args.iter().map(ArgSpec::key).collect();
+        SpecKey(format!("{kernel}({})[{}]", a.join(","), cs.join(",")))
+    }
+}
+
+/// A launch grid of one to three dimensions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Grid(pub [u32; 3]);
+
+impl Grid {
+    pub fn total(&self) -> u64 {
+        self.0.iter().map(|&d| d as u64).product()
+    }
+}
+
+impl From<u32> for Grid {
+    fn from(x: u32) -> Self {
+        Grid([x, 1, 1])
+    }
+}
+impl From<[u32; 1]> for Grid {
+    fn from(x: [u32; 1]) -> Self {
+        Grid([x[0], 1, 1])
+    }
+}
+impl From<[u32; 2]> for Grid {
+    fn from(x: [u32; 2]) -> Self {
+        Grid([x[0], x[1], 1])
+    }
+}
+impl From<[u32; 3]> for Grid {
+    fn from(x: [u32; 3]) -> Self {
+        Grid(x)
+    }
+}
+impl From<(u32,)> for Grid {
+    fn from(x: (u32,)) -> Self {
+        Grid([x.0, 1, 1])
+    }
+}
+impl From<(u32, u32)> for Grid {
+    fn from(x: (u32, u32)) -> Self {
+        Grid([x.0, x.1, 1])
+    }
+}
+impl From<(u32, u32, u32)> for Grid {
+    fn from(x: (u32, u32, u32)) -> Self {
+        Grid([x.0, x.1, x.2])
+    }
+}

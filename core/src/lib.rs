@@ -1,0 +1,16 @@
+//! tilewise-core: the middle end of tilewise.
+//!
+//! - [`diag`]: the one diagnostic type, with source spans.
+//! - [`launch`]: launch arguments, constexprs, specialization keys, grids.
+//! - [`ir`]: the tile IR (typed SSA over tiles), its text form and verifier.
+//! - [`frontend`]: parses Triton-dialect Python and traces jit functions to tile IR,
+//!   specialized per launch.
+//! - [`interp`]: the reference interpreter, which runs tile IR on host buffers.
+
+pub mod diag;
+pub mod ir;
+pub mod launch;
+
+pub use diag::{Diagnostic, ErrorKind, Result, SourceFile, Span};
+pub mod frontend;
+pub mod interp;
