@@ -29,7 +29,11 @@ impl SourceFile {
                 line_starts.push(i as u32 + 1);
             }
         }
-        Arc::new(SourceFile { name: name.into(), text, line_starts })
+        Arc::new(SourceFile {
+            name: name.into(),
+            text,
+            line_starts,
+        })
     }
 
     /// One-based line and column (in characters) of a byte offset.
@@ -41,15 +45,25 @@ impl SourceFile {
         };
         let start = self.line_starts[line] as usize;
         let end = (offset as usize).max(start);
-        let col = self.text.get(start..end).map(|s| s.chars().count()).unwrap_or(end - start);
+        let col = self
+            .text
+            .get(start..end)
+            .map(|s| s.chars().count())
+            .unwrap_or(end - start);
         (line as u32 + 1, col as u32 + 1)
     }
 
     /// The text of a one-based line, without its newline.
     pub fn line_text(&self, line: u32) -> &str {
         let i = (line.max(1) - 1) as usize;
-        let Some(&start) = self.line_starts.get(i) else { return "" };
-        let end = self.line_starts.get(i + 1).map(|&e| e as usize).unwrap_or(self.text.len());
+        let Some(&start) = self.line_starts.get(i) else {
+            return "";
+        };
+        let end = self
+            .line_starts
+            .get(i + 1)
+            .map(|&e| e as usize)
+            .unwrap_or(self.text.len());
         self.text[start as usize..end].trim_end_matches(['\n', '\r'])
     }
 }
@@ -65,7 +79,10 @@ impl Span {
     pub const NONE: Span = Span { start: 0, end: 0 };
 
     pub fn new(start: u32, end: u32) -> Span {
-        Span { start, end: end.max(start) }
+        Span {
+            start,
+            end: end.max(start),
+        }
     }
 
     pub fn is_none(&self) -> bool {
@@ -168,7 +185,10 @@ impl Diagnostic {
     /// Points the diagnostic at `span` with a label (may be empty).
     pub fn at(mut self, span: Span, label: impl Into<String>) -> Diagnostic {
         if !span.is_none() {
-            self.primary = Some(Label { span, text: label.into() });
+            self.primary = Some(Label {
+                span,
+                text: label.into(),
+            });
         }
         self
     }
@@ -184,7 +204,10 @@ impl Diagnostic {
 
     pub fn with_secondary(mut self, span: Span, label: impl Into<String>) -> Diagnostic {
         if !span.is_none() {
-            self.secondary.push(Label { span, text: label.into() });
+            self.secondary.push(Label {
+                span,
+                text: label.into(),
+            });
         }
         self
     }
@@ -234,7 +257,11 @@ impl Diagnostic {
                 let text = src.line_text(l);
                 let (end_line, end_col) = src.line_col(label.span.end);
                 let line_chars = text.chars().count() as u32;
-                let last = if end_line == l { end_col.max(c + 1) } else { line_chars + 1 };
+                let last = if end_line == l {
+                    end_col.max(c + 1)
+                } else {
+                    line_chars + 1
+                };
                 let len = last.saturating_sub(c).max(1) as usize;
                 out.push_str(&format!("{l:>width$} | {text}\n"));
                 let marks = mark.to_string().repeat(len);

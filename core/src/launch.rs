@@ -131,8 +131,12 @@ impl ArgSpec {
     /// The part of this argument that belongs to the specialization key.
     pub fn key(&self) -> String {
         match self {
-            ArgSpec::Ptr { dtype, aligned16 } => format!("*{dtype}{}", if *aligned16 { ":16" } else { "" }),
-            ArgSpec::Scalar(ScalarValue::Int(d, v)) => format!("{d}{}", if v % 16 == 0 { ":16" } else { "" }),
+            ArgSpec::Ptr { dtype, aligned16 } => {
+                format!("*{dtype}{}", if *aligned16 { ":16" } else { "" })
+            }
+            ArgSpec::Scalar(ScalarValue::Int(d, v)) => {
+                format!("{d}{}", if v % 16 == 0 { ":16" } else { "" })
+            }
             ArgSpec::Scalar(s) => s.dtype().to_string(),
         }
     }
@@ -144,7 +148,10 @@ pub struct SpecKey(pub String);
 
 impl SpecKey {
     pub fn new(kernel: &str, args: &[ArgSpec], constexprs: &[(String, ConstValue)]) -> SpecKey {
-        let mut cs: Vec<String> = constexprs.iter().map(|(n, v)| format!("{n}={}", v.key())).collect();
+        let mut cs: Vec<String> = constexprs
+            .iter()
+            .map(|(n, v)| format!("{n}={}", v.key()))
+            .collect();
         cs.sort();
         let a: Vec<String> = args.iter().map(ArgSpec::key).collect();
         SpecKey(format!("{kernel}({})[{}]", a.join(","), cs.join(",")))

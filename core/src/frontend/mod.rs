@@ -45,7 +45,9 @@ impl Module {
     /// Parses `text` (named `name` in diagnostics).
     pub fn parse(name: &str, text: &str) -> Result<Module> {
         let _ = text;
-        Ok(Module { source: SourceFile::new(name, text) })
+        Ok(Module {
+            source: SourceFile::new(name, text),
+        })
     }
 
     pub fn source(&self) -> &Arc<SourceFile> {
@@ -59,13 +61,24 @@ impl Module {
 
     /// The signature of a jit function.
     pub fn signature(&self, kernel: &str) -> Result<Signature> {
-        Err(crate::Diagnostic::new(crate::ErrorKind::Name, format!("no jit function `{kernel}`")))
+        Err(crate::Diagnostic::new(
+            crate::ErrorKind::Name,
+            format!("no jit function `{kernel}`"),
+        ))
     }
 
     /// Traces `kernel` for launch arguments `args` (positional, in order, skipping the
     /// parameters given in `constexprs`) and named constexpr values.
-    pub fn specialize(&self, kernel: &str, args: &[ArgSpec], constexprs: &[(String, ConstValue)]) -> Result<Specialized> {
+    pub fn specialize(
+        &self,
+        kernel: &str,
+        args: &[ArgSpec],
+        constexprs: &[(String, ConstValue)],
+    ) -> Result<Specialized> {
         let _ = (args, constexprs);
-        Err(crate::Diagnostic::new(crate::ErrorKind::Name, format!("no jit function `{kernel}`")))
+        Err(crate::Diagnostic::new(
+            crate::ErrorKind::Name,
+            format!("no jit function `{kernel}`"),
+        ))
     }
 }

@@ -28,7 +28,11 @@ impl HostBuffer {
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum RtArg {
     /// Elements `[offset, offset + len)` of `buffers[buffer]`.
-    Buffer { buffer: usize, offset: usize, len: usize },
+    Buffer {
+        buffer: usize,
+        offset: usize,
+        len: usize,
+    },
     Scalar(ScalarValue),
 }
 
@@ -41,7 +45,13 @@ pub struct Options {
 }
 
 /// Runs `kernel` over `grid`. `args[i]` feeds `kernel.params[i]`.
-pub fn run(kernel: &Kernel, grid: Grid, args: &[RtArg], buffers: &mut [HostBuffer], options: &Options) -> Result<()> {
+pub fn run(
+    kernel: &Kernel,
+    grid: Grid,
+    args: &[RtArg],
+    buffers: &mut [HostBuffer],
+    options: &Options,
+) -> Result<()> {
     let _ = (kernel, grid, args, buffers, options);
     Err(crate::Diagnostic::internal("interpreter not built yet"))
 }

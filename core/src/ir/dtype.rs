@@ -86,7 +86,10 @@ impl DType {
 
     /// Signed integers (`i1` counts as signed, as in Triton).
     pub fn is_signed_int(self) -> bool {
-        matches!(self, DType::I1 | DType::I8 | DType::I16 | DType::I32 | DType::I64)
+        matches!(
+            self,
+            DType::I1 | DType::I8 | DType::I16 | DType::I32 | DType::I64
+        )
     }
 
     pub fn is_unsigned_int(self) -> bool {

@@ -140,7 +140,11 @@ impl KernelBuilder {
 
     fn new_value(&mut self, ty: Type, def: ValueDef) -> Value {
         let v = Value(self.values.len() as u32);
-        self.values.push(ValueData { ty, def, name: None });
+        self.values.push(ValueData {
+            ty,
+            def,
+            name: None,
+        });
         v
     }
 
@@ -160,16 +164,28 @@ impl KernelBuilder {
         let index = self.params.len() as u32;
         let value = self.new_value(ty.clone(), ValueDef::Param(index));
         self.values[value.0 as usize].name = Some(name.to_string());
-        self.params.push(Param { name: name.to_string(), ty, value, span, divisibility });
+        self.params.push(Param {
+            name: name.to_string(),
+            ty,
+            value,
+            span,
+            divisibility,
+        });
         value
     }
 
     /// Appends an instruction defining one value per entry of `result_types`.
     pub fn push(&mut self, op: Op, result_types: Vec<Type>, span: Span) -> Vec<Value> {
-        let results: Vec<Value> =
-            result_types.into_iter().map(|t| self.new_value(t, ValueDef::Result)).collect();
+        let results: Vec<Value> = result_types
+            .into_iter()
+            .map(|t| self.new_value(t, ValueDef::Result))
+            .collect();
         let block = self.stack.last_mut().expect("builder has an open block");
-        block.insts.push(Inst { op, results: results.clone(), span });
+        block.insts.push(Inst {
+            op,
+            results: results.clone(),
+            span,
+        });
         results
     }
 
@@ -185,9 +201,14 @@ impl KernelBuilder {
 
     /// Opens a nested block whose arguments have the given types; returns them.
     pub fn begin_block(&mut self, arg_types: Vec<Type>) -> Vec<Value> {
-        let args: Vec<Value> =
-            arg_types.into_iter().map(|t| self.new_value(t, ValueDef::BlockArg)).collect();
-        self.stack.push(Block { args: args.clone(), insts: vec![] });
+        let args: Vec<Value> = arg_types
+            .into_iter()
+            .map(|t| self.new_value(t, ValueDef::BlockArg))
+            .collect();
+        self.stack.push(Block {
+            args: args.clone(),
+            insts: vec![],
+        });
         args
     }
 

@@ -13,8 +13,8 @@
 //!
 //! Each op lists how it lowers once the shared lowering exists (core/src/lower/).
 
-use super::{DType, Value};
 use super::kernel::Block;
+use super::{DType, Value};
 
 /// A compile-time constant element.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -117,7 +117,10 @@ impl BinaryOp {
 
     /// Ops defined on integers only.
     pub fn int_only(self) -> bool {
-        matches!(self, BinaryOp::And | BinaryOp::Or | BinaryOp::Xor | BinaryOp::Shl | BinaryOp::Shr)
+        matches!(
+            self,
+            BinaryOp::And | BinaryOp::Or | BinaryOp::Xor | BinaryOp::Shl | BinaryOp::Shr
+        )
     }
 }
 
@@ -237,35 +240,73 @@ pub enum Op {
     /// A constant, splatted to the result type's shape. Lowers to a literal.
     Const(Const),
     /// `tl.program_id(axis)`: i32 scalar.
-    ProgramId { axis: u8 },
+    ProgramId {
+        axis: u8,
+    },
     /// `tl.num_programs(axis)`: i32 scalar.
-    NumPrograms { axis: u8 },
+    NumPrograms {
+        axis: u8,
+    },
     /// `tl.arange(start, end)`: 1-D i32 tile `[start, end)`; `end - start` a power of two.
-    Arange { start: i64, end: i64 },
+    Arange {
+        start: i64,
+        end: i64,
+    },
     /// A scalar copied to every element of the result's shape.
     Splat(Value),
     /// Same rank; each size-1 dimension of the operand expands to the result's size.
     Broadcast(Value),
     /// A size-1 dimension inserted at `axis`.
-    ExpandDims { value: Value, axis: u32 },
+    ExpandDims {
+        value: Value,
+        axis: u32,
+    },
     /// Row-major reinterpretation to the result's shape (same element count).
     Reshape(Value),
     /// Result dimension `i` is operand dimension `perm[i]` (`tl.trans`, `tl.permute`).
-    Permute { value: Value, perm: Vec<u32> },
-    Unary { op: UnaryOp, value: Value },
-    Binary { op: BinaryOp, lhs: Value, rhs: Value },
+    Permute {
+        value: Value,
+        perm: Vec<u32>,
+    },
+    Unary {
+        op: UnaryOp,
+        value: Value,
+    },
+    Binary {
+        op: BinaryOp,
+        lhs: Value,
+        rhs: Value,
+    },
     /// Comparison of two same-typed tiles; `i1` result.
-    Cmp { pred: CmpPred, lhs: Value, rhs: Value },
+    Cmp {
+        pred: CmpPred,
+        lhs: Value,
+        rhs: Value,
+    },
     /// `tl.where(cond, on_true, on_false)`; `cond` is `i1` of the result's shape.
-    Select { cond: Value, on_true: Value, on_false: Value },
+    Select {
+        cond: Value,
+        on_true: Value,
+        on_false: Value,
+    },
     /// `a * b + c`, rounded once.
-    Fma { a: Value, b: Value, c: Value },
+    Fma {
+        a: Value,
+        b: Value,
+        c: Value,
+    },
     /// Conversion to the result's dtype: value conversion (float to int truncates and
     /// saturates, NaN gives 0; int to float rounds to nearest even; to `i1` is `!= 0`),
     /// or with `bitcast` a reinterpretation of the bits (same width).
-    Cast { value: Value, bitcast: bool },
+    Cast {
+        value: Value,
+        bitcast: bool,
+    },
     /// Pointer tile plus an integer offset tile, in elements.
-    AddPtr { ptr: Value, offset: Value },
+    AddPtr {
+        ptr: Value,
+        offset: Value,
+    },
     /// `tl.make_block_ptr`: `base` is a scalar pointer; `shape`, `strides`, `offsets`
     /// are scalars, one each per dimension (i64 shape and strides, i32 offsets);
     /// `order` lists the dimensions fastest first. The block shape is in the type.
@@ -277,7 +318,10 @@ pub enum Op {
         order: Vec<u32>,
     },
     /// `tl.advance`: a block pointer with `deltas` (i32 scalars) added to its offsets.
-    Advance { ptr: Value, deltas: Vec<Value> },
+    Advance {
+        ptr: Value,
+        deltas: Vec<Value>,
+    },
     /// Gathers through a pointer tile or a block pointer. With a pointer tile, `mask`
     /// and `other` (both of the result's shape) select lanes; with a block pointer,
     /// `boundary_check` lists the dimensions whose out-of-range lanes are masked and
@@ -292,25 +336,64 @@ pub enum Op {
     },
     /// Scatters `value` through a pointer tile (with `mask`) or a block pointer (with
     /// `boundary_check`). No results.
-    Store { ptr: Value, value: Value, mask: Option<Value>, boundary_check: Vec<u32>, hints: CacheHints },
+    Store {
+        ptr: Value,
+        value: Value,
+        mask: Option<Value>,
+        boundary_check: Vec<u32>,
+        hints: CacheHints,
+    },
     /// Read-modify-write of each unmasked lane; the result holds the old values.
-    Atomic { op: AtomicOp, ptr: Value, value: Value, mask: Option<Value> },
+    Atomic {
+        op: AtomicOp,
+        ptr: Value,
+        value: Value,
+        mask: Option<Value>,
+    },
     /// Compare-and-swap of each lane; the result holds the old values.
-    AtomicCas { ptr: Value, cmp: Value, value: Value },
+    AtomicCas {
+        ptr: Value,
+        cmp: Value,
+        value: Value,
+    },
     /// `a[M,K] @ b[K,N] + acc[M,N]`; the result has `acc`'s type (f32 for f16, bf16 and
     /// f32 inputs, f64 for f64, i32 for i8). Lowers to the dot plan.
-    Dot { a: Value, b: Value, acc: Value, precision: Precision },
+    Dot {
+        a: Value,
+        b: Value,
+        acc: Value,
+        precision: Precision,
+    },
     /// Reduces each operand along `axis` (removed from the shape) with `combiner`.
     /// One result per operand.
-    Reduce { operands: Vec<Value>, axis: u32, combiner: Combiner },
+    Reduce {
+        operands: Vec<Value>,
+        axis: u32,
+        combiner: Combiner,
+    },
     /// Inclusive scan of each operand along `axis`; `reverse` scans from the end.
-    Scan { operands: Vec<Value>, axis: u32, reverse: bool, combiner: Combiner },
+    Scan {
+        operands: Vec<Value>,
+        axis: u32,
+        reverse: bool,
+        combiner: Combiner,
+    },
     /// A compiler hint; the result equals the operand.
-    Hint { value: Value, hint: HintKind },
+    Hint {
+        value: Value,
+        hint: HintKind,
+    },
     /// `tl.device_print(prefix, values...)`. No results.
-    DevicePrint { prefix: String, values: Vec<Value>, hex: bool },
+    DevicePrint {
+        prefix: String,
+        values: Vec<Value>,
+        hex: bool,
+    },
     /// `tl.device_assert(cond, msg)`: fails the launch where `cond` is false.
-    DeviceAssert { cond: Value, message: String },
+    DeviceAssert {
+        cond: Value,
+        message: String,
+    },
     /// `for iv in range(lower, upper, step)` with loop-carried values. The body's block
     /// arguments are the induction variable, then one per carried value; the body ends
     /// with `Yield` of the next carried values; the results are the final ones.
@@ -324,15 +407,26 @@ pub enum Op {
         num_stages: Option<u32>,
     },
     /// Scalar `i1` condition; both blocks end with `Yield` of the results.
-    If { cond: Value, then_block: Block, else_block: Block },
+    If {
+        cond: Value,
+        then_block: Block,
+        else_block: Block,
+    },
     /// `while`: `before` takes the carried values and ends with `Condition`; when true
     /// `after` runs with the forwarded values and yields the next carried values; the
     /// results are the forwarded values when the condition fails.
-    While { init: Vec<Value>, before: Block, after: Block },
+    While {
+        init: Vec<Value>,
+        before: Block,
+        after: Block,
+    },
     /// Ends a `For` body, `If` branch, `While` after-block or combine region.
     Yield(Vec<Value>),
     /// Ends a `While` before-block.
-    Condition { cond: Value, args: Vec<Value> },
+    Condition {
+        cond: Value,
+        args: Vec<Value>,
+    },
 }
 
 impl Op {
@@ -388,10 +482,20 @@ impl Op {
             | Op::Cast { value, .. }
             | Op::Hint { value, .. } => v.push(*value),
             Op::Binary { lhs, rhs, .. } | Op::Cmp { lhs, rhs, .. } => v.extend([*lhs, *rhs]),
-            Op::Select { cond, on_true, on_false } => v.extend([*cond, *on_true, *on_false]),
+            Op::Select {
+                cond,
+                on_true,
+                on_false,
+            } => v.extend([*cond, *on_true, *on_false]),
             Op::Fma { a, b, c } => v.extend([*a, *b, *c]),
             Op::AddPtr { ptr, offset } => v.extend([*ptr, *offset]),
-            Op::MakeBlockPtr { base, shape, strides, offsets, .. } => {
+            Op::MakeBlockPtr {
+                base,
+                shape,
+                strides,
+                offsets,
+                ..
+            } => {
                 v.push(*base);
                 v.extend(shape.iter().chain(strides).chain(offsets));
             }
@@ -399,15 +503,21 @@ impl Op {
                 v.push(*ptr);
                 v.extend(deltas);
             }
-            Op::Load { ptr, mask, other, .. } => {
+            Op::Load {
+                ptr, mask, other, ..
+            } => {
                 v.push(*ptr);
                 v.extend(mask.iter().chain(other));
             }
-            Op::Store { ptr, value, mask, .. } => {
+            Op::Store {
+                ptr, value, mask, ..
+            } => {
                 v.extend([*ptr, *value]);
                 v.extend(mask);
             }
-            Op::Atomic { ptr, value, mask, .. } => {
+            Op::Atomic {
+                ptr, value, mask, ..
+            } => {
                 v.extend([*ptr, *value]);
                 v.extend(mask);
             }
@@ -416,7 +526,13 @@ impl Op {
             Op::Reduce { operands, .. } | Op::Scan { operands, .. } => v.extend(operands),
             Op::DevicePrint { values, .. } => v.extend(values),
             Op::DeviceAssert { cond, .. } => v.push(*cond),
-            Op::For { lower, upper, step, init, .. } => {
+            Op::For {
+                lower,
+                upper,
+                step,
+                init,
+                ..
+            } => {
                 v.extend([*lower, *upper, *step]);
                 v.extend(init);
             }
@@ -435,10 +551,20 @@ impl Op {
     pub fn blocks(&self) -> Vec<&Block> {
         match self {
             Op::For { body, .. } => vec![body],
-            Op::If { then_block, else_block, .. } => vec![then_block, else_block],
+            Op::If {
+                then_block,
+                else_block,
+                ..
+            } => vec![then_block, else_block],
             Op::While { before, after, .. } => vec![before, after],
-            Op::Reduce { combiner: Combiner::Region(b), .. }
-            | Op::Scan { combiner: Combiner::Region(b), .. } => vec![b],
+            Op::Reduce {
+                combiner: Combiner::Region(b),
+                ..
+            }
+            | Op::Scan {
+                combiner: Combiner::Region(b),
+                ..
+            } => vec![b],
             _ => vec![],
         }
     }

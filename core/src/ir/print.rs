@@ -18,12 +18,19 @@ use std::fmt::Write;
 
 /// Prints a kernel in the text form.
 pub fn print(kernel: &Kernel) -> String {
-    let mut p = Printer { k: kernel, out: String::new() };
+    let mut p = Printer {
+        k: kernel,
+        out: String::new(),
+    };
     let params: Vec<String> = kernel
         .params
         .iter()
         .map(|prm| {
-            let div = if prm.divisibility > 1 { format!(" [div {}]", prm.divisibility) } else { String::new() };
+            let div = if prm.divisibility > 1 {
+                format!(" [div {}]", prm.divisibility)
+            } else {
+                String::new()
+            };
             format!("{}: {} {}{}", prm.value, prm.ty, prm.name, div)
         })
         .collect();
@@ -39,11 +46,20 @@ struct Printer<'a> {
 }
 
 fn list(vals: &[Value]) -> String {
-    vals.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(", ")
+    vals.iter()
+        .map(|v| v.to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn dims(d: &[u32]) -> String {
-    format!("[{}]", d.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", "))
+    format!(
+        "[{}]",
+        d.iter()
+            .map(|x| x.to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    )
 }
 
 impl Printer<'_> {
@@ -60,7 +76,10 @@ impl Printer<'_> {
     }
 
     fn types(&self, vals: &[Value]) -> String {
-        vals.iter().map(|v| self.k.ty(*v).to_string()).collect::<Vec<_>>().join(", ")
+        vals.iter()
+            .map(|v| self.k.ty(*v).to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 
     fn nested(&mut self, header: &str, b: &Block, depth: usize) {
@@ -79,7 +98,11 @@ impl Printer<'_> {
         let ops = list(&inst.op.operands());
         match &inst.op {
             Op::Const(c) => {
-                let _ = write!(self.out, "const {}", fmt_const(*c, self.k.ty(inst.results[0]).dtype()));
+                let _ = write!(
+                    self.out,
+                    "const {}",
+                    fmt_const(*c, self.k.ty(inst.results[0]).dtype())
+                );
             }
             Op::ProgramId { axis } | Op::NumPrograms { axis } => {
                 let _ = write!(self.out, "{name} {axis}");
@@ -96,7 +119,13 @@ impl Printer<'_> {
             Op::Cmp { pred, lhs, rhs } => {
                 let _ = write!(self.out, "cmp {} {lhs}, {rhs}", pred.name());
             }
-            Op::MakeBlockPtr { base, shape, strides, offsets, order } => {
+            Op::MakeBlockPtr {
+                base,
+                shape,
+                strides,
+                offsets,
+                order,
+            } => {
                 let _ = write!(
                     self.out,
                     "make_block_ptr {base}, shape ({}), strides ({}), offsets ({}), order {}",
@@ -106,7 +135,14 @@ impl Printer<'_> {
                     dims(order)
                 );
             }
-            Op::Load { ptr, mask, other, boundary_check, padding, .. } => {
+            Op::Load {
+                ptr,
+                mask,
+                other,
+                boundary_check,
+                padding,
+                ..
+            } => {
                 let _ = write!(self.out, "load {ptr}");
                 if let Some(m) = mask {
                     let _ = write!(self.out, " mask {m}");
@@ -115,10 +151,20 @@ impl Printer<'_> {
                     let _ = write!(self.out, " other {o}");
                 }
                 if !boundary_check.is_empty() {
-                    let _ = write!(self.out, " boundary_check {} padding {padding:?}", dims(boundary_check));
+                    let _ = write!(
+                        self.out,
+                        " boundary_check {} padding {padding:?}",
+                        dims(boundary_check)
+                    );
                 }
             }
-            Op::Store { ptr, value, mask, boundary_check, .. } => {
+            Op::Store {
+                ptr,
+                value,
+                mask,
+                boundary_check,
+                ..
+            } => {
                 let _ = write!(self.out, "store {ptr}, {value}");
                 if let Some(m) = mask {
                     let _ = write!(self.out, " mask {m}");
@@ -133,9 +179,24 @@ impl Printer<'_> {
             Op::Dot { precision, .. } => {
                 let _ = write!(self.out, "dot {ops} precision {}", precision.name());
             }
-            Op::Reduce { operands, axis, combiner } | Op::Scan { operands, axis, combiner, .. } => {
+            Op::Reduce {
+                operands,
+                axis,
+                combiner,
+            }
+            | Op::Scan {
+                operands,
+                axis,
+                combiner,
+                ..
+            } => {
                 let rev = matches!(&inst.op, Op::Scan { reverse: true, .. });
-                let _ = write!(self.out, "{name} {}, axis {axis}{}", list(operands), if rev { " reverse" } else { "" });
+                let _ = write!(
+                    self.out,
+                    "{name} {}, axis {axis}{}",
+                    list(operands),
+                    if rev { " reverse" } else { "" }
+                );
                 match combiner {
                     Combiner::Region(b) => {
                         let header = format!(" combine({})", list(&b.args));
@@ -163,10 +224,22 @@ impl Printer<'_> {
             Op::DeviceAssert { cond, message } => {
                 let _ = write!(self.out, "device_assert {cond}, {message:?}");
             }
-            Op::For { lower, upper, step, init, body, num_stages } => {
-                let iter: Vec<String> =
-                    body.args[1..].iter().zip(init).map(|(a, i)| format!("{a} = {i}")).collect();
-                let stages = num_stages.map(|s| format!(" num_stages {s}")).unwrap_or_default();
+            Op::For {
+                lower,
+                upper,
+                step,
+                init,
+                body,
+                num_stages,
+            } => {
+                let iter: Vec<String> = body.args[1..]
+                    .iter()
+                    .zip(init)
+                    .map(|(a, i)| format!("{a} = {i}"))
+                    .collect();
+                let stages = num_stages
+                    .map(|s| format!(" num_stages {s}"))
+                    .unwrap_or_default();
                 let header = format!(
                     "for {} = {lower} to {upper} step {step} iter({}){stages} : ({})",
                     body.args[0],
@@ -177,17 +250,33 @@ impl Printer<'_> {
                 self.line_end(inst);
                 return;
             }
-            Op::If { cond, then_block, else_block } => {
+            Op::If {
+                cond,
+                then_block,
+                else_block,
+            } => {
                 let header = format!("if {cond} : ({})", self.types(&inst.results));
                 self.nested(&header, then_block, depth);
                 self.nested(" else", else_block, depth);
                 self.line_end(inst);
                 return;
             }
-            Op::While { init, before, after } => {
-                let iter: Vec<String> =
-                    before.args.iter().zip(init).map(|(a, i)| format!("{a} = {i}")).collect();
-                let header = format!("while iter({}) : ({})", iter.join(", "), self.types(&inst.results));
+            Op::While {
+                init,
+                before,
+                after,
+            } => {
+                let iter: Vec<String> = before
+                    .args
+                    .iter()
+                    .zip(init)
+                    .map(|(a, i)| format!("{a} = {i}"))
+                    .collect();
+                let header = format!(
+                    "while iter({}) : ({})",
+                    iter.join(", "),
+                    self.types(&inst.results)
+                );
                 self.nested(&header, before, depth);
                 let header = format!(" do({})", list(&after.args));
                 self.nested(&header, after, depth);

@@ -54,15 +54,24 @@ pub enum Type {
 
 impl Type {
     pub fn scalar(dtype: DType) -> Type {
-        Type::Tile { elem: Elem::Data(dtype), shape: vec![] }
+        Type::Tile {
+            elem: Elem::Data(dtype),
+            shape: vec![],
+        }
     }
 
     pub fn tile(dtype: DType, shape: impl Into<Shape>) -> Type {
-        Type::Tile { elem: Elem::Data(dtype), shape: shape.into() }
+        Type::Tile {
+            elem: Elem::Data(dtype),
+            shape: shape.into(),
+        }
     }
 
     pub fn ptr(pointee: DType, shape: impl Into<Shape>) -> Type {
-        Type::Tile { elem: Elem::Ptr(pointee), shape: shape.into() }
+        Type::Tile {
+            elem: Elem::Ptr(pointee),
+            shape: shape.into(),
+        }
     }
 
     /// The element of a tile type; `None` for a block pointer.
@@ -106,22 +115,33 @@ impl Type {
     /// The same kind of tile with another shape.
     pub fn with_shape(&self, shape: impl Into<Shape>) -> Type {
         match self {
-            Type::Tile { elem, .. } => Type::Tile { elem: *elem, shape: shape.into() },
-            Type::BlockPtr { pointee, .. } => {
-                Type::BlockPtr { pointee: *pointee, block_shape: shape.into() }
-            }
+            Type::Tile { elem, .. } => Type::Tile {
+                elem: *elem,
+                shape: shape.into(),
+            },
+            Type::BlockPtr { pointee, .. } => Type::BlockPtr {
+                pointee: *pointee,
+                block_shape: shape.into(),
+            },
         }
     }
 
     /// The same shape with another data type.
     pub fn with_dtype(&self, dtype: DType) -> Type {
-        Type::Tile { elem: Elem::Data(dtype), shape: self.shape().to_vec() }
+        Type::Tile {
+            elem: Elem::Data(dtype),
+            shape: self.shape().to_vec(),
+        }
     }
 }
 
 /// Writes a shape as `64x32` (empty for a scalar).
 pub fn fmt_shape(shape: &[u32]) -> String {
-    shape.iter().map(|d| d.to_string()).collect::<Vec<_>>().join("x")
+    shape
+        .iter()
+        .map(|d| d.to_string())
+        .collect::<Vec<_>>()
+        .join("x")
 }
 
 impl fmt::Display for Type {
@@ -129,7 +149,10 @@ impl fmt::Display for Type {
         match self {
             Type::Tile { elem, shape } if shape.is_empty() => write!(f, "{elem}"),
             Type::Tile { elem, shape } => write!(f, "tile<{}x{elem}>", fmt_shape(shape)),
-            Type::BlockPtr { pointee, block_shape } => {
+            Type::BlockPtr {
+                pointee,
+                block_shape,
+            } => {
                 write!(f, "block_ptr<{pointee}, {}>", fmt_shape(block_shape))
             }
         }

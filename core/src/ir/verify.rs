@@ -21,12 +21,18 @@ use std::collections::HashSet;
 
 /// Checks `kernel` against the invariants in the module doc.
 pub fn verify(kernel: &Kernel) -> Result<()> {
-    let mut v = Verifier { k: kernel, scopes: vec![HashSet::new()], defined: HashSet::new() };
+    let mut v = Verifier {
+        k: kernel,
+        scopes: vec![HashSet::new()],
+        defined: HashSet::new(),
+    };
     for p in &kernel.params {
         v.define(p.value, None)?;
     }
-    v.block(&kernel.body, None)
-        .map_err(|d| d.with_source(&kernel.source).with_note("this is a bug in tilewise; please report it"))
+    v.block(&kernel.body, None).map_err(|d| {
+        d.with_source(&kernel.source)
+            .with_note("this is a bug in tilewise; please report it")
+    })
 }
 
 struct Verifier<'a> {
@@ -43,7 +49,10 @@ enum Term {
 
 impl Verifier<'_> {
     fn err(&self, inst: Option<&Inst>, msg: String) -> Diagnostic {
-        let d = Diagnostic::internal(format!("invalid tile IR in kernel `{}`: {msg}", self.k.name));
+        let d = Diagnostic::internal(format!(
+            "invalid tile IR in kernel `{}`: {msg}",
+            self.k.name
+        ));
         match inst {
             Some(i) => d.at(i.span, ""),
             None => d,
@@ -65,7 +74,13 @@ impl Verifier<'_> {
         if self.scopes.iter().any(|s| s.contains(&v)) {
             Ok(())
         } else {
-            Err(self.err(Some(inst), format!("{v} is used by `{}` but not defined in scope", inst.op.name())))
+            Err(self.err(
+                Some(inst),
+                format!(
+                    "{v} is used by `{}` but not defined in scope",
+                    inst.op.name()
+                ),
+            ))
         }
     }
 
@@ -81,7 +96,10 @@ impl Verifier<'_> {
         for (i, inst) in b.insts.iter().enumerate() {
             let last = i + 1 == b.insts.len();
             if inst.op.is_terminator() && !(last && term.is_some()) {
-                return Err(self.err(Some(inst), format!("`{}` is not at the end of a nested block", inst.op.name())));
+                return Err(self.err(
+                    Some(inst),
+                    format!("`{}` is not at the end of a nested block", inst.op.name()),
+                ));
             }
             self.inst(inst)?;
         }
@@ -95,11 +113,15 @@ impl Verifier<'_> {
                     (Term::Yield(tys), Op::Yield(vals)) => {
                         let got: Vec<Type> = vals.iter().map(|v| self.ty(*v).clone()).collect();
                         if got != tys {
-                            return Err(self.err(Some(end), format!("yield of {got:?}, expected {tys:?}")));
+                            return Err(
+                                self.err(Some(end), format!("yield of {got:?}, expected {tys:?}"))
+                            );
                         }
                     }
                     (Term::Condition, Op::Condition { .. }) => {}
-                    (_, op) => return Err(self.err(Some(end), format!("block ends with `{}`", op.name()))),
+                    (_, op) => {
+                        return Err(self.err(Some(end), format!("block ends with `{}`", op.name())))
+                    }
                 }
             }
         }
@@ -110,7 +132,14 @@ impl Verifier<'_> {
     fn same_shape(&self, inst: &Inst, vals: &[Value], shape: &[u32]) -> Result<()> {
         for v in vals {
             if self.ty(*v).shape() != shape {
-                return Err(self.err(Some(inst), format!("operand {v} of `{}` has shape {:?}, expected {shape:?}", inst.op.name(), self.ty(*v).shape())));
+                return Err(self.err(
+                    Some(inst),
+                    format!(
+                        "operand {v} of `{}` has shape {:?}, expected {shape:?}",
+                        inst.op.name(),
+                        self.ty(*v).shape()
+                    ),
+                ));
             }
         }
         Ok(())
@@ -125,19 +154,38 @@ impl Verifier<'_> {
             self.used(v, inst)?;
         }
         let res_ty = inst.results.first().map(|r| self.ty(*r).clone());
-        let res_shape: Vec<u32> = res_ty.as_ref().map(|t| t.shape().to_vec()).unwrap_or_default();
+        let res_shape: Vec<u32> = res_ty
+            .as_ref()
+            .map(|t| t.shape().to_vec())
+            .unwrap_or_default();
         match &inst.op {
-            Op::Unary { value, .. } | Op::Cast { value, .. } => self.same_shape(inst, &[*value], &res_shape)?,
+            Op::Unary { value, .. } | Op::Cast { value, .. } => {
+                self.same_shape(inst, &[*value], &res_shape)?
+            }
             Op::Binary { lhs, rhs, .. } | Op::Cmp { lhs, rhs, .. } => {
                 self.same_shape(inst, &[*lhs, *rhs], &res_shape)?;
                 if self.ty(*lhs).elem() != self.ty(*rhs).elem() {
-                    return Err(self.err(Some(inst), format!("operands of `{}` differ in type: {} and {}", inst.op.name(), self.ty(*lhs), self.ty(*rhs))));
+                    return Err(self.err(
+                        Some(inst),
+                        format!(
+                            "operands of `{}` differ in type: {} and {}",
+                            inst.op.name(),
+                            self.ty(*lhs),
+                            self.ty(*rhs)
+                        ),
+                    ));
                 }
-                if matches!(inst.op, Op::Cmp { .. }) && res_ty.as_ref().and_then(Type::dtype) != Some(DType::I1) {
+                if matches!(inst.op, Op::Cmp { .. })
+                    && res_ty.as_ref().and_then(Type::dtype) != Some(DType::I1)
+                {
                     return Err(self.err(Some(inst), "cmp must produce i1".into()));
                 }
             }
-            Op::Select { cond, on_true, on_false } => {
+            Op::Select {
+                cond,
+                on_true,
+                on_false,
+            } => {
                 self.same_shape(inst, &[*cond, *on_true, *on_false], &res_shape)?;
                 if !self.is_bool(*cond) {
                     return Err(self.err(Some(inst), "select condition is not i1".into()));
@@ -158,9 +206,20 @@ impl Verifier<'_> {
                 }
             }
             Op::Dot { a, b, acc, .. } => {
-                let (sa, sb, sc) = (self.ty(*a).shape(), self.ty(*b).shape(), self.ty(*acc).shape());
-                if sa.len() != 2 || sb.len() != 2 || sc.len() != 2 || sa[1] != sb[0] || sc != [sa[0], sb[1]] {
-                    return Err(self.err(Some(inst), format!("dot shapes {sa:?} x {sb:?} + {sc:?}")));
+                let (sa, sb, sc) = (
+                    self.ty(*a).shape(),
+                    self.ty(*b).shape(),
+                    self.ty(*acc).shape(),
+                );
+                if sa.len() != 2
+                    || sb.len() != 2
+                    || sc.len() != 2
+                    || sa[1] != sb[0]
+                    || sc != [sa[0], sb[1]]
+                {
+                    return Err(
+                        self.err(Some(inst), format!("dot shapes {sa:?} x {sb:?} + {sc:?}"))
+                    );
                 }
             }
             Op::If { cond, .. } => {
@@ -168,10 +227,19 @@ impl Verifier<'_> {
                     return Err(self.err(Some(inst), "if condition is not an i1 scalar".into()));
                 }
             }
-            Op::For { lower, upper, step, .. } => {
+            Op::For {
+                lower, upper, step, ..
+            } => {
                 let t = self.ty(*lower).clone();
-                if !t.is_scalar() || !t.dtype().is_some_and(DType::is_int) || self.ty(*upper) != &t || self.ty(*step) != &t {
-                    return Err(self.err(Some(inst), "for bounds must be integer scalars of one type".into()));
+                if !t.is_scalar()
+                    || !t.dtype().is_some_and(DType::is_int)
+                    || self.ty(*upper) != &t
+                    || self.ty(*step) != &t
+                {
+                    return Err(self.err(
+                        Some(inst),
+                        "for bounds must be integer scalars of one type".into(),
+                    ));
                 }
             }
             _ => {}
@@ -180,7 +248,11 @@ impl Verifier<'_> {
         let result_types: Vec<Type> = inst.results.iter().map(|r| self.ty(*r).clone()).collect();
         match &inst.op {
             Op::For { body, .. } => self.block(body, Some(Term::Yield(result_types)))?,
-            Op::If { then_block, else_block, .. } => {
+            Op::If {
+                then_block,
+                else_block,
+                ..
+            } => {
                 self.block(then_block, Some(Term::Yield(result_types.clone())))?;
                 self.block(else_block, Some(Term::Yield(result_types)))?;
             }
@@ -189,9 +261,20 @@ impl Verifier<'_> {
                 self.block(before, Some(Term::Condition))?;
                 self.block(after, Some(Term::Yield(carried)))?;
             }
-            Op::Reduce { combiner: Combiner::Region(b), operands, .. }
-            | Op::Scan { combiner: Combiner::Region(b), operands, .. } => {
-                let tys: Vec<Type> = operands.iter().map(|o| Type::scalar(self.ty(*o).dtype().unwrap_or(DType::I32))).collect();
+            Op::Reduce {
+                combiner: Combiner::Region(b),
+                operands,
+                ..
+            }
+            | Op::Scan {
+                combiner: Combiner::Region(b),
+                operands,
+                ..
+            } => {
+                let tys: Vec<Type> = operands
+                    .iter()
+                    .map(|o| Type::scalar(self.ty(*o).dtype().unwrap_or(DType::I32)))
+                    .collect();
                 // Combine regions are isolated: only their arguments are in scope.
                 let saved = std::mem::replace(&mut self.scopes, vec![HashSet::new()]);
                 let r = self.block(b, Some(Term::Yield(tys)));

@@ -1,0 +1,170 @@
+//! Devices: where buffers live and kernels run.
+//!
+//! A [`Device`] is a cheap handle to one executor. Each executor implements the
+//! crate-private [`Backend`] trait; the interpreter is always available, the GPU
+//! backends add theirs. [`Device::best`] picks the best one present.
+
+use crate::buffer::{Buffer, BufferId};
+use crate::element::{from_bytes, to_bytes, Element};
+use std::fmt;
+use std::sync::Arc;
+use tilewise_core::frontend::Specialized;
+use tilewise_core::ir::DType;
+use tilewise_core::launch::{Grid, ScalarValue};
+use tilewise_core::{Diagnostic, ErrorKind, Result};
+
+/// Which executor a device is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DeviceKind {
+    /// The reference interpreter on the CPU.
+    Interpreter,
+}
+
+/// A launch argument after binding, in kernel parameter order.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum BoundArg {
+    /// Elements `[offset, offset + len)` of a buffer.
+    Buffer {
+        id: BufferId,
+        offset: usize,
+        len: usize,
+    },
+    Scalar(ScalarValue),
+}
+
+/// What an executor provides.
+pub(crate) trait Backend: Send + Sync {
+    fn name(&self) -> String;
+    fn kind(&self) -> DeviceKind;
+    fn alloc(&self, dtype: DType, len: usize) -> Result<BufferId>;
+    fn write(&self, id: BufferId, bytes: &[u8]) -> Result<()>;
+    fn read(&self, id: BufferId) -> Result<Vec<u8>>;
+    fn free(&self, id: BufferId);
+    fn launch(&self, kernel: &Specialized, grid: Grid, args: &[BoundArg]) -> Result<()>;
+    /// Waits for queued work (no-op for synchronous executors).
+    fn synchronize(&self) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// A handle to an executor. Clones share it.
+#[derive(Clone)]
+pub struct Device {
+    pub(crate) backend: Arc<dyn Backend>,
+}
+
+impl fmt::Debug for Device {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Device({})", self.name())
+    }
+}
+
+impl PartialEq for Device {
+    fn eq(&self, other: &Device) -> bool {
+        Arc::ptr_eq(&self.backend, &other.backend)
+    }
+}
+
+impl Device {
+    /// The reference interpreter.
+    pub fn interpreter() -> Device {
+        Device {
+            backend: Arc::new(crate::interp_device::InterpreterBackend::new(false)),
+        }
+    }
+
+    /// The interpreter in checked mode: it also reports false `multiple_of` /
+    /// `max_contiguous` hints and block pointers that reach past their buffer.
+    pub fn interpreter_checked() -> Device {
+        Device {
+            backend: Arc::new(crate::interp_device::InterpreterBackend::new(true)),
+        }
+    }
+
+    /// The best device present: a GPU when a backend finds one, else the interpreter.
+    /// `TILEWISE_DEVICE=interp` forces the interpreter.
+    pub fn best() -> Device {
+        Device::interpreter()
+    }
+
+    /// A human-readable name ("interpreter (CPU)", the adapter's name, ...).
+    pub fn name(&self) -> String {
+        self.backend.name()
+    }
+
+    pub fn kind(&self) -> DeviceKind {
+        self.backend.kind()
+    }
+
+    /// Allocates `len` zeroed elements of `dtype`.
+    pub fn alloc(&self, dtype: DType, len: usize) -> Result<Buffer> {
+        let id = self.backend.alloc(dtype, len)?;
+        Ok(Buffer::new(self.clone(), id, dtype, len))
+    }
+
+    /// Allocates `len` zeroed elements of `T`.
+    pub fn zeros<T: Element>(&self, len: usize) -> Result<Buffer> {
+        self.alloc(T::DTYPE, len)
+    }
+
+    /// Copies `data` into a new buffer.
+    pub fn upload<T: Element>(&self, data: &[T]) -> Result<Buffer> {
+        let buf = self.alloc(T::DTYPE, data.len())?;
+        self.backend.write(buf.id(), &to_bytes(data))?;
+        Ok(buf)
+    }
+
+    /// Overwrites a buffer with `data` (same length and element type).
+    pub fn write<T: Element>(&self, buffer: &Buffer, data: &[T]) -> Result<()> {
+        self.check_owner(buffer)?;
+        check_dtype::<T>(buffer)?;
+        if data.len() != buffer.len() {
+            return Err(Diagnostic::new(
+                ErrorKind::Launch,
+                format!(
+                    "cannot write {} elements into a buffer of {}",
+                    data.len(),
+                    buffer.len()
+                ),
+            ));
+        }
+        self.backend.write(buffer.id(), &to_bytes(data))
+    }
+
+    /// Copies a buffer back to the host, waiting for queued work first.
+    pub fn download<T: Element>(&self, buffer: &Buffer) -> Result<Vec<T>> {
+        self.check_owner(buffer)?;
+        check_dtype::<T>(buffer)?;
+        self.backend.synchronize()?;
+        Ok(from_bytes(&self.backend.read(buffer.id())?))
+    }
+
+    /// Waits until every launch queued so far has finished.
+    pub fn synchronize(&self) -> Result<()> {
+        self.backend.synchronize()
+    }
+
+    pub(crate) fn check_owner(&self, buffer: &Buffer) -> Result<()> {
+        if buffer.device() != self {
+            return Err(Diagnostic::new(
+                ErrorKind::Launch,
+                format!(
+                    "a buffer of device `{}` was used on device `{}`",
+                    buffer.device().name(),
+                    self.name()
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+fn check_dtype<T: Element>(buffer: &Buffer) -> Result<()> {
+    if buffer.dtype() != T::DTYPE {
+        return Err(Diagnostic::new(
+            ErrorKind::Launch,
+            format!("buffer holds {} elements, not {}", buffer.dtype(), T::DTYPE),
+        ));
+    }
+    Ok(())
+}

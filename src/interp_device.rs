@@ -1,0 +1,125 @@
+//! The interpreter as a [`Backend`]: buffers are host memory, launches run at once.
+
+use crate::buffer::BufferId;
+use crate::device::{Backend, BoundArg, DeviceKind};
+use std::sync::Mutex;
+use tilewise_core::frontend::Specialized;
+use tilewise_core::interp::{self, HostBuffer, Options, RtArg};
+use tilewise_core::ir::DType;
+use tilewise_core::launch::Grid;
+use tilewise_core::{Diagnostic, Result};
+
+pub(crate) struct InterpreterBackend {
+    checked: bool,
+    /// Slot `i` holds buffer `i`; freed slots are emptied and reused.
+    buffers: Mutex<Vec<Option<HostBuffer>>>,
+}
+
+impl InterpreterBackend {
+    pub fn new(checked: bool) -> Self {
+        InterpreterBackend {
+            checked,
+            buffers: Mutex::new(vec![]),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Option<HostBuffer>>> {
+        self.buffers.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+fn missing(id: BufferId) -> Diagnostic {
+    Diagnostic::internal(format!("interpreter buffer {} does not exist", id.0))
+}
+
+impl Backend for InterpreterBackend {
+    fn name(&self) -> String {
+        if self.checked {
+            "interpreter (CPU, checked)".into()
+        } else {
+            "interpreter (CPU)".into()
+        }
+    }
+
+    fn kind(&self) -> DeviceKind {
+        DeviceKind::Interpreter
+    }
+
+    fn alloc(&self, dtype: DType, len: usize) -> Result<BufferId> {
+        let buf = HostBuffer {
+            dtype,
+            bytes: vec![0; len * dtype.size_bytes()],
+        };
+        let mut bufs = self.lock();
+        if let Some(i) = bufs.iter().position(Option::is_none) {
+            bufs[i] = Some(buf);
+            Ok(BufferId(i))
+        } else {
+            bufs.push(Some(buf));
+            Ok(BufferId(bufs.len() - 1))
+        }
+    }
+
+    fn write(&self, id: BufferId, bytes: &[u8]) -> Result<()> {
+        let mut bufs = self.lock();
+        let buf = bufs
+            .get_mut(id.0)
+            .and_then(Option::as_mut)
+            .ok_or_else(|| missing(id))?;
+        buf.bytes.copy_from_slice(bytes);
+        Ok(())
+    }
+
+    fn read(&self, id: BufferId) -> Result<Vec<u8>> {
+        let bufs = self.lock();
+        let buf = bufs
+            .get(id.0)
+            .and_then(Option::as_ref)
+            .ok_or_else(|| missing(id))?;
+        Ok(buf.bytes.clone())
+    }
+
+    fn free(&self, id: BufferId) {
+        if let Some(slot) = self.lock().get_mut(id.0) {
+            *slot = None;
+        }
+    }
+
+    fn launch(&self, kernel: &Specialized, grid: Grid, args: &[BoundArg]) -> Result<()> {
+        let mut bufs = self.lock();
+        // The interpreter indexes a dense slice; move the live buffers into one and back.
+        let mut dense: Vec<HostBuffer> = Vec::with_capacity(bufs.len());
+        let mut slot_of = vec![usize::MAX; bufs.len()];
+        for (i, b) in bufs.iter_mut().enumerate() {
+            if let Some(b) = b.take() {
+                slot_of[i] = dense.len();
+                dense.push(b);
+            }
+        }
+        let rt: Result<Vec<RtArg>> = args
+            .iter()
+            .map(|a| match *a {
+                BoundArg::Buffer { id, offset, len } => match slot_of.get(id.0) {
+                    Some(&s) if s != usize::MAX => Ok(RtArg::Buffer {
+                        buffer: s,
+                        offset,
+                        len,
+                    }),
+                    _ => Err(missing(id)),
+                },
+                BoundArg::Scalar(s) => Ok(RtArg::Scalar(s)),
+            })
+            .collect();
+        let options = Options {
+            checked: self.checked,
+        };
+        let result = rt.and_then(|rt| interp::run(&kernel.kernel, grid, &rt, &mut dense, &options));
+        let mut dense = dense.into_iter();
+        for (i, &s) in slot_of.iter().enumerate() {
+            if s != usize::MAX {
+                bufs[i] = dense.next();
+            }
+        }
+        result
+    }
+}

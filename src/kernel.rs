@@ -1,0 +1,256 @@
+//! Modules, kernels and launches: the user-facing path from source text to a run.
+//!
+//! [`Module::parse`] reads a source file and finds its jit functions; [`Module::kernel`]
+//! names one; [`Kernel::launch`] collects a grid, positional arguments and named
+//! constexprs, then [`Launch::run`] specializes (cached by [`SpecKey`]) and runs it.
+
+use crate::buffer::{Buffer, BufferView};
+use crate::device::{BoundArg, Device};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use tilewise_core::frontend::{self, Signature, Specialized};
+use tilewise_core::ir::DType;
+use tilewise_core::launch::{ArgSpec, ConstValue, Grid, ScalarValue, SpecKey};
+use tilewise_core::{ir, Diagnostic, ErrorKind, Result};
+
+/// A parsed source file.
+#[derive(Clone)]
+pub struct Module {
+    inner: Arc<frontend::Module>,
+}
+
+impl Module {
+    /// Parses Triton-dialect source; `name` is the file name used in diagnostics.
+    pub fn parse(name: &str, source: &str) -> Result<Module> {
+        Ok(Module {
+            inner: Arc::new(frontend::Module::parse(name, source)?),
+        })
+    }
+
+    /// Reads and parses a file.
+    pub fn from_file(path: impl AsRef<std::path::Path>) -> Result<Module> {
+        let path = path.as_ref();
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            Diagnostic::new(
+                ErrorKind::Argument,
+                format!("cannot read {}: {e}", path.display()),
+            )
+        })?;
+        Module::parse(&path.display().to_string(), &text)
+    }
+
+    /// The names of the jit functions, in source order.
+    pub fn kernel_names(&self) -> Vec<String> {
+        self.inner.kernel_names()
+    }
+
+    /// The jit function `name`, ready to launch.
+    pub fn kernel(&self, name: &str) -> Result<Kernel> {
+        let signature = self.inner.signature(name)?;
+        Ok(Kernel {
+            module: self.inner.clone(),
+            signature: Arc::new(signature),
+            cache: Arc::new(Mutex::new(HashMap::new())),
+        })
+    }
+}
+
+/// A jit function with its specialization cache. Clones share the cache.
+#[derive(Clone)]
+pub struct Kernel {
+    module: Arc<frontend::Module>,
+    signature: Arc<Signature>,
+    cache: Arc<Mutex<HashMap<SpecKey, Arc<Specialized>>>>,
+}
+
+impl Kernel {
+    pub fn name(&self) -> &str {
+        &self.signature.name
+    }
+
+    pub fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    /// Starts a launch on `device` over `grid` (1 to 3 dimensions).
+    pub fn launch<'a>(&'a self, device: &'a Device, grid: impl Into<Grid>) -> Launch<'a> {
+        Launch {
+            kernel: self,
+            device,
+            grid: grid.into(),
+            args: vec![],
+            constexprs: vec![],
+        }
+    }
+
+    /// Number of specializations traced so far.
+    pub fn cached_specializations(&self) -> usize {
+        self.cache.lock().map(|c| c.len()).unwrap_or(0)
+    }
+
+    fn specialize(
+        &self,
+        args: &[ArgSpec],
+        constexprs: &[(String, ConstValue)],
+    ) -> Result<Arc<Specialized>> {
+        let key = SpecKey::new(self.name(), args, constexprs);
+        if let Some(hit) = self.cache.lock().ok().and_then(|c| c.get(&key).cloned()) {
+            return Ok(hit);
+        }
+        let spec = Arc::new(self.module.specialize(self.name(), args, constexprs)?);
+        if let Ok(mut c) = self.cache.lock() {
+            c.insert(key, spec.clone());
+        }
+        Ok(spec)
+    }
+}
+
+/// One positional launch argument.
+#[derive(Clone, Debug)]
+pub enum Arg {
+    Buffer(BufferView),
+    Scalar(ScalarValue),
+}
+
+impl From<&Buffer> for Arg {
+    fn from(b: &Buffer) -> Arg {
+        Arg::Buffer(b.view())
+    }
+}
+impl From<&BufferView> for Arg {
+    fn from(v: &BufferView) -> Arg {
+        Arg::Buffer(v.clone())
+    }
+}
+impl From<BufferView> for Arg {
+    fn from(v: BufferView) -> Arg {
+        Arg::Buffer(v)
+    }
+}
+impl From<bool> for Arg {
+    fn from(v: bool) -> Arg {
+        Arg::Scalar(ScalarValue::Bool(v))
+    }
+}
+macro_rules! int_arg {
+    ($($t:ty => $d:ident),*) => {$(
+        impl From<$t> for Arg {
+            fn from(v: $t) -> Arg { Arg::Scalar(ScalarValue::Int(DType::$d, v as i64)) }
+        }
+    )*};
+}
+int_arg!(i8 => I8, i16 => I16, i32 => I32, i64 => I64, u8 => U8, u16 => U16, u32 => U32, u64 => U64);
+impl From<f32> for Arg {
+    fn from(v: f32) -> Arg {
+        Arg::Scalar(ScalarValue::Float(DType::F32, v as f64))
+    }
+}
+impl From<f64> for Arg {
+    fn from(v: f64) -> Arg {
+        Arg::Scalar(ScalarValue::Float(DType::F64, v))
+    }
+}
+
+/// A launch being assembled: `kernel.launch(&dev, grid).arg(&x).constexpr("B", 64).run()`.
+pub struct Launch<'a> {
+    kernel: &'a Kernel,
+    device: &'a Device,
+    grid: Grid,
+    args: Vec<Arg>,
+    constexprs: Vec<(String, ConstValue)>,
+}
+
+/// A specialized kernel, traced but not run.
+pub struct Compiled {
+    spec: Arc<Specialized>,
+}
+
+impl Compiled {
+    /// The tile IR in its text form.
+    pub fn ir_text(&self) -> String {
+        ir::print(&self.spec.kernel)
+    }
+
+    /// The tile IR.
+    pub fn ir(&self) -> &ir::Kernel {
+        &self.spec.kernel
+    }
+
+    /// Lines `tl.static_print` printed while tracing.
+    pub fn static_prints(&self) -> &[String] {
+        &self.spec.static_prints
+    }
+}
+
+impl<'a> Launch<'a> {
+    /// Appends a positional argument: a buffer, a view, or a scalar.
+    pub fn arg(mut self, arg: impl Into<Arg>) -> Self {
+        self.args.push(arg.into());
+        self
+    }
+
+    /// Appends several positional arguments.
+    pub fn args<I: IntoIterator<Item = Arg>>(mut self, args: I) -> Self {
+        self.args.extend(args);
+        self
+    }
+
+    /// Gives a constexpr parameter by name.
+    pub fn constexpr(mut self, name: &str, value: impl Into<ConstValue>) -> Self {
+        self.constexprs.push((name.to_string(), value.into()));
+        self
+    }
+
+    fn arg_specs(&self) -> Result<Vec<ArgSpec>> {
+        self.args
+            .iter()
+            .map(|a| match a {
+                Arg::Buffer(v) => {
+                    self.device.check_owner(&v.buffer)?;
+                    let byte_offset = v.offset * v.buffer.dtype().size_bytes();
+                    Ok(ArgSpec::Ptr {
+                        dtype: v.buffer.dtype(),
+                        aligned16: byte_offset % 16 == 0,
+                    })
+                }
+                Arg::Scalar(s) => Ok(ArgSpec::Scalar(*s)),
+            })
+            .collect()
+    }
+
+    /// Traces (or fetches from the cache) the specialization this launch needs.
+    pub fn compile(&self) -> Result<Compiled> {
+        let specs = self.arg_specs()?;
+        Ok(Compiled {
+            spec: self.kernel.specialize(&specs, &self.constexprs)?,
+        })
+    }
+
+    /// Specializes and runs the kernel. On queued backends the launch may still be
+    /// running when this returns; downloads wait for it.
+    pub fn run(self) -> Result<()> {
+        let specs = self.arg_specs()?;
+        let spec = self.kernel.specialize(&specs, &self.constexprs)?;
+        if self.grid.0.iter().any(|&d| d > 65_535 * 32_768) {
+            return Err(Diagnostic::new(
+                ErrorKind::Launch,
+                format!("grid {:?} is too large", self.grid.0),
+            ));
+        }
+        let mut bound = Vec::with_capacity(spec.arg_indices.len());
+        for &i in &spec.arg_indices {
+            let arg = self.args.get(i).ok_or_else(|| {
+                Diagnostic::internal(format!("specialization refers to missing argument {i}"))
+            })?;
+            bound.push(match arg {
+                Arg::Buffer(v) => BoundArg::Buffer {
+                    id: v.buffer.id(),
+                    offset: v.offset,
+                    len: v.len,
+                },
+                Arg::Scalar(s) => BoundArg::Scalar(*s),
+            });
+        }
+        self.device.backend.launch(&spec, self.grid, &bound)
+    }
+}
