@@ -1,0 +1,85 @@
+//! The tilewise benchmark harness.
+//!
+//! Each case runs a kernel of the library on a device, checks its result against an
+//! independent reference first (a wrong kernel has no speed), then times it: warm-up,
+//! then the median of repeated runs. Results print as a table; `--json` writes every
+//! case. Usage: `cargo run --release -p tilewise-bench -- --device interp --suite matmul`.
+
+mod cases;
+mod report;
+
+use clap::{Parser, ValueEnum};
+use std::process::ExitCode;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum DeviceChoice {
+    /// The reference interpreter (CPU).
+    Interp,
+    /// Every device found.
+    All,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Suite {
+    Matmul,
+    VectorAdd,
+    Softmax,
+    All,
+}
+
+#[derive(Parser, Debug)]
+#[command(about = "tilewise benchmarks, measured next to their references in one run")]
+struct Cli {
+    /// Which device(s) to run on.
+    #[arg(long, value_enum, default_value = "interp")]
+    device: DeviceChoice,
+    /// Which suite(s) to run.
+    #[arg(long, value_enum, default_value = "all")]
+    suite: Suite,
+    /// Problem size (matmul: M = N = K; vector add: elements; softmax: rows = cols).
+    /// Defaults per suite and device.
+    #[arg(long)]
+    size: Option<usize>,
+    /// Timed repetitions per case (the median is reported).
+    #[arg(long, default_value_t = 5)]
+    reps: usize,
+    /// Smoke run: tiny sizes, one repetition; checks results, not speed.
+    #[arg(long)]
+    smoke: bool,
+    /// Write every case as JSON to this file.
+    #[arg(long)]
+    json: Option<std::path::PathBuf>,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let devices = match cli.device {
+        DeviceChoice::Interp | DeviceChoice::All => vec![tilewise::Device::interpreter()],
+    };
+    let reps = if cli.smoke { 1 } else { cli.reps.max(1) };
+    let mut results = Vec::new();
+    let mut failed = false;
+    for dev in &devices {
+        for case in cases::select(cli.suite, cli.size, cli.smoke) {
+            match cases::run(&case, dev, reps) {
+                Ok(r) => results.push(r),
+                Err(e) => {
+                    failed = true;
+                    eprintln!("{} on {}: {e}", case.name(), dev.name());
+                }
+            }
+        }
+    }
+    report::table(&results);
+    if let Some(path) = &cli.json {
+        if let Err(e) = std::fs::write(path, report::json(&results)) {
+            eprintln!("cannot write {}: {e}", path.display());
+            failed = true;
+        }
+    }
+    if failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    }
+}
