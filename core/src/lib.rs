@@ -14,3 +14,5 @@ pub mod launch;
 pub use diag::{Diagnostic, ErrorKind, Result, SourceFile, Span};
 pub mod frontend;
 pub mod interp;
+pub mod lower;
+pub mod thread_ir;

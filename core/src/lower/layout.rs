@@ -1,0 +1,423 @@
+//! Distributed layouts: which thread of a program holds which element of a tile.
+//!
+//! Every tile dimension is a power of two (as in Triton), so a layout is a *linear
+//! layout*: a map, linear over GF(2), from the bits of (register, lane, warp) to the
+//! bits of an element coordinate. Each input bit has a basis vector (a coordinate);
+//! the coordinate held by `(reg, lane, warp)` is the XOR of the bases of its set bits.
+//! A zero basis vector means replication: that bit selects a copy of the same element.
+//!
+//! Blocked layouts (Triton's `#blocked`: size per thread, threads per warp, warps per
+//! CTA, order) have unit bases and no XOR mixing; slice layouts (after a reduction)
+//! drop one coordinate; `expand_dims`, `permute` and `reshape` act on the bases alone;
+//! tensor-core fragment layouts and swizzled shared-memory layouts are linear too.
+//!
+//! [`LinearLayout::register_map`] tells whether one layout's values can be read from
+//! another's registers in the same thread (a free conversion), which the lowering uses
+//! to make broadcasts and reshapes free and to decide when data must cross threads.
+
+use std::collections::HashMap;
+use std::fmt;
+
+/// An element coordinate, one entry per tile dimension.
+pub type Coord = Vec<u32>;
+
+/// A linear map from (register, lane, warp) bits to element coordinates.
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct LinearLayout {
+    shape: Vec<u32>,
+    regs: Vec<Coord>,
+    lanes: Vec<Coord>,
+    warps: Vec<Coord>,
+}
+
+fn log2(x: u32) -> u32 {
+    debug_assert!(x.is_power_of_two(), "{x} is not a power of two");
+    x.trailing_zeros()
+}
+
+fn xor_into(acc: &mut [u32], basis: &[u32]) {
+    for (a, b) in acc.iter_mut().zip(basis) {
+        *a ^= *b;
+    }
+}
+
+/// Why a layout could not be built.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LayoutError(pub String);
+
+impl fmt::Display for LayoutError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl LinearLayout {
+    /// Triton's blocked layout. `order` lists dimensions fastest first. Dimensions the
+    /// layout over-covers are replicated; under-covered ones repeat in registers.
+    pub fn blocked(
+        shape: &[u32],
+        size_per_thread: &[u32],
+        threads_per_warp: &[u32],
+        warps_per_cta: &[u32],
+        order: &[u32],
+    ) -> Result<LinearLayout, LayoutError> {
+        let rank = shape.len();
+        let all = [shape, size_per_thread, threads_per_warp, warps_per_cta];
+        if all.iter().any(|v| v.len() != rank) || order.len() != rank {
+            return Err(LayoutError(format!("blocked layout parameters disagree in rank with shape {shape:?}")));
+        }
+        if all.iter().any(|v| v.iter().any(|d| !d.is_power_of_two())) {
+            return Err(LayoutError(format!("blocked layout parameters must be powers of two (shape {shape:?})")));
+        }
+        let mut sorted = order.to_vec();
+        sorted.sort_unstable();
+        if sorted != (0..rank as u32).collect::<Vec<_>>() {
+            return Err(LayoutError(format!("order {order:?} is not a permutation")));
+        }
+        let unit = |dim: usize, value: u32| -> Coord {
+            let mut c = vec![0; rank];
+            // Past the tile's extent the coordinate wraps: replicate (zero basis).
+            if value < shape[dim] {
+                c[dim] = value;
+            }
+            c
+        };
+        let mut layout = LinearLayout { shape: shape.to_vec(), regs: vec![], lanes: vec![], warps: vec![] };
+        for &d in order {
+            let d = d as usize;
+            for b in 0..log2(size_per_thread[d]) {
+                layout.regs.push(unit(d, 1 << b));
+            }
+        }
+        for &d in order {
+            let d = d as usize;
+            for b in 0..log2(threads_per_warp[d]) {
+                layout.lanes.push(unit(d, size_per_thread[d] << b));
+            }
+        }
+        for &d in order {
+            let d = d as usize;
+            for b in 0..log2(warps_per_cta[d]) {
+                layout.warps.push(unit(d, (size_per_thread[d] * threads_per_warp[d]) << b));
+            }
+        }
+        // Repetitions: the tile is larger than one coverage of the layout.
+        for &d in order {
+            let d = d as usize;
+            let cover = size_per_thread[d] * threads_per_warp[d] * warps_per_cta[d];
+            let mut step = cover;
+            while step < shape[d] {
+                layout.regs.push(unit(d, step));
+                step <<= 1;
+            }
+        }
+        Ok(layout)
+    }
+
+    /// Triton's default blocked layout for a tile: `vec` contiguous elements per thread
+    /// along the fastest dimension (the last, or `order[0]`), lanes then warps filled
+    /// along `order`.
+    pub fn default_blocked(
+        shape: &[u32],
+        order: &[u32],
+        vec: u32,
+        warp_size: u32,
+        num_warps: u32,
+    ) -> Result<LinearLayout, LayoutError> {
+        let rank = shape.len();
+        if rank == 0 {
+            return Ok(LinearLayout::scalar(warp_size, num_warps));
+        }
+        let mut spt = vec![1u32; rank];
+        let fast = order[0] as usize;
+        spt[fast] = vec.min(shape[fast]).max(1);
+        let mut tpw = vec![1u32; rank];
+        let mut lanes = warp_size;
+        for &d in order {
+            let d = d as usize;
+            let room = (shape[d] / spt[d]).max(1);
+            tpw[d] = lanes.min(room);
+            lanes /= tpw[d];
+        }
+        tpw[order[rank - 1] as usize] *= lanes;
+        let mut wpc = vec![1u32; rank];
+        let mut warps = num_warps;
+        for &d in order {
+            let d = d as usize;
+            let room = (shape[d] / (spt[d] * tpw[d])).max(1);
+            wpc[d] = warps.min(room);
+            warps /= wpc[d];
+        }
+        wpc[order[rank - 1] as usize] *= warps;
+        LinearLayout::blocked(shape, &spt, &tpw, &wpc, order)
+    }
+
+    /// A rank-0 tile: one register, held by every thread.
+    pub fn scalar(warp_size: u32, num_warps: u32) -> LinearLayout {
+        LinearLayout {
+            shape: vec![],
+            regs: vec![],
+            lanes: vec![vec![]; log2(warp_size) as usize],
+            warps: vec![vec![]; log2(num_warps) as usize],
+        }
+    }
+
+    pub fn shape(&self) -> &[u32] {
+        &self.shape
+    }
+
+    pub fn rank(&self) -> usize {
+        self.shape.len()
+    }
+
+    /// Registers each thread holds.
+    pub fn num_regs(&self) -> u32 {
+        1 << self.regs.len()
+    }
+
+    pub fn warp_size(&self) -> u32 {
+        1 << self.lanes.len()
+    }
+
+    pub fn num_warps(&self) -> u32 {
+        1 << self.warps.len()
+    }
+
+    pub fn reg_bases(&self) -> &[Coord] {
+        &self.regs
+    }
+
+    pub fn lane_bases(&self) -> &[Coord] {
+        &self.lanes
+    }
+
+    pub fn warp_bases(&self) -> &[Coord] {
+        &self.warps
+    }
+
+    /// The coordinate held in register `reg` of lane `lane` of warp `warp`.
+    pub fn apply(&self, reg: u32, lane: u32, warp: u32) -> Coord {
+        let mut c = vec![0; self.rank()];
+        for (bases, bits) in [(&self.regs, reg), (&self.lanes, lane), (&self.warps, warp)] {
+            for (i, b) in bases.iter().enumerate() {
+                if bits >> i & 1 == 1 {
+                    xor_into(&mut c, b);
+                }
+            }
+        }
+        c
+    }
+
+    /// Row-major linear index of a coordinate.
+    pub fn linear_index(&self, c: &[u32]) -> u32 {
+        c.iter().zip(&self.shape).fold(0, |acc, (&x, &d)| acc * d + x)
+    }
+
+    /// The layout of the result of reducing dimension `dim` away: bases lose that
+    /// component (Triton's slice layout).
+    pub fn slice(&self, dim: usize) -> LinearLayout {
+        let drop = |bases: &Vec<Coord>| -> Vec<Coord> {
+            bases.iter().map(|b| b.iter().enumerate().filter(|(i, _)| *i != dim).map(|(_, &x)| x).collect()).collect()
+        };
+        let mut shape = self.shape.clone();
+        shape.remove(dim);
+        LinearLayout { shape, regs: drop(&self.regs), lanes: drop(&self.lanes), warps: drop(&self.warps) }
+    }
+
+    /// A size-1 dimension inserted at `axis`.
+    pub fn expand_dims(&self, axis: usize) -> LinearLayout {
+        let add = |bases: &Vec<Coord>| -> Vec<Coord> {
+            bases
+                .iter()
+                .map(|b| {
+                    let mut b = b.clone();
+                    b.insert(axis, 0);
+                    b
+                })
+                .collect()
+        };
+        let mut shape = self.shape.clone();
+        shape.insert(axis, 1);
+        LinearLayout { shape, regs: add(&self.regs), lanes: add(&self.lanes), warps: add(&self.warps) }
+    }
+
+    /// Result dimension `i` is this layout's dimension `perm[i]`.
+    pub fn permute(&self, perm: &[u32]) -> LinearLayout {
+        let p = |bases: &Vec<Coord>| -> Vec<Coord> {
+            bases.iter().map(|b| perm.iter().map(|&d| b[d as usize]).collect()).collect()
+        };
+        LinearLayout {
+            shape: perm.iter().map(|&d| self.shape[d as usize]).collect(),
+            regs: p(&self.regs),
+            lanes: p(&self.lanes),
+            warps: p(&self.warps),
+        }
+    }
+
+    /// The same elements viewed row-major with another shape (same element count).
+    /// Linear because flattening a power-of-two coordinate concatenates its bits.
+    pub fn reshape(&self, shape: &[u32]) -> LinearLayout {
+        let from = self.shape.clone();
+        let to = shape.to_vec();
+        let map = |bases: &Vec<Coord>| -> Vec<Coord> {
+            bases
+                .iter()
+                .map(|b| {
+                    let flat = b.iter().zip(&from).fold(0u64, |acc, (&x, &d)| acc * d as u64 + x as u64);
+                    let mut rest = flat;
+                    let mut out = vec![0u32; to.len()];
+                    for i in (0..to.len()).rev() {
+                        out[i] = (rest % to[i] as u64) as u32;
+                        rest /= to[i] as u64;
+                    }
+                    out
+                })
+                .collect()
+        };
+        LinearLayout { shape: to.clone(), regs: map(&self.regs), lanes: map(&self.lanes), warps: map(&self.warps) }
+    }
+
+    /// Whether any input bit is a replica (zero basis), i.e. some element is held twice.
+    pub fn is_replicated(&self) -> bool {
+        self.regs.iter().chain(&self.lanes).chain(&self.warps).any(|b| b.iter().all(|&x| x == 0))
+    }
+
+    /// For a layout `dst` whose elements are to be read from `self` through `project`
+    /// (a map from a `dst` coordinate to the `self` coordinate it needs: identity for a
+    /// plain conversion, zeroing broadcast dimensions for a broadcast), returns for each
+    /// `dst` register the `self` register that holds the needed element in the same
+    /// thread, for every thread; `None` if some thread would need another thread's data.
+    pub fn register_map(&self, dst: &LinearLayout, project: impl Fn(&[u32]) -> Coord) -> Option<Vec<u32>> {
+        if dst.num_warps() != self.num_warps() || dst.warp_size() != self.warp_size() {
+            return None;
+        }
+        // Where each coordinate lives in `self`, per (lane, warp): the register.
+        let mut holder: HashMap<(Coord, u32, u32), u32> = HashMap::new();
+        for w in 0..self.num_warps() {
+            for l in 0..self.warp_size() {
+                for r in 0..self.num_regs() {
+                    holder.entry((self.apply(r, l, w), l, w)).or_insert(r);
+                }
+            }
+        }
+        let mut map = Vec::with_capacity(dst.num_regs() as usize);
+        for r in 0..dst.num_regs() {
+            let mut chosen: Option<u32> = None;
+            for w in 0..dst.num_warps() {
+                for l in 0..dst.warp_size() {
+                    let need = project(&dst.apply(r, l, w));
+                    let src = *holder.get(&(need, l, w))?;
+                    match chosen {
+                        None => chosen = Some(src),
+                        Some(c) if c == src => {}
+                        // Same element, but in a register whose index differs per thread:
+                        // it is still local; accept only if that other register holds it too.
+                        Some(c) => {
+                            if self.apply(c, l, w) != self.apply(src, l, w) {
+                                return None;
+                            }
+                        }
+                    }
+                }
+            }
+            map.push(chosen.unwrap_or(0));
+        }
+        Some(map)
+    }
+}
+
+impl fmt::Debug for LinearLayout {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "linear<{:?}; reg {:?}; lane {:?}; warp {:?}>", self.shape, self.regs, self.lanes, self.warps)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    /// Every element is held by at least one (reg, lane, warp).
+    fn covers(l: &LinearLayout) -> bool {
+        let mut seen = HashSet::new();
+        for w in 0..l.num_warps() {
+            for t in 0..l.warp_size() {
+                for r in 0..l.num_regs() {
+                    let c = l.apply(r, t, w);
+                    assert!(c.iter().zip(l.shape()).all(|(x, d)| x < d), "{c:?} outside {:?}", l.shape());
+                    seen.insert(c);
+                }
+            }
+        }
+        seen.len() as u32 == l.shape().iter().product::<u32>()
+    }
+
+    #[test]
+    fn blocked_matches_triton_picture() {
+        // 1-D, 4 elements per thread, 32 lanes, 4 warps over 1024 elements.
+        let l = LinearLayout::blocked(&[1024], &[4], &[32], &[4], &[0]).unwrap();
+        assert_eq!(l.num_regs(), 8);
+        assert_eq!(l.apply(0, 1, 0), vec![4]);
+        assert_eq!(l.apply(3, 0, 0), vec![3]);
+        assert_eq!(l.apply(0, 0, 1), vec![128]);
+        assert_eq!(l.apply(4, 0, 0), vec![512]);
+        assert!(covers(&l));
+        assert!(!l.is_replicated());
+    }
+
+    #[test]
+    fn default_blocked_covers_many_shapes() {
+        for shape in [vec![1u32], vec![16], vec![4096], vec![64, 64], vec![1, 128], vec![128, 1], vec![2, 4, 8], vec![16, 1024]] {
+            let order: Vec<u32> = (0..shape.len() as u32).rev().collect();
+            for vec in [1, 4] {
+                let l = LinearLayout::default_blocked(&shape, &order, vec, 32, 4).unwrap();
+                assert!(covers(&l), "{shape:?} {l:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn small_tiles_replicate() {
+        let l = LinearLayout::default_blocked(&[16], &[0], 1, 32, 4).unwrap();
+        assert!(l.is_replicated());
+        assert!(covers(&l));
+        assert_eq!(l.apply(0, 17, 0), vec![1]);
+    }
+
+    #[test]
+    fn slice_then_expand_broadcasts_for_free() {
+        // Reduce a 64x64 tile along dim 1, expand it back, broadcast: no data movement.
+        let parent = LinearLayout::default_blocked(&[64, 64], &[1, 0], 4, 32, 4).unwrap();
+        let expanded = parent.slice(1).expand_dims(1);
+        let map = expanded.register_map(&parent, |c| vec![c[0], 0]).expect("free broadcast");
+        assert_eq!(map.len() as u32, parent.num_regs());
+        // A row-vector layout of its own is not in the right threads.
+        let own = LinearLayout::default_blocked(&[64, 1], &[1, 0], 1, 32, 4).unwrap();
+        assert!(own.register_map(&parent, |c| vec![c[0], 0]).is_none());
+    }
+
+    #[test]
+    fn identity_and_permutation_maps() {
+        let l = LinearLayout::default_blocked(&[32, 64], &[1, 0], 4, 32, 4).unwrap();
+        let map = l.register_map(&l, |c| c.to_vec()).unwrap();
+        assert_eq!(map, (0..l.num_regs()).collect::<Vec<_>>());
+        let t = l.permute(&[1, 0]);
+        assert!(covers(&t));
+        assert_eq!(t.apply(1, 0, 0), vec![1, 0]);
+        let back = t.permute(&[1, 0]);
+        assert_eq!(back, l);
+    }
+
+    #[test]
+    fn reshape_keeps_ownership() {
+        let l = LinearLayout::default_blocked(&[8, 16], &[1, 0], 2, 32, 2).unwrap();
+        let flat = l.reshape(&[128]);
+        for w in 0..2 {
+            for t in 0..32 {
+                for r in 0..l.num_regs() {
+                    assert_eq!(flat.apply(r, t, w)[0], l.linear_index(&l.apply(r, t, w)));
+                }
+            }
+        }
+    }
+}

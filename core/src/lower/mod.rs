@@ -1,0 +1,12 @@
+//! The shared lowering from tile IR to per-thread code, used by both GPU backends.
+//!
+//! Passes, one a file, in pipeline order:
+//! - [`block_ptr`]: block pointers become pointer tiles and boundary masks.
+//!
+//! Infrastructure:
+//! - [`rewrite`]: rebuilds a kernel op by op; the skeleton of tile-IR-to-tile-IR passes.
+//! - [`layout`]: linear layouts, which thread holds which element of a tile.
+
+pub mod block_ptr;
+pub mod layout;
+pub mod rewrite;

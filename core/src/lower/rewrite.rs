@@ -1,0 +1,241 @@
+//! Rebuilding a tile-IR kernel op by op: the skeleton of every tile-IR-to-tile-IR pass.
+//!
+//! [`rewrite`] copies a kernel into a fresh [`KernelBuilder`]. Each old value maps to a
+//! list of new values: one for most values, several when a pass splits a value (the
+//! block-pointer pass turns a block pointer into its base, shape, strides and offsets).
+//! A pass supplies `expand`, which says what a type becomes, and a hook that may emit
+//! replacement code for an instruction; everything the hook leaves alone is copied,
+//! including `For` / `If` / `While`, whose block arguments, terminators and results are
+//! expanded with `expand`.
+
+use crate::diag::{Diagnostic, Result};
+use crate::ir::ops::{Combiner, Op};
+use crate::ir::{Block, Inst, Kernel, KernelBuilder, Type, Value};
+use std::collections::HashMap;
+
+/// The state a hook works with.
+pub struct Ctx<'a> {
+    pub old: &'a Kernel,
+    pub b: KernelBuilder,
+    map: HashMap<Value, Vec<Value>>,
+    expand: &'a dyn Fn(&Type) -> Vec<Type>,
+}
+
+impl Ctx<'_> {
+    /// The new values an old value became.
+    pub fn get(&self, v: Value) -> Result<&[Value]> {
+        self.map
+            .get(&v)
+            .map(|v| v.as_slice())
+            .ok_or_else(|| Diagnostic::internal(format!("rewrite: {v} used before it was mapped")))
+    }
+
+    /// The single new value an old value became.
+    pub fn one(&self, v: Value) -> Result<Value> {
+        match self.get(v)? {
+            [x] => Ok(*x),
+            many => Err(Diagnostic::internal(format!("rewrite: {v} became {} values where one was expected", many.len()))),
+        }
+    }
+
+    /// Records what an old value became.
+    pub fn set(&mut self, old: Value, new: Vec<Value>) {
+        self.map.insert(old, new);
+    }
+
+    fn flat(&self, vals: &[Value]) -> Result<Vec<Value>> {
+        let mut out = vec![];
+        for v in vals {
+            out.extend_from_slice(self.get(*v)?);
+        }
+        Ok(out)
+    }
+
+    fn expanded(&self, vals: &[Value]) -> Vec<Type> {
+        vals.iter().flat_map(|v| (self.expand)(self.old.ty(*v))).collect()
+    }
+
+    /// Opens a block whose arguments are the expansion of `old_args`, and maps them.
+    fn open_block(&mut self, old_args: &[Value]) {
+        let tys = self.expanded(old_args);
+        let new_args = self.b.begin_block(tys);
+        let mut it = new_args.into_iter();
+        for &a in old_args {
+            let n = (self.expand)(self.old.ty(a)).len();
+            let vals: Vec<Value> = it.by_ref().take(n).collect();
+            self.map.insert(a, vals);
+        }
+    }
+}
+
+/// What a hook did with an instruction.
+pub enum Hook {
+    /// The hook emitted replacement code and mapped the results.
+    Done,
+    /// Copy the instruction as it is.
+    Copy,
+}
+
+/// Rebuilds `kernel`, letting `hook` replace instructions.
+pub fn rewrite(
+    kernel: &Kernel,
+    expand: &dyn Fn(&Type) -> Vec<Type>,
+    hook: &mut dyn FnMut(&mut Ctx, &Inst) -> Result<Hook>,
+) -> Result<Kernel> {
+    let mut ctx = Ctx {
+        old: kernel,
+        b: KernelBuilder::new(kernel.name.clone(), kernel.source.clone(), kernel.span),
+        map: HashMap::new(),
+        expand,
+    };
+    for p in &kernel.params {
+        let v = ctx.b.add_param(&p.name, p.ty.clone(), p.span, p.divisibility);
+        ctx.map.insert(p.value, vec![v]);
+    }
+    block_body(&mut ctx, &kernel.body, hook)?;
+    Ok(ctx.b.finish())
+}
+
+fn block_body(ctx: &mut Ctx, block: &Block, hook: &mut dyn FnMut(&mut Ctx, &Inst) -> Result<Hook>) -> Result<()> {
+    for inst in &block.insts {
+        match hook(ctx, inst)? {
+            Hook::Done => {}
+            Hook::Copy => copy_inst(ctx, inst, hook)?,
+        }
+    }
+    Ok(())
+}
+
+fn nested(
+    ctx: &mut Ctx,
+    block: &Block,
+    hook: &mut dyn FnMut(&mut Ctx, &Inst) -> Result<Hook>,
+) -> Result<Block> {
+    ctx.open_block(&block.args);
+    block_body(ctx, block, hook)?;
+    Ok(ctx.b.end_block())
+}
+
+fn map_results(ctx: &mut Ctx, inst: &Inst, new: Vec<Value>) {
+    let mut it = new.into_iter();
+    for &r in &inst.results {
+        let n = (ctx.expand)(ctx.old.ty(r)).len();
+        let vals: Vec<Value> = it.by_ref().take(n).collect();
+        ctx.map.insert(r, vals);
+    }
+}
+
+/// Copies one instruction, expanding control flow.
+fn copy_inst(ctx: &mut Ctx, inst: &Inst, hook: &mut dyn FnMut(&mut Ctx, &Inst) -> Result<Hook>) -> Result<()> {
+    let result_tys = ctx.expanded(&inst.results);
+    let op = match &inst.op {
+        Op::For { lower, upper, step, init, body, num_stages } => Op::For {
+            lower: ctx.one(*lower)?,
+            upper: ctx.one(*upper)?,
+            step: ctx.one(*step)?,
+            init: ctx.flat(init)?,
+            body: nested(ctx, body, hook)?,
+            num_stages: *num_stages,
+        },
+        Op::If { cond, then_block, else_block } => Op::If {
+            cond: ctx.one(*cond)?,
+            then_block: nested(ctx, then_block, hook)?,
+            else_block: nested(ctx, else_block, hook)?,
+        },
+        Op::While { init, before, after } => Op::While {
+            init: ctx.flat(init)?,
+            before: nested(ctx, before, hook)?,
+            after: nested(ctx, after, hook)?,
+        },
+        Op::Yield(vals) => Op::Yield(ctx.flat(vals)?),
+        Op::Condition { cond, args } => Op::Condition { cond: ctx.one(*cond)?, args: ctx.flat(args)? },
+        Op::Reduce { operands, axis, combiner } => Op::Reduce {
+            operands: ctx.flat(operands)?,
+            axis: *axis,
+            combiner: copy_combiner(ctx, combiner, hook)?,
+        },
+        Op::Scan { operands, axis, reverse, combiner } => Op::Scan {
+            operands: ctx.flat(operands)?,
+            axis: *axis,
+            reverse: *reverse,
+            combiner: copy_combiner(ctx, combiner, hook)?,
+        },
+        other => remap_simple(ctx, other)?,
+    };
+    let new = ctx.b.push(op, result_tys, inst.span);
+    map_results(ctx, inst, new);
+    Ok(())
+}
+
+fn copy_combiner(
+    ctx: &mut Ctx,
+    c: &Combiner,
+    hook: &mut dyn FnMut(&mut Ctx, &Inst) -> Result<Hook>,
+) -> Result<Combiner> {
+    Ok(match c {
+        Combiner::Region(b) => Combiner::Region(Box::new(nested(ctx, b, hook)?)),
+        other => other.clone(),
+    })
+}
+
+/// An op without nested blocks, with each operand replaced by its single new value.
+fn remap_simple(ctx: &Ctx, op: &Op) -> Result<Op> {
+    let m = |v: &Value| ctx.one(*v);
+    let mo = |v: &Option<Value>| v.as_ref().map(|x| ctx.one(*x)).transpose();
+    let ml = |vs: &Vec<Value>| vs.iter().map(|v| ctx.one(*v)).collect::<Result<Vec<_>>>();
+    Ok(match op {
+        Op::Const(_) | Op::ProgramId { .. } | Op::NumPrograms { .. } | Op::Arange { .. } => op.clone(),
+        Op::Splat(x) => Op::Splat(m(x)?),
+        Op::Broadcast(x) => Op::Broadcast(m(x)?),
+        Op::Reshape(x) => Op::Reshape(m(x)?),
+        Op::ExpandDims { value, axis } => Op::ExpandDims { value: m(value)?, axis: *axis },
+        Op::Permute { value, perm } => Op::Permute { value: m(value)?, perm: perm.clone() },
+        Op::Unary { op, value } => Op::Unary { op: *op, value: m(value)? },
+        Op::Binary { op, lhs, rhs } => Op::Binary { op: *op, lhs: m(lhs)?, rhs: m(rhs)? },
+        Op::Cmp { pred, lhs, rhs } => Op::Cmp { pred: *pred, lhs: m(lhs)?, rhs: m(rhs)? },
+        Op::Select { cond, on_true, on_false } => {
+            Op::Select { cond: m(cond)?, on_true: m(on_true)?, on_false: m(on_false)? }
+        }
+        Op::Fma { a, b, c } => Op::Fma { a: m(a)?, b: m(b)?, c: m(c)? },
+        Op::Cast { value, bitcast } => Op::Cast { value: m(value)?, bitcast: *bitcast },
+        Op::AddPtr { ptr, offset } => Op::AddPtr { ptr: m(ptr)?, offset: m(offset)? },
+        Op::MakeBlockPtr { base, shape, strides, offsets, order } => Op::MakeBlockPtr {
+            base: m(base)?,
+            shape: ml(shape)?,
+            strides: ml(strides)?,
+            offsets: ml(offsets)?,
+            order: order.clone(),
+        },
+        Op::Advance { ptr, deltas } => Op::Advance { ptr: m(ptr)?, deltas: ml(deltas)? },
+        Op::Load { ptr, mask, other, boundary_check, padding, hints } => Op::Load {
+            ptr: m(ptr)?,
+            mask: mo(mask)?,
+            other: mo(other)?,
+            boundary_check: boundary_check.clone(),
+            padding: *padding,
+            hints: hints.clone(),
+        },
+        Op::Store { ptr, value, mask, boundary_check, hints } => Op::Store {
+            ptr: m(ptr)?,
+            value: m(value)?,
+            mask: mo(mask)?,
+            boundary_check: boundary_check.clone(),
+            hints: hints.clone(),
+        },
+        Op::Atomic { op, ptr, value, mask } => Op::Atomic { op: *op, ptr: m(ptr)?, value: m(value)?, mask: mo(mask)? },
+        Op::AtomicCas { ptr, cmp, value } => Op::AtomicCas { ptr: m(ptr)?, cmp: m(cmp)?, value: m(value)? },
+        Op::Dot { a, b, acc, precision } => Op::Dot { a: m(a)?, b: m(b)?, acc: m(acc)?, precision: *precision },
+        Op::Hint { value, hint } => Op::Hint { value: m(value)?, hint: hint.clone() },
+        Op::DevicePrint { prefix, values, hex } => {
+            Op::DevicePrint { prefix: prefix.clone(), values: ml(values)?, hex: *hex }
+        }
+        Op::DeviceAssert { cond, message } => Op::DeviceAssert { cond: m(cond)?, message: message.clone() },
+        Op::For { .. }
+        | Op::If { .. }
+        | Op::While { .. }
+        | Op::Yield(_)
+        | Op::Condition { .. }
+        | Op::Reduce { .. }
+        | Op::Scan { .. } => return Err(Diagnostic::internal("rewrite: structured op reached remap_simple")),
+    })
+}

@@ -1,0 +1,172 @@
+//! The Thread IR: what one thread of a program instance does.
+//!
+//! # Contract
+//!
+//! - One program instance of the tile IR is one workgroup (WGSL) or CTA (PTX) of
+//!   [`ThreadKernel::threads`] threads. Every tile has been distributed over the
+//!   threads by a layout (see `lower::layout`), so values here are per-thread
+//!   **registers**: scalars, or short vectors for vectorized global accesses.
+//! - Registers are typed virtual registers. Most are assigned once; loop-carried state
+//!   (an accumulator, a loop-carried block pointer offset) is a register assigned before
+//!   a loop and again at the end of its body. Printers declare each register once.
+//! - Control flow is structured: [`Stmt::For`], [`Stmt::If`], [`Stmt::While`].
+//!   [`Stmt::Barrier`] appears only where every thread of the program reaches it
+//!   (uniform control flow); the lowering guarantees this.
+//! - Global memory is reached only through buffer parameters and an element index:
+//!   `buf[index]`. A load with a mask never reads memory where the mask is false (the
+//!   printer selects or branches; it never relies on robust buffer access); a masked
+//!   store writes nothing there.
+//! - Shared memory is a list of typed arrays ([`ThreadKernel::shared`]), indexed in
+//!   elements; the lowering pads or swizzles indices against bank conflicts.
+//! - Semantics of arithmetic are the tile IR's (`ir::ops`): C division, wrapping
+//!   integers, shifts past the width give 0 or the sign, minnum/maxnum, saturating
+//!   float-to-int casts. Printers must emit code with exactly these semantics.
+
+mod print;
+
+pub use print::print;
+
+use crate::ir::{AtomicOp, BinaryOp, CmpPred, Const, DType, UnaryOp};
+
+/// A virtual register.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Reg(pub u32);
+
+impl std::fmt::Display for Reg {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "r{}", self.0)
+    }
+}
+
+/// The type of a register: a scalar, or a vector of 2 or 4 lanes (for wide accesses).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct RegTy {
+    pub dtype: DType,
+    /// 1 for a scalar; 2 or 4 for a vector.
+    pub lanes: u8,
+}
+
+impl RegTy {
+    pub fn scalar(dtype: DType) -> RegTy {
+        RegTy { dtype, lanes: 1 }
+    }
+}
+
+impl std::fmt::Display for RegTy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.lanes == 1 {
+            write!(f, "{}", self.dtype)
+        } else {
+            write!(f, "vec{}<{}>", self.lanes, self.dtype)
+        }
+    }
+}
+
+/// A kernel parameter.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ParamKind {
+    /// A global buffer of `dtype` elements; `written` when the kernel stores or does
+    /// atomics through it (read-only bindings otherwise).
+    Buffer { dtype: DType, written: bool },
+    /// A scalar argument.
+    Scalar { dtype: DType },
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Param {
+    pub name: String,
+    pub kind: ParamKind,
+}
+
+/// A workgroup-shared array.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SharedArray {
+    pub name: String,
+    pub dtype: DType,
+    pub len: u32,
+}
+
+/// Values only the hardware knows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Special {
+    /// Linear thread index within the program, `0..threads`.
+    ThreadId,
+    /// `tl.program_id(axis)`.
+    ProgramId(u8),
+    /// `tl.num_programs(axis)`.
+    NumPrograms(u8),
+}
+
+/// A right-hand side.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Expr {
+    /// A constant of the destination's type.
+    Const(Const),
+    Special(Special),
+    /// The value of scalar parameter `i`.
+    Param(u32),
+    Copy(Reg),
+    Unary(UnaryOp, Reg),
+    Binary(BinaryOp, Reg, Reg),
+    Cmp(CmpPred, Reg, Reg),
+    Select { cond: Reg, on_true: Reg, on_false: Reg },
+    Fma(Reg, Reg, Reg),
+    /// Conversion to the destination's dtype (see `ir::Op::Cast`).
+    Cast { value: Reg, bitcast: bool },
+    /// `buf[index]` (a vector of the destination's lanes starting there when wide;
+    /// the lowering proved alignment). With a mask, `other` where it is false and no
+    /// memory access.
+    Load { buf: u32, index: Reg, mask: Option<Reg>, other: Option<Reg> },
+    /// `shared[arr][index]`.
+    SharedLoad { arr: u32, index: Reg },
+    /// Lane `lane` of a vector register.
+    Extract { vector: Reg, lane: u8 },
+    /// A vector from scalar registers.
+    Construct(Vec<Reg>),
+}
+
+/// A statement.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Stmt {
+    /// `dst = expr`.
+    Assign { dst: Reg, expr: Expr },
+    /// `buf[index] = value` where `mask` (if any) is true.
+    Store { buf: u32, index: Reg, value: Reg, mask: Option<Reg> },
+    /// `shared[arr][index] = value`.
+    SharedStore { arr: u32, index: Reg, value: Reg },
+    /// Atomic read-modify-write; `dst` receives the old value.
+    Atomic { dst: Reg, op: AtomicOp, buf: u32, index: Reg, value: Reg, mask: Option<Reg> },
+    /// Compare-and-swap; `dst` receives the old value.
+    AtomicCas { dst: Reg, buf: u32, index: Reg, cmp: Reg, value: Reg },
+    /// Workgroup barrier with shared-memory ordering.
+    Barrier,
+    /// `for iv in range(lower, upper, step)`: `iv` is assigned each trip.
+    For { iv: Reg, lower: Reg, upper: Reg, step: Reg, body: Vec<Stmt> },
+    If { cond: Reg, then_body: Vec<Stmt>, else_body: Vec<Stmt> },
+    /// Runs `cond_body`, then exits when `cond` is false, else runs `body` and repeats.
+    While { cond_body: Vec<Stmt>, cond: Reg, body: Vec<Stmt> },
+}
+
+/// A lowered kernel, ready for a printer.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ThreadKernel {
+    pub name: String,
+    pub params: Vec<Param>,
+    /// Threads per program instance.
+    pub threads: u32,
+    pub shared: Vec<SharedArray>,
+    /// `regs[r]` is the type of register `r`.
+    pub regs: Vec<RegTy>,
+    pub body: Vec<Stmt>,
+}
+
+impl ThreadKernel {
+    pub fn reg_ty(&self, r: Reg) -> RegTy {
+        self.regs[r.0 as usize]
+    }
+
+    /// Bytes of shared memory the kernel declares.
+    pub fn shared_bytes(&self) -> u64 {
+        self.shared.iter().map(|a| a.len as u64 * a.dtype.size_bytes() as u64).sum()
+    }
+}

@@ -1,0 +1,434 @@
+//! Launches: bind groups, the parameter block, and batching in one command encoder.
+//!
+//! [`WgpuContext::launch`] records one dispatch (its own compute pass and bind group)
+//! into a command encoder the context holds behind a mutex. Nothing is submitted until
+//! a read-back, a write, [`WgpuContext::flush`] / [`WgpuContext::synchronize`], or
+//! [`MAX_BATCH`] launches have been recorded: many small launches cost one submission.
+//! wgpu orders passes in one encoder and inserts the barriers between them, so a launch
+//! sees the writes of every launch recorded before it.
+//!
+//! ## The parameter block
+//!
+//! When the kernel has a uniform binding ([`KernelLayout::uniform`]), each launch gets
+//! its own small uniform buffer (so batched launches never share one), laid out as
+//!
+//! ```text
+//! byte 0                  u32 base[0], base[1], ... base[n-1]    (if base_offsets)
+//! byte scalar_offset()    the scalar arguments, as the lowering laid them out
+//! size                    rounded up to 16 bytes, at least 16
+//! ```
+//!
+//! where `n` is the number of storage bindings and `scalar_offset()` is `4n` rounded up
+//! to 16 (0 without base offsets). In WGSL this is, e.g. for two pointers:
+//!
+//! ```text
+//! struct Params { base0: u32, base1: u32, @align(16) n: i32, alpha: f32 }
+//! @group(0) @binding(2) var<uniform> params: Params;
+//! ... x[params.base0 + i] ...
+//! ```
+//!
+//! [`param_block`] builds the bytes; the lowering and the runtime share it.
+//!
+//! ## Sub-range binding
+//!
+//! WebGPU requires storage-binding offsets to be multiples of
+//! `min_storage_buffer_offset_alignment` (256 bytes on most devices), but a pointer
+//! argument may start anywhere a tensor view starts. The choice: the runtime binds the
+//! buffer from the offset rounded *down* to that alignment, and passes the remainder,
+//! in elements of the binding's `element_size`, as `base[i]` in the parameter block;
+//! kernels compiled with `base_offsets` index `buf[base_i + offset]`. This keeps one
+//! compiled pipeline for every offset (no recompilation, no copies) at the cost of one
+//! uniform load and add per access. A kernel compiled without base offsets accepts only
+//! aligned offsets and says so otherwise. The byte offset must be a multiple of the
+//! element size. The bound size is rounded up to 4 bytes within the allocation, so
+//! kernels must not rely on `arrayLength`: tilewise passes sizes as scalars.
+//!
+//! ## Limits
+//!
+//! A workgroup count above `max_compute_workgroups_per_dimension` (65535 by default)
+//! is a backend error: the lowering folds large 1-D grids into 2-D (see
+//! [`crate::Capabilities::max_compute_workgroups_per_dimension`]). A binding larger than
+//! `max_storage_buffer_binding_size` is a backend error too. A buffer bound twice in
+//! one launch must be bound read-write both times (WebGPU forbids a read-only and a
+//! read-write view of one buffer in one dispatch): the launch reports such aliasing
+//! as an error instead of letting wgpu fail later.
+
+use tilewise_core::{Diagnostic, ErrorKind, Result};
+use wgpu::util::DeviceExt;
+
+use crate::context::WgpuContext;
+use crate::memory::GpuBuffer;
+use crate::pipeline::{KernelLayout, KernelPipeline};
+
+/// Launches recorded before the batch is submitted on its own.
+pub const MAX_BATCH: usize = 1024;
+
+/// The pending command encoder.
+#[derive(Default)]
+pub(crate) struct Batch {
+    encoder: Option<wgpu::CommandEncoder>,
+    launches: usize,
+}
+
+impl Batch {
+    pub(crate) fn encoder(&mut self, device: &wgpu::Device) -> &mut wgpu::CommandEncoder {
+        self.encoder.get_or_insert_with(|| {
+            device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("tilewise batch"),
+            })
+        })
+    }
+}
+
+/// A buffer (or a byte range of one) passed to a pointer argument.
+#[derive(Clone, Copy, Debug)]
+pub struct BufferArg<'a> {
+    pub buffer: &'a GpuBuffer,
+    /// Byte offset of the view.
+    pub offset: u64,
+    /// Byte length of the view; `None` runs to the end of the buffer.
+    pub size: Option<u64>,
+}
+
+impl<'a> BufferArg<'a> {
+    pub fn whole(buffer: &'a GpuBuffer) -> BufferArg<'a> {
+        BufferArg {
+            buffer,
+            offset: 0,
+            size: None,
+        }
+    }
+
+    pub fn range(buffer: &'a GpuBuffer, offset: u64, size: u64) -> BufferArg<'a> {
+        BufferArg {
+            buffer,
+            offset,
+            size: Some(size),
+        }
+    }
+}
+
+impl<'a> From<&'a GpuBuffer> for BufferArg<'a> {
+    fn from(b: &'a GpuBuffer) -> Self {
+        BufferArg::whole(b)
+    }
+}
+
+/// One dispatch.
+#[derive(Clone, Copy, Debug)]
+pub struct Launch<'a> {
+    pub pipeline: &'a KernelPipeline,
+    /// One per storage binding, in binding order.
+    pub buffers: &'a [BufferArg<'a>],
+    /// The scalar arguments' bytes (exactly `UniformLayout::scalar_bytes`).
+    pub scalars: &'a [u8],
+    /// Workgroups along x, y, z.
+    pub workgroups: [u32; 3],
+}
+
+impl KernelLayout {
+    /// Byte offset of the scalar arguments in the parameter block.
+    pub fn scalar_offset(&self) -> u32 {
+        match self.uniform {
+            Some(u) if u.base_offsets => (4 * self.storage.len() as u32).div_ceil(16) * 16,
+            _ => 0,
+        }
+    }
+
+    /// Size in bytes of the parameter block (0 without one).
+    pub fn uniform_size(&self) -> u32 {
+        match self.uniform {
+            Some(u) => ((self.scalar_offset() + u.scalar_bytes).div_ceil(16) * 16).max(16),
+            None => 0,
+        }
+    }
+}
+
+/// The parameter block of a launch: base offsets then scalars (see the module docs).
+pub fn param_block(layout: &KernelLayout, bases: &[u32], scalars: &[u8]) -> Vec<u8> {
+    let mut out = vec![0u8; layout.uniform_size() as usize];
+    if layout.uniform.is_some_and(|u| u.base_offsets) {
+        for (i, b) in bases.iter().enumerate() {
+            out[4 * i..4 * i + 4].copy_from_slice(&b.to_le_bytes());
+        }
+    }
+    let at = layout.scalar_offset() as usize;
+    out[at..at + scalars.len()].copy_from_slice(scalars);
+    out
+}
+
+fn launch_error(kernel: &str, msg: String) -> Diagnostic {
+    Diagnostic::new(ErrorKind::Launch, format!("launching `{kernel}`: {msg}"))
+}
+
+/// Where one buffer argument is bound.
+struct Bound {
+    offset: u64,
+    size: u64,
+    base: u32,
+}
+
+impl WgpuContext {
+    pub(crate) fn lock_batch(&self) -> Result<std::sync::MutexGuard<'_, Batch>> {
+        self.batch
+            .lock()
+            .map_err(|_| Diagnostic::internal("the wgpu command batch lock is poisoned"))
+    }
+
+    /// Launches recorded and not yet submitted.
+    pub fn pending_launches(&self) -> usize {
+        self.batch.lock().map(|b| b.launches).unwrap_or(0)
+    }
+
+    /// Records `launch` into the pending batch.
+    pub fn launch(&self, launch: &Launch<'_>) -> Result<()> {
+        self.record(launch, None)
+    }
+
+    fn bind(&self, launch: &Launch<'_>, i: usize, arg: &BufferArg<'_>) -> Result<Bound> {
+        let p = launch.pipeline;
+        let caps = self.capabilities();
+        let spec = p.layout.storage[i];
+        let base_offsets = p.layout.uniform.is_some_and(|u| u.base_offsets);
+        let len = arg.buffer.len();
+        let size = arg.size.unwrap_or(len.saturating_sub(arg.offset));
+        if arg.offset.checked_add(size).is_none_or(|e| e > len) {
+            return Err(launch_error(
+                &p.name,
+                format!(
+                    "argument {i}: view of {size} bytes at offset {} overruns a buffer of \
+                     {len} bytes",
+                    arg.offset
+                ),
+            ));
+        }
+        let elem = spec.element_size.max(1) as u64;
+        if arg.offset % elem != 0 {
+            return Err(launch_error(
+                &p.name,
+                format!(
+                    "argument {i}: byte offset {} is not a multiple of the element size {elem}",
+                    arg.offset
+                ),
+            ));
+        }
+        let align = caps.min_storage_buffer_offset_alignment.max(4) as u64;
+        let bind_offset = if base_offsets {
+            arg.offset - arg.offset % align
+        } else if arg.offset % align != 0 {
+            return Err(launch_error(
+                &p.name,
+                format!(
+                    "argument {i}: byte offset {} is not a multiple of the adapter's \
+                     min_storage_buffer_offset_alignment ({align}) and the kernel was \
+                     compiled without base offsets",
+                    arg.offset
+                ),
+            ));
+        } else {
+            arg.offset
+        };
+        let allocated = arg.buffer.allocated();
+        let (bind_offset, bind_size) = if size == 0 {
+            // Nothing is accessed: bind a valid minimal range.
+            (0, 4.min(allocated))
+        } else {
+            let end = (arg.offset + size).div_ceil(4) * 4;
+            (bind_offset, end.min(allocated) - bind_offset)
+        };
+        if bind_size > caps.max_storage_buffer_binding_size {
+            return Err(Diagnostic::new(
+                ErrorKind::Backend,
+                format!(
+                    "launching `{}`: argument {i} binds {bind_size} bytes, but the adapter's \
+                     max_storage_buffer_binding_size is {}",
+                    p.name, caps.max_storage_buffer_binding_size
+                ),
+            ));
+        }
+        let base = if base_offsets {
+            let b = (arg.offset - bind_offset) / elem;
+            u32::try_from(b).map_err(|_| {
+                launch_error(&p.name, format!("argument {i}: base offset {b} exceeds u32"))
+            })?
+        } else {
+            0
+        };
+        Ok(Bound {
+            offset: bind_offset,
+            size: bind_size,
+            base,
+        })
+    }
+
+    pub(crate) fn record(
+        &self,
+        launch: &Launch<'_>,
+        timestamp_writes: Option<wgpu::ComputePassTimestampWrites<'_>>,
+    ) -> Result<()> {
+        let p = launch.pipeline;
+        let caps = self.capabilities();
+        let layout = &p.layout;
+        if launch.buffers.len() != layout.storage.len() {
+            return Err(launch_error(
+                &p.name,
+                format!(
+                    "expected {} buffer arguments, got {}",
+                    layout.storage.len(),
+                    launch.buffers.len()
+                ),
+            ));
+        }
+        let scalar_bytes = layout.uniform.map_or(0, |u| u.scalar_bytes) as usize;
+        if launch.scalars.len() != scalar_bytes {
+            return Err(launch_error(
+                &p.name,
+                format!(
+                    "expected {scalar_bytes} bytes of scalar arguments, got {}",
+                    launch.scalars.len()
+                ),
+            ));
+        }
+        let max = caps.max_compute_workgroups_per_dimension;
+        for (axis, &n) in ["x", "y", "z"].iter().zip(&launch.workgroups) {
+            if n > max {
+                return Err(Diagnostic::new(
+                    ErrorKind::Backend,
+                    format!(
+                        "launching `{}`: {n} workgroups along {axis}, but the adapter's \
+                         max_compute_workgroups_per_dimension is {max}",
+                        p.name
+                    ),
+                )
+                .with_note("large 1-D grids must be folded into 2-D by the lowering"));
+            }
+        }
+        // Aliasing: one buffer twice, once read-only, is a WebGPU usage conflict.
+        for (i, a) in launch.buffers.iter().enumerate() {
+            for (j, b) in launch.buffers.iter().enumerate().skip(i + 1) {
+                if a.buffer.buffer == b.buffer.buffer
+                    && layout.storage[i].read_only != layout.storage[j].read_only
+                {
+                    return Err(Diagnostic::new(
+                        ErrorKind::Backend,
+                        format!(
+                            "launching `{}`: arguments {i} and {j} are the same buffer, bound \
+                             once read-only and once read-write, which WebGPU forbids",
+                            p.name
+                        ),
+                    )
+                    .with_note("compile aliased pointer arguments as read-write"));
+                }
+            }
+        }
+        let bound: Vec<Bound> = launch
+            .buffers
+            .iter()
+            .enumerate()
+            .map(|(i, a)| self.bind(launch, i, a))
+            .collect::<Result<_>>()?;
+        if launch.workgroups.contains(&0) {
+            return Ok(());
+        }
+
+        let uniform = layout.uniform.map(|_| {
+            let bases: Vec<u32> = bound.iter().map(|b| b.base).collect();
+            let bytes = param_block(layout, &bases, launch.scalars);
+            self.device
+                .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                    label: Some("tilewise params"),
+                    contents: &bytes,
+                    usage: wgpu::BufferUsages::UNIFORM,
+                })
+        });
+        if let Some(u) = &uniform {
+            if u.size() > caps.max_uniform_buffer_binding_size {
+                return Err(Diagnostic::new(
+                    ErrorKind::Backend,
+                    format!(
+                        "launching `{}`: the parameter block is {} bytes, but the adapter's \
+                         max_uniform_buffer_binding_size is {}",
+                        p.name,
+                        u.size(),
+                        caps.max_uniform_buffer_binding_size
+                    ),
+                ));
+            }
+        }
+        let mut entries: Vec<wgpu::BindGroupEntry<'_>> = launch
+            .buffers
+            .iter()
+            .zip(&bound)
+            .enumerate()
+            .map(|(i, (a, b))| wgpu::BindGroupEntry {
+                binding: i as u32,
+                resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                    buffer: &a.buffer.buffer,
+                    offset: b.offset,
+                    size: wgpu::BufferSize::new(b.size),
+                }),
+            })
+            .collect();
+        if let Some(u) = &uniform {
+            entries.push(wgpu::BindGroupEntry {
+                binding: layout.uniform_binding(),
+                resource: u.as_entire_binding(),
+            });
+        }
+        let bind_group = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some(&p.name),
+            layout: &p.bind_group_layout,
+            entries: &entries,
+        });
+
+        let full = {
+            let mut batch = self.lock_batch()?;
+            let encoder = batch.encoder(&self.device);
+            {
+                let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                    label: Some(&p.name),
+                    timestamp_writes,
+                });
+                pass.set_pipeline(&p.pipeline);
+                pass.set_bind_group(0, &bind_group, &[]);
+                let [x, y, z] = launch.workgroups;
+                pass.dispatch_workgroups(x, y, z);
+            }
+            batch.launches += 1;
+            batch.launches >= MAX_BATCH
+        };
+        if full {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    /// Submits the pending batch without waiting for it.
+    pub fn flush(&self) -> Result<()> {
+        let encoder = {
+            let mut batch = self.lock_batch()?;
+            batch.launches = 0;
+            batch.encoder.take()
+        };
+        if let Some(encoder) = encoder {
+            self.queue.submit([encoder.finish()]);
+        }
+        self.take_uncaptured()
+    }
+
+    /// Submits the pending batch and waits until the device has finished all work.
+    pub fn synchronize(&self) -> Result<()> {
+        self.flush()?;
+        self.wait()
+    }
+
+    /// Waits for all submitted work (and map callbacks).
+    pub(crate) fn wait(&self) -> Result<()> {
+        self.device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map_err(|e| {
+                Diagnostic::new(ErrorKind::Backend, format!("waiting for the device: {e}"))
+            })?;
+        self.take_uncaptured()
+    }
+}

@@ -1,0 +1,42 @@
+//! tilewise-wgsl: the WGSL backend's runtime on wgpu (Vulkan, Metal, DX12, GL).
+//!
+//! The lowering (not in this crate yet) prints a kernel's Thread IR as a WGSL compute
+//! shader; this crate validates it and runs it:
+//!
+//! - [`context`]: [`WgpuContext`] picks an adapter (`WGPU_BACKEND`, `WGPU_ADAPTER_NAME`,
+//!   discrete GPUs first), opens a device with the adapter's own limits and the useful
+//!   optional features, and summarises them as [`Capabilities`].
+//! - [`memory`]: [`GpuBuffer`] storage buffers, uploads and read-back.
+//! - [`validate`]: [`validate_wgsl`] runs naga on every generated module; a rejection is
+//!   a tilewise-bug diagnostic naming the kernel and pointing at the WGSL line.
+//! - [`pipeline`]: the binding contract ([`KernelLayout`]), resource-limit checks
+//!   ([`ResourceUsage`]) and the pipeline cache keyed by specialization.
+//! - [`dispatch`]: [`Launch`]es batched in one command encoder until a read, a write or
+//!   [`WgpuContext::synchronize`]; the parameter block and sub-range binding through
+//!   element base offsets.
+//! - [`timing`]: GPU timestamps around launches for the benchmark harness.
+//!
+//! Every failure is a [`tilewise_core::Diagnostic`]: `Backend` for what the device
+//! cannot do (no adapter, a limit exceeded), `Launch` for bad arguments, `Internal`
+//! for generated code that naga or wgpu rejects. Nothing here panics on a missing GPU.
+
+pub mod context;
+pub mod dispatch;
+pub mod memory;
+pub mod pipeline;
+pub mod timing;
+pub mod validate;
+
+pub use context::{parse_backends, Capabilities, WgpuContext, WANTED_FEATURES};
+pub use dispatch::{param_block, BufferArg, Launch, MAX_BATCH};
+pub use memory::GpuBuffer;
+pub use pipeline::{
+    cache_key, KernelLayout, KernelPipeline, KernelSpec, PipelineCache, ResourceUsage,
+    StorageBinding, UniformLayout,
+};
+pub use timing::GpuTiming;
+pub use validate::{validate_wgsl, ValidModule};
+
+/// The wgpu and naga this crate is built against.
+pub use naga;
+pub use wgpu;
