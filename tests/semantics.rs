@@ -3,10 +3,10 @@
 
 mod common;
 
-use common::*;
+use common::{device, err, filled, line_col_of, module, ok, Rng};
 use proptest::prelude::*;
 use tilewise::half::{bf16, f16};
-use tilewise::{Buffer, DType, Device, ErrorKind, Module};
+use tilewise::{Buffer, DType, Device, ErrorKind};
 
 // ------------------------------------------------------------------ broadcasting
 

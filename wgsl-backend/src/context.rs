@@ -206,8 +206,27 @@ fn type_rank(t: wgpu::DeviceType) -> u32 {
     }
 }
 
+/// `vulkan, metal` rather than bitflags' debug form.
+fn backend_names(backends: wgpu::Backends) -> String {
+    let names = [
+        (wgpu::Backends::VULKAN, "vulkan"),
+        (wgpu::Backends::METAL, "metal"),
+        (wgpu::Backends::DX12, "dx12"),
+        (wgpu::Backends::GL, "gl"),
+    ];
+    let list: Vec<&str> = names
+        .iter()
+        .filter(|(b, _)| backends.contains(*b))
+        .map(|(_, n)| *n)
+        .collect();
+    list.join(", ")
+}
+
 fn describe(info: &wgpu::AdapterInfo) -> String {
-    format!("\"{}\" ({:?}, {:?})", info.name, info.backend, info.device_type)
+    format!(
+        "\"{}\" ({:?}, {:?})",
+        info.name, info.backend, info.device_type
+    )
 }
 
 impl WgpuContext {
@@ -247,11 +266,7 @@ impl WgpuContext {
                 continue;
             }
             if let Some(filter) = name_filter {
-                if !info
-                    .name
-                    .to_lowercase()
-                    .contains(&filter.to_lowercase())
-                {
+                if !info.name.to_lowercase().contains(&filter.to_lowercase()) {
                     rejected.push(format!(
                         "{}: name does not contain WGPU_ADAPTER_NAME=`{filter}`",
                         describe(&info)
@@ -267,7 +282,10 @@ impl WgpuContext {
         if candidates.is_empty() {
             let mut d = Diagnostic::new(
                 ErrorKind::Backend,
-                format!("no usable wgpu adapter found (backends tried: {backends:?})"),
+                format!(
+                    "no usable wgpu adapter found (backends tried: {})",
+                    backend_names(backends)
+                ),
             );
             for r in &rejected {
                 d = d.with_note(format!("skipped adapter {r}"));
@@ -294,8 +312,12 @@ impl WgpuContext {
             match pollster::block_on(adapter.request_device(&request)) {
                 Ok((device, queue)) => {
                     let downlevel = adapter.get_downlevel_capabilities().flags;
-                    let caps =
-                        Capabilities::from_wgpu(device.features(), &device.limits(), downlevel, &info);
+                    let caps = Capabilities::from_wgpu(
+                        device.features(),
+                        &device.limits(),
+                        downlevel,
+                        &info,
+                    );
                     let uncaptured = Arc::new(Mutex::new(Vec::new()));
                     let sink = uncaptured.clone();
                     device.on_uncaptured_error(Arc::new(move |e: wgpu::Error| {
@@ -318,10 +340,7 @@ impl WgpuContext {
                 Err(e) => failures.push(format!("{}: {e}", describe(&info))),
             }
         }
-        let mut d = Diagnostic::new(
-            ErrorKind::Backend,
-            "no wgpu adapter could create a device",
-        );
+        let mut d = Diagnostic::new(ErrorKind::Backend, "no wgpu adapter could create a device");
         for f in failures {
             d = d.with_note(f);
         }

@@ -249,7 +249,10 @@ impl WgpuContext {
         let base = if base_offsets {
             let b = (arg.offset - bind_offset) / elem;
             u32::try_from(b).map_err(|_| {
-                launch_error(&p.name, format!("argument {i}: base offset {b} exceeds u32"))
+                launch_error(
+                    &p.name,
+                    format!("argument {i}: base offset {b} exceeds u32"),
+                )
             })?
         } else {
             0

@@ -201,13 +201,16 @@ impl WgpuContext {
             Diagnostic::new(ErrorKind::Backend, "read-back: the map callback never ran")
         })?;
         mapped.map_err(|e| {
-            Diagnostic::new(ErrorKind::Backend, format!("read-back: mapping failed: {e}"))
+            Diagnostic::new(
+                ErrorKind::Backend,
+                format!("read-back: mapping failed: {e}"),
+            )
         })?;
         let at = (offset - start) as usize;
         let out = {
-            let view = staging.get_mapped_range(..).map_err(|e| {
-                Diagnostic::new(ErrorKind::Backend, format!("read-back: {e}"))
-            })?;
+            let view = staging
+                .get_mapped_range(..)
+                .map_err(|e| Diagnostic::new(ErrorKind::Backend, format!("read-back: {e}")))?;
             view[at..at + len as usize].to_vec()
         };
         staging.unmap();

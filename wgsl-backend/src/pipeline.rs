@@ -179,10 +179,11 @@ impl ResourceUsage {
                 "invocations per workgroup",
             );
         }
-        for (axis, (&size, &max)) in ["x", "y", "z"]
-            .iter()
-            .zip(self.workgroup_size.iter().zip(&caps.max_compute_workgroup_size))
-        {
+        for (axis, (&size, &max)) in ["x", "y", "z"].iter().zip(
+            self.workgroup_size
+                .iter()
+                .zip(&caps.max_compute_workgroup_size),
+        ) {
             if size > max {
                 return over(
                     &format!("max_compute_workgroup_size_{axis}"),

@@ -87,12 +87,15 @@ impl WgpuContext {
             Diagnostic::new(ErrorKind::Backend, "timestamps: the map callback never ran")
         })?;
         mapped.map_err(|e| {
-            Diagnostic::new(ErrorKind::Backend, format!("timestamps: mapping failed: {e}"))
+            Diagnostic::new(
+                ErrorKind::Backend,
+                format!("timestamps: mapping failed: {e}"),
+            )
         })?;
         let ticks: Vec<u64> = {
-            let view = readback.get_mapped_range(..).map_err(|e| {
-                Diagnostic::new(ErrorKind::Backend, format!("timestamps: {e}"))
-            })?;
+            let view = readback
+                .get_mapped_range(..)
+                .map_err(|e| Diagnostic::new(ErrorKind::Backend, format!("timestamps: {e}")))?;
             bytemuck::pod_collect_to_vec(&view)
         };
         readback.unmap();

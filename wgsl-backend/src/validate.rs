@@ -39,6 +39,31 @@ fn bug(kernel_name: &str, what: &str, detail: &str, source: &Arc<SourceFile>) ->
     .with_source(source)
 }
 
+/// Where a spanless type error shows in the source: a global variable using the type.
+fn type_error_site(module: &naga::Module, e: &naga::valid::ValidationError) -> Option<Span> {
+    let naga::valid::ValidationError::Type { handle, .. } = e else {
+        return None;
+    };
+    let handle = *handle;
+    if let Some(s) = span_of(module.types.get_span(handle)) {
+        return Some(s);
+    }
+    let uses = |ty: naga::Handle<naga::Type>| -> bool {
+        ty == handle
+            || match &module.types[ty].inner {
+                naga::TypeInner::Array { base, .. }
+                | naga::TypeInner::BindingArray { base, .. } => *base == handle,
+                naga::TypeInner::Struct { members, .. } => members.iter().any(|m| m.ty == handle),
+                _ => false,
+            }
+    };
+    module
+        .global_variables
+        .iter()
+        .filter(|(_, var)| uses(var.ty))
+        .find_map(|(h, _)| span_of(module.global_variables.get_span(h)))
+}
+
 /// Parses and validates `source` (the WGSL generated for `kernel_name`) for a device
 /// with `caps`.
 pub fn validate_wgsl(kernel_name: &str, source: &str, caps: &Capabilities) -> Result<ValidModule> {
@@ -67,8 +92,7 @@ pub fn validate_wgsl(kernel_name: &str, source: &str, caps: &Capabilities) -> Re
             return Err(d.with_note("please report this bug with the kernel that caused it"));
         }
     };
-    let mut validator =
-        naga::valid::Validator::new(naga::valid::ValidationFlags::all(), caps.naga);
+    let mut validator = naga::valid::Validator::new(naga::valid::ValidationFlags::all(), caps.naga);
     match validator.validate(&module) {
         Ok(info) => Ok(ValidModule { module, info }),
         Err(e) => {
@@ -83,6 +107,13 @@ pub fn validate_wgsl(kernel_name: &str, source: &str, caps: &Capabilities) -> Re
                     d.with_secondary(s, text.clone())
                 };
                 first = false;
+            }
+            if first {
+                // Type errors carry no span when the type was spelled inline: point at
+                // the first global variable whose type is, or directly contains, it.
+                if let Some(s) = type_error_site(&module, inner) {
+                    d = d.at(s, "this variable's type is invalid");
+                }
             }
             let mut cause = inner.source();
             while let Some(c) = cause {

@@ -8,7 +8,9 @@ use super::semantic::shape_text;
 use super::tracer::{err, unsupported, Tracer};
 use super::value::{format_val, Val};
 use crate::diag::{ErrorKind, Result, Span};
-use crate::ir::{AtomicOp, BinaryOp, CacheHints, Const, DType, Elem, HintKind, Op, Padding, Type, UnaryOp, Value};
+use crate::ir::{
+    AtomicOp, BinaryOp, CacheHints, Const, DType, Elem, HintKind, Op, Padding, Type, UnaryOp, Value,
+};
 use rustpython_parser::ast::Operator;
 
 /// Arguments bound to parameter names.
@@ -20,10 +22,19 @@ pub struct Bound {
 
 impl Bound {
     pub fn get(&self, i: usize) -> Option<&(Val, Span)> {
-        self.vals.get(i).and_then(|v| v.as_ref()).filter(|(v, _)| !matches!(v, Val::None))
+        self.vals
+            .get(i)
+            .and_then(|v| v.as_ref())
+            .filter(|(v, _)| !matches!(v, Val::None))
     }
     pub fn req(&self, i: usize) -> Result<&(Val, Span)> {
-        self.vals.get(i).and_then(|v| v.as_ref()).ok_or_else(|| err(ErrorKind::Argument, format!("{}() is missing an argument", self.fname), self.span))
+        self.vals.get(i).and_then(|v| v.as_ref()).ok_or_else(|| {
+            err(
+                ErrorKind::Argument,
+                format!("{}() is missing an argument", self.fname),
+                self.span,
+            )
+        })
     }
     pub fn span_of(&self, i: usize) -> Span {
         self.get(i).map(|(_, s)| *s).unwrap_or(self.span)
@@ -31,11 +42,22 @@ impl Bound {
 }
 
 /// Binds `args` / `kwargs` to `names`; the first `required` are mandatory.
-pub fn bind(fname: &str, args: Args, kwargs: Kwargs, names: &[&str], required: usize, span: Span) -> Result<Bound> {
+pub fn bind(
+    fname: &str,
+    args: Args,
+    kwargs: Kwargs,
+    names: &[&str],
+    required: usize,
+    span: Span,
+) -> Result<Bound> {
     if args.len() > names.len() {
         return Err(err(
             ErrorKind::Argument,
-            format!("{fname}() takes at most {} arguments, but {} were given", names.len(), args.len()),
+            format!(
+                "{fname}() takes at most {} arguments, but {} were given",
+                names.len(),
+                args.len()
+            ),
             span,
         ));
     }
@@ -45,26 +67,49 @@ pub fn bind(fname: &str, args: Args, kwargs: Kwargs, names: &[&str], required: u
     }
     for (k, v, s) in kwargs {
         let Some(i) = names.iter().position(|n| *n == k) else {
-            return Err(err(ErrorKind::Argument, format!("{fname}() got an unexpected keyword argument `{k}`"), s));
+            return Err(err(
+                ErrorKind::Argument,
+                format!("{fname}() got an unexpected keyword argument `{k}`"),
+                s,
+            ));
         };
         if vals[i].is_some() {
-            return Err(err(ErrorKind::Argument, format!("{fname}() got multiple values for argument `{k}`"), s));
+            return Err(err(
+                ErrorKind::Argument,
+                format!("{fname}() got multiple values for argument `{k}`"),
+                s,
+            ));
         }
         vals[i] = Some((v, s));
     }
     for (i, n) in names.iter().enumerate().take(required) {
         if vals[i].is_none() {
-            return Err(err(ErrorKind::Argument, format!("{fname}() missing required argument `{n}`"), span));
+            return Err(err(
+                ErrorKind::Argument,
+                format!("{fname}() missing required argument `{n}`"),
+                span,
+            ));
         }
     }
-    Ok(Bound { fname: fname.to_string(), vals, span })
+    Ok(Bound {
+        fname: fname.to_string(),
+        vals,
+        span,
+    })
 }
 
 pub fn const_int(v: &Val, span: Span, what: &str) -> Result<i64> {
     match v {
         Val::Int(i) => Ok(*i),
         Val::Bool(b) => Ok(*b as i64),
-        other => Err(err(ErrorKind::Static, format!("{what} must be a compile-time constant int (tl.constexpr), got {}", other.describe(None)), span)),
+        other => Err(err(
+            ErrorKind::Static,
+            format!(
+                "{what} must be a compile-time constant int (tl.constexpr), got {}",
+                other.describe(None)
+            ),
+            span,
+        )),
     }
 }
 
@@ -78,15 +123,31 @@ pub fn const_ints(v: &Val, span: Span, what: &str) -> Result<Vec<i64>> {
 pub fn const_dtype(v: &Val, span: Span) -> Result<DType> {
     match v {
         Val::DType(d) => Ok(*d),
-        Val::Str(s) => DType::from_name(s).ok_or_else(|| err(ErrorKind::Type, format!("unknown dtype {s:?}"), span)),
-        other => Err(err(ErrorKind::Type, format!("expected a dtype such as tl.float32, got {}", other.describe(None)), span)),
+        Val::Str(s) => DType::from_name(s)
+            .ok_or_else(|| err(ErrorKind::Type, format!("unknown dtype {s:?}"), span)),
+        other => Err(err(
+            ErrorKind::Type,
+            format!(
+                "expected a dtype such as tl.float32, got {}",
+                other.describe(None)
+            ),
+            span,
+        )),
     }
 }
 
 pub fn shape_arg(v: &Val, span: Span) -> Result<Vec<u32>> {
     let dims = const_ints(v, span, "a shape")?;
     dims.iter()
-        .map(|&d| u32::try_from(d).ok().filter(|&d| d > 0).ok_or_else(|| err(ErrorKind::Shape, format!("shape dimensions must be positive, got {d}"), span)))
+        .map(|&d| {
+            u32::try_from(d).ok().filter(|&d| d > 0).ok_or_else(|| {
+                err(
+                    ErrorKind::Shape,
+                    format!("shape dimensions must be positive, got {d}"),
+                    span,
+                )
+            })
+        })
         .collect()
 }
 
@@ -94,7 +155,11 @@ fn axis_norm(axis: i64, rank: usize, span: Span) -> Result<u32> {
     let r = rank as i64;
     let a = if axis < 0 { axis + r } else { axis };
     if a < 0 || a >= r.max(1) && !(r == 0 && a == 0) || (r > 0 && a >= r) {
-        return Err(err(ErrorKind::Shape, format!("axis {axis} is out of range for a tile of rank {rank}"), span));
+        return Err(err(
+            ErrorKind::Shape,
+            format!("axis {axis} is out of range for a tile of rank {rank}"),
+            span,
+        ));
     }
     Ok(a as u32)
 }
@@ -104,7 +169,13 @@ impl Tracer<'_> {
         axis_norm(axis, rank, span)
     }
 
-    pub fn call_builtin(&mut self, name: &str, args: Args, kwargs: Kwargs, span: Span) -> Result<Val> {
+    pub fn call_builtin(
+        &mut self,
+        name: &str,
+        args: Args,
+        kwargs: Kwargs,
+        span: Span,
+    ) -> Result<Val> {
         let short = name.strip_prefix("tl.").unwrap_or(name);
         if name.starts_with("tl.") {
             if let Some(v) = self.call_reduce(short, &args, &kwargs, span)? {
@@ -144,7 +215,7 @@ impl Tracer<'_> {
                     ("bool", v) if v.is_constexpr() => Ok(Val::Bool(v.truthy().unwrap_or(false))),
                     (_, Val::T(x)) => {
                         let d = match name { "int" => DType::I32, "float" => DType::F32, _ => DType::I1 };
-                        if d == DType::I1 { Ok(Val::T(self.to_bool(*x, s)?)) } else { Ok(Val::T(self.cast_checked(*x, d, s)?)) }
+                        if d == DType::I1 { Ok(Val::T(self.as_i1(*x, s)?)) } else { Ok(Val::T(self.cast_checked(*x, d, s)?)) }
                     }
                     _ => Err(err(ErrorKind::Type, format!("{name}() of {}", v.describe(None)), s)),
                 }
@@ -230,18 +301,37 @@ impl Tracer<'_> {
         }
     }
 
-    fn call_tl(&mut self, f: &str, full: &str, args: Args, kwargs: Kwargs, span: Span) -> Result<Val> {
+    fn call_tl(
+        &mut self,
+        f: &str,
+        full: &str,
+        args: Args,
+        kwargs: Kwargs,
+        span: Span,
+    ) -> Result<Val> {
         if !full.starts_with("tl.") {
-            return Err(err(ErrorKind::Name, format!("unknown function `{full}`"), span));
+            return Err(err(
+                ErrorKind::Name,
+                format!("unknown function `{full}`"),
+                span,
+            ));
         }
         match f {
             "program_id" | "num_programs" => {
                 let b = bind(f, args, kwargs, &["axis"], 1, span)?;
                 let a = const_int(&b.req(0)?.0, b.span_of(0), "the axis")?;
                 if !(0..3).contains(&a) {
-                    return Err(err(ErrorKind::Argument, format!("{f} axis must be 0, 1 or 2, got {a}"), b.span_of(0)));
+                    return Err(err(
+                        ErrorKind::Argument,
+                        format!("{f} axis must be 0, 1 or 2, got {a}"),
+                        b.span_of(0),
+                    ));
                 }
-                let op = if f == "program_id" { Op::ProgramId { axis: a as u8 } } else { Op::NumPrograms { axis: a as u8 } };
+                let op = if f == "program_id" {
+                    Op::ProgramId { axis: a as u8 }
+                } else {
+                    Op::NumPrograms { axis: a as u8 }
+                };
                 Ok(Val::T(self.b.push1(op, Type::scalar(DType::I32), span)))
             }
             "arange" => {
@@ -257,35 +347,83 @@ impl Tracer<'_> {
                         .with_note("pad the range to the next power of two (triton.next_power_of_2) and mask the extra lanes"));
                 }
                 if i32::try_from(start).is_err() || i32::try_from(end).is_err() {
-                    return Err(err(ErrorKind::Shape, "tl.arange bounds must fit in int32", span));
+                    return Err(err(
+                        ErrorKind::Shape,
+                        "tl.arange bounds must fit in int32",
+                        span,
+                    ));
                 }
-                Ok(Val::T(self.b.push1(Op::Arange { start, end }, Type::tile(DType::I32, vec![n as u32]), span)))
+                Ok(Val::T(self.b.push1(
+                    Op::Arange { start, end },
+                    Type::tile(DType::I32, vec![n as u32]),
+                    span,
+                )))
             }
             "zeros" | "full" => {
-                let names: &[&str] = if f == "zeros" { &["shape", "dtype"] } else { &["shape", "value", "dtype"] };
+                let names: &[&str] = if f == "zeros" {
+                    &["shape", "dtype"]
+                } else {
+                    &["shape", "value", "dtype"]
+                };
                 let b = bind(f, args, kwargs, names, names.len(), span)?;
                 let shape = shape_arg(&b.req(0)?.0, b.span_of(0))?;
                 let di = names.len() - 1;
                 let dt = const_dtype(&b.req(di)?.0, b.span_of(di))?;
-                let value = if f == "zeros" { Val::Int(0) } else { b.req(1)?.0.clone() };
+                let value = if f == "zeros" {
+                    Val::Int(0)
+                } else {
+                    b.req(1)?.0.clone()
+                };
                 self.full(&shape, &value, dt, span)
             }
             "zeros_like" | "full_like" => {
-                let names: &[&str] = if f == "zeros_like" { &["input", "dtype"] } else { &["input", "value", "dtype"] };
-                let b = bind(f, args, kwargs, names, if f == "zeros_like" { 1 } else { 2 }, span)?;
+                let names: &[&str] = if f == "zeros_like" {
+                    &["input", "dtype"]
+                } else {
+                    &["input", "value", "dtype"]
+                };
+                let b = bind(
+                    f,
+                    args,
+                    kwargs,
+                    names,
+                    if f == "zeros_like" { 1 } else { 2 },
+                    span,
+                )?;
                 let (x, d) = self.data_tensor(&b.req(0)?.0.clone(), b.span_of(0), f)?;
                 let di = names.len() - 1;
-                let dt = match b.get(di) { Some((v, s)) => const_dtype(v, *s)?, None => d };
-                let value = if f == "zeros_like" { Val::Int(0) } else { b.req(1)?.0.clone() };
+                let dt = match b.get(di) {
+                    Some((v, s)) => const_dtype(v, *s)?,
+                    None => d,
+                };
+                let value = if f == "zeros_like" {
+                    Val::Int(0)
+                } else {
+                    b.req(1)?.0.clone()
+                };
                 let shape = self.shape(x);
                 self.full(&shape, &value, dt, span)
             }
             "cast" => {
-                let b = bind(f, args, kwargs, &["input", "dtype", "fp_downcast_rounding", "bitcast"], 2, span)?;
+                let b = bind(
+                    f,
+                    args,
+                    kwargs,
+                    &["input", "dtype", "fp_downcast_rounding", "bitcast"],
+                    2,
+                    span,
+                )?;
                 let v = b.req(0)?.0.clone();
                 let dt = const_dtype(&b.req(1)?.0, b.span_of(1))?;
-                let bitcast = b.get(3).map(|(v, _)| v.truthy().unwrap_or(false)).unwrap_or(false);
-                let x = if v.is_number() && !bitcast { self.materialize(&v, dt, span)? } else { self.to_tensor(&v, span)? };
+                let bitcast = b
+                    .get(3)
+                    .map(|(v, _)| v.truthy().unwrap_or(false))
+                    .unwrap_or(false);
+                let x = if v.is_number() && !bitcast {
+                    self.materialize(&v, dt, span)?
+                } else {
+                    self.tensor_of(&v, span)?
+                };
                 if bitcast {
                     return Ok(Val::T(self.bitcast(x, dt, span)?));
                 }
@@ -293,7 +431,7 @@ impl Tracer<'_> {
             }
             "expand_dims" => {
                 let b = bind(f, args, kwargs, &["input", "axis"], 2, span)?;
-                let mut x = self.to_tensor(&b.req(0)?.0.clone(), b.span_of(0))?;
+                let mut x = self.tensor_of(&b.req(0)?.0.clone(), b.span_of(0))?;
                 let mut axes = const_ints(&b.req(1)?.0, b.span_of(1), "the axis")?;
                 let new_rank = self.shape(x).len() + axes.len();
                 for a in axes.iter_mut() {
@@ -304,38 +442,68 @@ impl Tracer<'_> {
                     let mut s = self.shape(x);
                     s.insert(a as usize, 1);
                     let ty = self.ty(x).with_shape(s);
-                    x = self.b.push1(Op::ExpandDims { value: x, axis: a as u32 }, ty, span);
+                    x = self.b.push1(
+                        Op::ExpandDims {
+                            value: x,
+                            axis: a as u32,
+                        },
+                        ty,
+                        span,
+                    );
                 }
                 Ok(Val::T(x))
             }
             "broadcast_to" => {
-                let (x, shape) = self.value_and_shape(f, args, kwargs, &["input", "shape"], span)?;
+                let (x, shape) =
+                    self.value_and_shape(f, args, kwargs, &["input", "shape"], span)?;
                 Ok(Val::T(self.broadcast_to(x, &shape, span)?))
             }
             "broadcast" => {
                 let b = bind(f, args, kwargs, &["input", "other"], 2, span)?;
-                let x = self.to_tensor(&b.req(0)?.0.clone(), b.span_of(0))?;
-                let y = self.to_tensor(&b.req(1)?.0.clone(), b.span_of(1))?;
+                let x = self.tensor_of(&b.req(0)?.0.clone(), b.span_of(0))?;
+                let y = self.tensor_of(&b.req(1)?.0.clone(), b.span_of(1))?;
                 let (x, y) = self.broadcast_pair(x, y, span)?;
                 Ok(Val::Tuple(vec![Val::T(x), Val::T(y)], false))
             }
             "reshape" | "view" => {
-                let (x, shape) = self.value_and_shape(f, args, kwargs, &["input", "shape", "can_reorder"], span)?;
+                let (x, shape) = self.value_and_shape(
+                    f,
+                    args,
+                    kwargs,
+                    &["input", "shape", "can_reorder"],
+                    span,
+                )?;
                 let ty = self.ty(x);
                 let n: u64 = shape.iter().map(|&d| d as u64).product();
                 if n != ty.numel() as u64 {
-                    return Err(err(ErrorKind::Shape, format!("cannot reshape a tile of shape {} ({} elements) to {} ({n} elements)", shape_text(ty.shape()), ty.numel(), shape_text(&shape)), span));
+                    return Err(err(
+                        ErrorKind::Shape,
+                        format!(
+                            "cannot reshape a tile of shape {} ({} elements) to {} ({n} elements)",
+                            shape_text(ty.shape()),
+                            ty.numel(),
+                            shape_text(&shape)
+                        ),
+                        span,
+                    ));
                 }
                 if ty.shape() == shape.as_slice() {
                     return Ok(Val::T(x));
                 }
-                Ok(Val::T(self.b.push1(Op::Reshape(x), ty.with_shape(shape), span)))
+                Ok(Val::T(self.b.push1(
+                    Op::Reshape(x),
+                    ty.with_shape(shape),
+                    span,
+                )))
             }
             "trans" | "permute" => {
                 let Some((first, fs)) = args.first().cloned() else {
                     let b = bind(f, args, kwargs, &["input", "dims"], 1, span)?;
                     let (v, s) = b.req(0)?.clone();
-                    let dims = match b.get(1) { Some((d, ds)) => Some(const_ints(d, *ds, "dims")?), None => None };
+                    let dims = match b.get(1) {
+                        Some((d, ds)) => Some(const_ints(d, *ds, "dims")?),
+                        None => None,
+                    };
                     return self.permute(&v, s, dims, f, span);
                 };
                 let mut dims: Vec<i64> = vec![];
@@ -346,27 +514,58 @@ impl Tracer<'_> {
                     if k == "dims" {
                         dims.extend(const_ints(v, *s, "dims")?);
                     } else {
-                        return Err(err(ErrorKind::Argument, format!("{f}() got an unexpected keyword argument `{k}`"), *s));
+                        return Err(err(
+                            ErrorKind::Argument,
+                            format!("{f}() got an unexpected keyword argument `{k}`"),
+                            *s,
+                        ));
                     }
                 }
-                self.permute(&first, fs, if dims.is_empty() { None } else { Some(dims) }, f, span)
+                self.permute(
+                    &first,
+                    fs,
+                    if dims.is_empty() { None } else { Some(dims) },
+                    f,
+                    span,
+                )
             }
             "where" => {
                 let b = bind(f, args, kwargs, &["condition", "x", "y"], 3, span)?;
-                let (c, x, y) = (b.req(0)?.0.clone(), b.req(1)?.0.clone(), b.req(2)?.0.clone());
+                let (c, x, y) = (
+                    b.req(0)?.0.clone(),
+                    b.req(1)?.0.clone(),
+                    b.req(2)?.0.clone(),
+                );
                 self.where_(c, x, y, span)
             }
             "minimum" | "maximum" => {
                 let b = bind(f, args, kwargs, &["x", "y", "propagate_nan"], 2, span)?;
-                let op = if f == "minimum" { BinaryOp::Min } else { BinaryOp::Max };
+                let op = if f == "minimum" {
+                    BinaryOp::Min
+                } else {
+                    BinaryOp::Max
+                };
                 self.elementwise2(op, b.req(0)?.0.clone(), b.req(1)?.0.clone(), span)
             }
             "clamp" => {
-                let b = bind(f, args, kwargs, &["x", "min", "max", "propagate_nan"], 3, span)?;
-                let lo = self.elementwise2(BinaryOp::Max, b.req(0)?.0.clone(), b.req(1)?.0.clone(), span)?;
+                let b = bind(
+                    f,
+                    args,
+                    kwargs,
+                    &["x", "min", "max", "propagate_nan"],
+                    3,
+                    span,
+                )?;
+                let lo = self.elementwise2(
+                    BinaryOp::Max,
+                    b.req(0)?.0.clone(),
+                    b.req(1)?.0.clone(),
+                    span,
+                )?;
                 self.elementwise2(BinaryOp::Min, lo, b.req(2)?.0.clone(), span)
             }
-            "exp" | "exp2" | "log" | "log2" | "sqrt" | "sqrt_rn" | "rsqrt" | "sin" | "cos" | "floor" | "ceil" | "erf" | "tanh" => {
+            "exp" | "exp2" | "log" | "log2" | "sqrt" | "sqrt_rn" | "rsqrt" | "sin" | "cos"
+            | "floor" | "ceil" | "erf" | "tanh" => {
                 let b = bind(f, args, kwargs, &["x"], 1, span)?;
                 let op = match f {
                     "exp" => UnaryOp::Exp,
@@ -395,15 +594,29 @@ impl Tracer<'_> {
             }
             "fdiv" | "div_rn" => {
                 let b = bind(f, args, kwargs, &["x", "y", "ieee_rounding"], 2, span)?;
-                self.binop(Operator::Div, b.req(0)?.0.clone(), b.req(1)?.0.clone(), span)
+                self.binop(
+                    Operator::Div,
+                    b.req(0)?.0.clone(),
+                    b.req(1)?.0.clone(),
+                    span,
+                )
             }
             "pow" => {
                 let b = bind(f, args, kwargs, &["x", "y"], 2, span)?;
-                self.binop(Operator::Pow, b.req(0)?.0.clone(), b.req(1)?.0.clone(), span)
+                self.binop(
+                    Operator::Pow,
+                    b.req(0)?.0.clone(),
+                    b.req(1)?.0.clone(),
+                    span,
+                )
             }
             "fma" => {
                 let b = bind(f, args, kwargs, &["x", "y", "z"], 3, span)?;
-                let vals = [b.req(0)?.0.clone(), b.req(1)?.0.clone(), b.req(2)?.0.clone()];
+                let vals = [
+                    b.req(0)?.0.clone(),
+                    b.req(1)?.0.clone(),
+                    b.req(2)?.0.clone(),
+                ];
                 let mut dt: Option<(DType, bool)> = None;
                 for v in &vals {
                     let Elem::Data(d) = self.elem_of(v, span)? else {
@@ -412,7 +625,9 @@ impl Tracer<'_> {
                     dt = Some(match dt {
                         None => (d, v.is_number()),
                         Some((p, pl)) => {
-                            let r = super::semantic::computation_type(p, pl, d, v.is_number(), false).map_err(|m| err(ErrorKind::Type, m, span))?;
+                            let r =
+                                super::semantic::computation_type(p, pl, d, v.is_number(), false)
+                                    .map_err(|m| err(ErrorKind::Type, m, span))?;
                             (r, pl && v.is_number())
                         }
                     });
@@ -431,25 +646,53 @@ impl Tracer<'_> {
                     *x = self.broadcast_to(*x, &shape, span)?;
                 }
                 let ty = self.ty(xs[0]);
-                Ok(Val::T(self.b.push1(Op::Fma { a: xs[0], b: xs[1], c: xs[2] }, ty, span)))
+                Ok(Val::T(self.b.push1(
+                    Op::Fma {
+                        a: xs[0],
+                        b: xs[1],
+                        c: xs[2],
+                    },
+                    ty,
+                    span,
+                )))
             }
             "load" => self.load(args, kwargs, span),
             "store" => self.store(args, kwargs, span),
             "make_block_ptr" => self.make_block_ptr(args, kwargs, span),
             "advance" => {
                 let b = bind(f, args, kwargs, &["base", "offsets"], 2, span)?;
-                let p = self.to_tensor(&b.req(0)?.0.clone(), b.span_of(0))?;
+                let p = self.tensor_of(&b.req(0)?.0.clone(), b.span_of(0))?;
                 let ty = self.ty(p);
                 if !ty.is_block_ptr() {
-                    return Err(err(ErrorKind::Type, format!("tl.advance needs a block pointer (from tl.make_block_ptr), got {ty}"), b.span_of(0)));
+                    return Err(err(
+                        ErrorKind::Type,
+                        format!(
+                            "tl.advance needs a block pointer (from tl.make_block_ptr), got {ty}"
+                        ),
+                        b.span_of(0),
+                    ));
                 }
-                let deltas = self.scalar_list(&b.req(1)?.0.clone(), b.span_of(1), DType::I32, "offsets")?;
+                let deltas =
+                    self.scalar_list(&b.req(1)?.0.clone(), b.span_of(1), DType::I32, "offsets")?;
                 if deltas.len() != ty.rank() {
-                    return Err(err(ErrorKind::Shape, format!("tl.advance got {} offsets for a block pointer of rank {}", deltas.len(), ty.rank()), b.span_of(1)));
+                    return Err(err(
+                        ErrorKind::Shape,
+                        format!(
+                            "tl.advance got {} offsets for a block pointer of rank {}",
+                            deltas.len(),
+                            ty.rank()
+                        ),
+                        b.span_of(1),
+                    ));
                 }
-                Ok(Val::T(self.b.push1(Op::Advance { ptr: p, deltas }, ty, span)))
+                Ok(Val::T(self.b.push1(
+                    Op::Advance { ptr: p, deltas },
+                    ty,
+                    span,
+                )))
             }
-            "atomic_add" | "atomic_max" | "atomic_min" | "atomic_and" | "atomic_or" | "atomic_xor" | "atomic_xchg" => {
+            "atomic_add" | "atomic_max" | "atomic_min" | "atomic_and" | "atomic_or"
+            | "atomic_xor" | "atomic_xchg" => {
                 let op = match f {
                     "atomic_add" => AtomicOp::Add,
                     "atomic_max" => AtomicOp::Max,
@@ -459,14 +702,21 @@ impl Tracer<'_> {
                     "atomic_xor" => AtomicOp::Xor,
                     _ => AtomicOp::Xchg,
                 };
-                let b = bind(f, args, kwargs, &["pointer", "val", "mask", "sem", "scope"], 2, span)?;
+                let b = bind(
+                    f,
+                    args,
+                    kwargs,
+                    &["pointer", "val", "mask", "sem", "scope"],
+                    2,
+                    span,
+                )?;
                 let (p, pointee) = self.pointer_tile(&b.req(0)?.0.clone(), b.span_of(0), f)?;
                 let v = self.materialize(&b.req(1)?.0.clone(), pointee, b.span_of(1))?;
                 let (p, v) = self.broadcast_pair(p, v, span)?;
                 let mask = match b.get(2) {
                     Some((m, ms)) => {
-                        let m = self.to_tensor(m, *ms)?;
-                        let m = self.to_bool(m, *ms)?;
+                        let m = self.tensor_of(m, *ms)?;
+                        let m = self.as_i1(m, *ms)?;
                         let shape = self.shape(p);
                         Some(self.broadcast_to(m, &shape, *ms)?)
                     }
@@ -477,10 +727,26 @@ impl Tracer<'_> {
                     let _ = m;
                 }
                 let ty = self.ty(p).with_dtype(pointee);
-                Ok(Val::T(self.b.push1(Op::Atomic { op, ptr: p, value: v, mask }, ty, span)))
+                Ok(Val::T(self.b.push1(
+                    Op::Atomic {
+                        op,
+                        ptr: p,
+                        value: v,
+                        mask,
+                    },
+                    ty,
+                    span,
+                )))
             }
             "atomic_cas" => {
-                let b = bind(f, args, kwargs, &["pointer", "cmp", "val", "sem", "scope"], 3, span)?;
+                let b = bind(
+                    f,
+                    args,
+                    kwargs,
+                    &["pointer", "cmp", "val", "sem", "scope"],
+                    3,
+                    span,
+                )?;
                 let (p, pointee) = self.pointer_tile(&b.req(0)?.0.clone(), b.span_of(0), f)?;
                 let c = self.materialize(&b.req(1)?.0.clone(), pointee, b.span_of(1))?;
                 let v = self.materialize(&b.req(2)?.0.clone(), pointee, b.span_of(2))?;
@@ -493,16 +759,39 @@ impl Tracer<'_> {
                 let c = self.broadcast_to(c, &shape, span)?;
                 let v = self.broadcast_to(v, &shape, span)?;
                 let ty = self.ty(p).with_dtype(pointee);
-                Ok(Val::T(self.b.push1(Op::AtomicCas { ptr: p, cmp: c, value: v }, ty, span)))
+                Ok(Val::T(self.b.push1(
+                    Op::AtomicCas {
+                        ptr: p,
+                        cmp: c,
+                        value: v,
+                    },
+                    ty,
+                    span,
+                )))
             }
             "multiple_of" | "max_contiguous" | "max_constancy" => {
                 let b = bind(f, args, kwargs, &["input", "values"], 2, span)?;
-                let x = self.to_tensor(&b.req(0)?.0.clone(), b.span_of(0))?;
+                let x = self.tensor_of(&b.req(0)?.0.clone(), b.span_of(0))?;
                 let vals = const_ints(&b.req(1)?.0, b.span_of(1), "the hint value")?;
-                let vals: Vec<u32> = vals.iter().map(|&v| u32::try_from(v).ok().filter(|v| *v > 0).ok_or_else(|| err(ErrorKind::Argument, format!("hint values must be positive, got {v}"), b.span_of(1)))).collect::<Result<_>>()?;
+                let vals: Vec<u32> = vals
+                    .iter()
+                    .map(|&v| {
+                        u32::try_from(v).ok().filter(|v| *v > 0).ok_or_else(|| {
+                            err(
+                                ErrorKind::Argument,
+                                format!("hint values must be positive, got {v}"),
+                                b.span_of(1),
+                            )
+                        })
+                    })
+                    .collect::<Result<_>>()?;
                 let ty = self.ty(x);
                 if ty.dtype().is_none_or(|d| !d.is_int()) {
-                    return Err(err(ErrorKind::Type, format!("tl.{f} needs an integer tile, got {ty}"), b.span_of(0)));
+                    return Err(err(
+                        ErrorKind::Type,
+                        format!("tl.{f} needs an integer tile, got {ty}"),
+                        b.span_of(0),
+                    ));
                 }
                 let hint = match f {
                     "multiple_of" => HintKind::MultipleOf(vals),
@@ -514,7 +803,11 @@ impl Tracer<'_> {
             "static_assert" => {
                 let b = bind(f, args, kwargs, &["cond", "msg"], 1, span)?;
                 let (c, cs) = b.req(0)?.clone();
-                let msg = match b.get(1) { Some((Val::Str(s), _)) => s.clone(), Some((v, _)) => format_val(v, &|x| self.fmt_type(x)), None => String::new() };
+                let msg = match b.get(1) {
+                    Some((Val::Str(s), _)) => s.clone(),
+                    Some((v, _)) => format_val(v, &|x| self.fmt_type(x)),
+                    None => String::new(),
+                };
                 match c.truthy() {
                     Some(true) => Ok(Val::None),
                     Some(false) => Err(err(ErrorKind::Static, if msg.is_empty() { "static_assert failed".to_string() } else { format!("static_assert failed: {msg}") }, span)),
@@ -523,9 +816,16 @@ impl Tracer<'_> {
             }
             "static_print" => {
                 if let Some((k, _, s)) = kwargs.iter().find(|(k, _, _)| k != "sep" && k != "end") {
-                    return Err(err(ErrorKind::Argument, format!("static_print() got an unexpected keyword argument `{k}`"), *s));
+                    return Err(err(
+                        ErrorKind::Argument,
+                        format!("static_print() got an unexpected keyword argument `{k}`"),
+                        *s,
+                    ));
                 }
-                let parts: Vec<String> = args.iter().map(|(v, _)| format_val(v, &|x| self.fmt_type(x))).collect();
+                let parts: Vec<String> = args
+                    .iter()
+                    .map(|(v, _)| format_val(v, &|x| self.fmt_type(x)))
+                    .collect();
                 let line = parts.join(" ");
                 if self.dry == 0 {
                     println!("{line}");
@@ -538,47 +838,90 @@ impl Tracer<'_> {
                 for (k, v, s) in &kwargs {
                     match k.as_str() {
                         "hex" => hex = v.truthy().unwrap_or(false),
-                        _ => return Err(err(ErrorKind::Argument, format!("device_print() got an unexpected keyword argument `{k}`"), *s)),
+                        _ => {
+                            return Err(err(
+                                ErrorKind::Argument,
+                                format!("device_print() got an unexpected keyword argument `{k}`"),
+                                *s,
+                            ))
+                        }
                     }
                 }
                 let mut it = args.into_iter();
                 let prefix = match it.next() {
                     Some((Val::Str(s), _)) => s,
-                    Some((_, s)) => return Err(err(ErrorKind::Type, "device_print's first argument must be a string prefix", s)),
-                    None => return Err(err(ErrorKind::Argument, "device_print() missing the prefix", span)),
+                    Some((_, s)) => {
+                        return Err(err(
+                            ErrorKind::Type,
+                            "device_print's first argument must be a string prefix",
+                            s,
+                        ))
+                    }
+                    None => {
+                        return Err(err(
+                            ErrorKind::Argument,
+                            "device_print() missing the prefix",
+                            span,
+                        ))
+                    }
                 };
                 let mut values = vec![];
                 for (v, s) in it {
-                    values.push(self.to_tensor(&v, s)?);
+                    values.push(self.tensor_of(&v, s)?);
                 }
-                self.b.push0(Op::DevicePrint { prefix, values, hex }, span);
+                self.b.push0(
+                    Op::DevicePrint {
+                        prefix,
+                        values,
+                        hex,
+                    },
+                    span,
+                );
                 Ok(Val::None)
             }
             "device_assert" => {
                 let b = bind(f, args, kwargs, &["cond", "msg", "mask"], 1, span)?;
                 let (c, cs) = b.req(0)?.clone();
-                let msg = match b.get(1) { Some((Val::Str(s), _)) => s.clone(), _ => String::new() };
+                let msg = match b.get(1) {
+                    Some((Val::Str(s), _)) => s.clone(),
+                    _ => String::new(),
+                };
                 if let Some(t) = c.truthy() {
                     if !t {
-                        return Err(err(ErrorKind::Static, format!("device_assert on a condition that is always false: {msg}"), cs));
+                        return Err(err(
+                            ErrorKind::Static,
+                            format!("device_assert on a condition that is always false: {msg}"),
+                            cs,
+                        ));
                     }
                     return Ok(Val::None);
                 }
-                let x = self.to_tensor(&c, cs)?;
-                let cond = self.to_bool(x, cs)?;
+                let x = self.tensor_of(&c, cs)?;
+                let cond = self.as_i1(x, cs)?;
                 self.b.push0(Op::DeviceAssert { cond, message: msg }, span);
                 Ok(Val::None)
             }
             "debug_barrier" => Ok(Val::None),
-            _ => Err(err(ErrorKind::Name, format!("unknown function `tl.{f}`"), span)),
+            _ => Err(err(
+                ErrorKind::Name,
+                format!("unknown function `tl.{f}`"),
+                span,
+            )),
         }
     }
 
-    fn value_and_shape(&mut self, f: &str, args: Args, kwargs: Kwargs, names: &[&str], span: Span) -> Result<(Value, Vec<u32>)> {
+    fn value_and_shape(
+        &mut self,
+        f: &str,
+        args: Args,
+        kwargs: Kwargs,
+        names: &[&str],
+        span: Span,
+    ) -> Result<(Value, Vec<u32>)> {
         // Shape as a tuple or as varargs: reshape(x, (2, 8)) or reshape(x, 2, 8).
         if args.len() > 2 || (args.len() == 2 && matches!(args[1].0, Val::Int(_))) {
             let (v, s) = args[0].clone();
-            let x = self.to_tensor(&v, s)?;
+            let x = self.tensor_of(&v, s)?;
             let mut dims = vec![];
             for (d, ds) in args.iter().skip(1) {
                 dims.extend(shape_arg(d, *ds)?);
@@ -586,29 +929,53 @@ impl Tracer<'_> {
             return Ok((x, dims));
         }
         let b = bind(f, args, kwargs, names, 2, span)?;
-        let x = self.to_tensor(&b.req(0)?.0.clone(), b.span_of(0))?;
+        let x = self.tensor_of(&b.req(0)?.0.clone(), b.span_of(0))?;
         let shape = shape_arg(&b.req(1)?.0, b.span_of(1))?;
         Ok((x, shape))
     }
 
-    fn permute(&mut self, v: &Val, s: Span, dims: Option<Vec<i64>>, f: &str, span: Span) -> Result<Val> {
-        let x = self.to_tensor(v, s)?;
+    fn permute(
+        &mut self,
+        v: &Val,
+        s: Span,
+        dims: Option<Vec<i64>>,
+        f: &str,
+        span: Span,
+    ) -> Result<Val> {
+        let x = self.tensor_of(v, s)?;
         let shape = self.shape(x);
         let rank = shape.len();
         let perm: Vec<u32> = match dims {
             None if rank == 2 => vec![1, 0],
             None if rank < 2 => return Ok(Val::T(x)),
-            None => return Err(err(ErrorKind::Argument, format!("tl.{f} of a rank-{rank} tile needs the dimension order"), span)),
-            Some(d) => d.iter().map(|&a| axis_norm(a, rank, span)).collect::<Result<_>>()?,
+            None => {
+                return Err(err(
+                    ErrorKind::Argument,
+                    format!("tl.{f} of a rank-{rank} tile needs the dimension order"),
+                    span,
+                ))
+            }
+            Some(d) => d
+                .iter()
+                .map(|&a| axis_norm(a, rank, span))
+                .collect::<Result<_>>()?,
         };
         let mut sorted = perm.clone();
         sorted.sort();
         if sorted != (0..rank as u32).collect::<Vec<_>>() {
-            return Err(err(ErrorKind::Argument, format!("tl.{f} dims {perm:?} are not a permutation of 0..{rank}"), span));
+            return Err(err(
+                ErrorKind::Argument,
+                format!("tl.{f} dims {perm:?} are not a permutation of 0..{rank}"),
+                span,
+            ));
         }
         let new_shape: Vec<u32> = perm.iter().map(|&p| shape[p as usize]).collect();
         let ty = self.ty(x).with_shape(new_shape);
-        Ok(Val::T(self.b.push1(Op::Permute { value: x, perm }, ty, span)))
+        Ok(Val::T(self.b.push1(
+            Op::Permute { value: x, perm },
+            ty,
+            span,
+        )))
     }
 
     fn full(&mut self, shape: &[u32], value: &Val, dt: DType, span: Span) -> Result<Val> {
@@ -618,7 +985,11 @@ impl Tracer<'_> {
         }
         let x = self.materialize(value, dt, span)?;
         if !self.ty(x).is_scalar() {
-            return Err(err(ErrorKind::Shape, "tl.full's value must be a scalar", span));
+            return Err(err(
+                ErrorKind::Shape,
+                "tl.full's value must be a scalar",
+                span,
+            ));
         }
         Ok(Val::T(self.broadcast_to(x, shape, span)?))
     }
@@ -629,8 +1000,8 @@ impl Tracer<'_> {
             // A constant condition still yields the promoted, broadcast value.
             let _ = t;
         }
-        let cv = self.to_tensor(&c, span)?;
-        let cv = self.to_bool(cv, span)?;
+        let cv = self.tensor_of(&c, span)?;
+        let cv = self.as_i1(cv, span)?;
         let (a, b, _) = self.promote_pair(&x, &y, false, span, "where")?;
         let s = self.shape(a);
         let cs = self.shape(cv);
@@ -639,14 +1010,26 @@ impl Tracer<'_> {
         let a = self.broadcast_to(a, &shape, span)?;
         let b = self.broadcast_to(b, &shape, span)?;
         let ty = self.ty(a);
-        Ok(Val::T(self.b.push1(Op::Select { cond: cv, on_true: a, on_false: b }, ty, span)))
+        Ok(Val::T(self.b.push1(
+            Op::Select {
+                cond: cv,
+                on_true: a,
+                on_false: b,
+            },
+            ty,
+            span,
+        )))
     }
 
     /// Promoted elementwise binary op (`minimum`, `maximum`).
     pub fn elementwise2(&mut self, op: BinaryOp, a: Val, b: Val, span: Span) -> Result<Val> {
         let (x, y, _) = self.promote_pair(&a, &b, false, span, op.name())?;
         let ty = self.ty(x);
-        Ok(Val::T(self.b.push1(Op::Binary { op, lhs: x, rhs: y }, ty, span)))
+        Ok(Val::T(self.b.push1(
+            Op::Binary { op, lhs: x, rhs: y },
+            ty,
+            span,
+        )))
     }
 
     /// A float-only math function: ints go through f32; f16 / bf16 compute in f32
@@ -671,10 +1054,14 @@ impl Tracer<'_> {
 
     /// A pointer tile operand of a memory op, and its pointee.
     fn pointer_tile(&mut self, v: &Val, s: Span, f: &str) -> Result<(Value, DType)> {
-        let x = self.to_tensor(v, s)?;
+        let x = self.tensor_of(v, s)?;
         match self.ty(x).elem() {
             Some(Elem::Ptr(d)) => Ok((x, d)),
-            _ => Err(err(ErrorKind::Type, format!("tl.{f} needs a pointer, got {}", self.describe(v)), s)),
+            _ => Err(err(
+                ErrorKind::Type,
+                format!("tl.{f} needs a pointer, got {}", self.describe(v)),
+                s,
+            )),
         }
     }
 
@@ -686,7 +1073,9 @@ impl Tracer<'_> {
         CacheHints {
             cache_modifier: s(cache),
             eviction_policy: s(evict),
-            volatile: volatile.and_then(|i| b.get(i)).is_some_and(|(v, _)| v.truthy().unwrap_or(false)),
+            volatile: volatile
+                .and_then(|i| b.get(i))
+                .is_some_and(|(v, _)| v.truthy().unwrap_or(false)),
         }
     }
 
@@ -694,7 +1083,10 @@ impl Tracer<'_> {
         match b.get(i) {
             None => Ok(vec![]),
             Some((v, s)) => {
-                let mut dims: Vec<u32> = const_ints(v, *s, "boundary_check")?.iter().map(|&d| axis_norm(d, rank, *s)).collect::<Result<_>>()?;
+                let mut dims: Vec<u32> = const_ints(v, *s, "boundary_check")?
+                    .iter()
+                    .map(|&d| axis_norm(d, rank, *s))
+                    .collect::<Result<_>>()?;
                 dims.sort();
                 dims.dedup();
                 Ok(dims)
@@ -703,9 +1095,25 @@ impl Tracer<'_> {
     }
 
     fn load(&mut self, args: Args, kwargs: Kwargs, span: Span) -> Result<Val> {
-        let b = bind("tl.load", args, kwargs, &["pointer", "mask", "other", "boundary_check", "padding_option", "cache_modifier", "eviction_policy", "volatile"], 1, span)?;
+        let b = bind(
+            "tl.load",
+            args,
+            kwargs,
+            &[
+                "pointer",
+                "mask",
+                "other",
+                "boundary_check",
+                "padding_option",
+                "cache_modifier",
+                "eviction_policy",
+                "volatile",
+            ],
+            1,
+            span,
+        )?;
         let (pv, ps) = b.req(0)?.clone();
-        let p = self.to_tensor(&pv, ps)?;
+        let p = self.tensor_of(&pv, ps)?;
         let pty = self.ty(p);
         let hints = self.hints(&b, 5, 6, Some(7));
         let padding = match b.get(4) {
@@ -714,20 +1122,48 @@ impl Tracer<'_> {
             Some((Val::Str(s), _)) if s == "zero" => Padding::Zero,
             Some((Val::Str(s), _)) if s == "nan" => Padding::Nan,
             Some((v, s)) => {
-                return Err(err(ErrorKind::Argument, format!("padding_option must be \"zero\" or \"nan\", got {}", format_val(v, &|_| String::new())), *s)
-                    .with_note("to pad with another value, load with a mask and `other=`, or use tl.where"));
+                return Err(err(
+                    ErrorKind::Argument,
+                    format!(
+                        "padding_option must be \"zero\" or \"nan\", got {}",
+                        format_val(v, &|_| String::new())
+                    ),
+                    *s,
+                )
+                .with_note(
+                    "to pad with another value, load with a mask and `other=`, or use tl.where",
+                ));
             }
         };
-        if let Type::BlockPtr { pointee, block_shape } = &pty {
+        if let Type::BlockPtr {
+            pointee,
+            block_shape,
+        } = &pty
+        {
             if b.get(1).is_some() || b.get(2).is_some() {
                 return Err(err(ErrorKind::Argument, "`mask` and `other` cannot be used with a block pointer; use boundary_check and padding_option", span));
             }
             let bc = self.boundary_check(&b, 3, block_shape.len())?;
             let ty = Type::tile(*pointee, block_shape.clone());
-            return Ok(Val::T(self.b.push1(Op::Load { ptr: p, mask: None, other: None, boundary_check: bc, padding, hints }, ty, span)));
+            return Ok(Val::T(self.b.push1(
+                Op::Load {
+                    ptr: p,
+                    mask: None,
+                    other: None,
+                    boundary_check: bc,
+                    padding,
+                    hints,
+                },
+                ty,
+                span,
+            )));
         }
         let Some(Elem::Ptr(pointee)) = pty.elem() else {
-            return Err(err(ErrorKind::Type, format!("tl.load needs a pointer, got {}", self.describe(&pv)), ps));
+            return Err(err(
+                ErrorKind::Type,
+                format!("tl.load needs a pointer, got {}", self.describe(&pv)),
+                ps,
+            ));
         };
         if b.get(3).is_some() {
             return Err(err(ErrorKind::Argument, "boundary_check only applies to block pointers (tl.make_block_ptr); use `mask=` with a pointer tile", b.span_of(3)));
@@ -735,8 +1171,8 @@ impl Tracer<'_> {
         let mut p = p;
         let mask = match b.get(1) {
             Some((m, ms)) => {
-                let m = self.to_tensor(m, *ms)?;
-                let m = self.to_bool(m, *ms)?;
+                let m = self.tensor_of(m, *ms)?;
+                let m = self.as_i1(m, *ms)?;
                 let (pp, mm) = self.broadcast_pair(p, m, span)?;
                 p = pp;
                 Some(mm)
@@ -746,7 +1182,11 @@ impl Tracer<'_> {
         let other = match b.get(2) {
             Some((o, os)) => {
                 if mask.is_none() {
-                    return Err(err(ErrorKind::Argument, "`other` cannot be given without `mask`", *os));
+                    return Err(err(
+                        ErrorKind::Argument,
+                        "`other` cannot be given without `mask`",
+                        *os,
+                    ));
                 }
                 let o = self.materialize(o, pointee, *os)?;
                 let shape = self.shape(p);
@@ -755,28 +1195,74 @@ impl Tracer<'_> {
             None => None,
         };
         let ty = self.ty(p).with_dtype(pointee);
-        Ok(Val::T(self.b.push1(Op::Load { ptr: p, mask, other, boundary_check: vec![], padding: Padding::None, hints }, ty, span)))
+        Ok(Val::T(self.b.push1(
+            Op::Load {
+                ptr: p,
+                mask,
+                other,
+                boundary_check: vec![],
+                padding: Padding::None,
+                hints,
+            },
+            ty,
+            span,
+        )))
     }
 
     fn store(&mut self, args: Args, kwargs: Kwargs, span: Span) -> Result<Val> {
-        let b = bind("tl.store", args, kwargs, &["pointer", "value", "mask", "boundary_check", "cache_modifier", "eviction_policy"], 2, span)?;
+        let b = bind(
+            "tl.store",
+            args,
+            kwargs,
+            &[
+                "pointer",
+                "value",
+                "mask",
+                "boundary_check",
+                "cache_modifier",
+                "eviction_policy",
+            ],
+            2,
+            span,
+        )?;
         let (pv, ps) = b.req(0)?.clone();
         let (vv, vs) = b.req(1)?.clone();
-        let p = self.to_tensor(&pv, ps)?;
+        let p = self.tensor_of(&pv, ps)?;
         let pty = self.ty(p);
         let hints = self.hints(&b, 4, 5, None);
-        if let Type::BlockPtr { pointee, block_shape } = &pty {
+        if let Type::BlockPtr {
+            pointee,
+            block_shape,
+        } = &pty
+        {
             if b.get(2).is_some() {
-                return Err(err(ErrorKind::Argument, "`mask` cannot be used with a block pointer; use boundary_check", b.span_of(2)));
+                return Err(err(
+                    ErrorKind::Argument,
+                    "`mask` cannot be used with a block pointer; use boundary_check",
+                    b.span_of(2),
+                ));
             }
             let bc = self.boundary_check(&b, 3, block_shape.len())?;
             let v = self.materialize(&vv, *pointee, vs)?;
             let v = self.broadcast_to(v, block_shape, vs)?;
-            self.b.push0(Op::Store { ptr: p, value: v, mask: None, boundary_check: bc, hints }, span);
+            self.b.push0(
+                Op::Store {
+                    ptr: p,
+                    value: v,
+                    mask: None,
+                    boundary_check: bc,
+                    hints,
+                },
+                span,
+            );
             return Ok(Val::None);
         }
         let Some(Elem::Ptr(pointee)) = pty.elem() else {
-            return Err(err(ErrorKind::Type, format!("tl.store needs a pointer, got {}", self.describe(&pv)), ps));
+            return Err(err(
+                ErrorKind::Type,
+                format!("tl.store needs a pointer, got {}", self.describe(&pv)),
+                ps,
+            ));
         };
         if b.get(3).is_some() {
             return Err(err(ErrorKind::Argument, "boundary_check only applies to block pointers (tl.make_block_ptr); use `mask=` with a pointer tile", b.span_of(3)));
@@ -787,8 +1273,8 @@ impl Tracer<'_> {
         shape = self.broadcast_shapes(&shape, &vshape, span)?;
         let mask = match b.get(2) {
             Some((m, ms)) => {
-                let m = self.to_tensor(m, *ms)?;
-                let m = self.to_bool(m, *ms)?;
+                let m = self.tensor_of(m, *ms)?;
+                let m = self.as_i1(m, *ms)?;
                 let mshape = self.shape(m);
                 shape = self.broadcast_shapes(&shape, &mshape, span)?;
                 Some(m)
@@ -801,7 +1287,16 @@ impl Tracer<'_> {
             Some(m) => Some(self.broadcast_to(m, &shape, span)?),
             None => None,
         };
-        self.b.push0(Op::Store { ptr: p, value: v, mask, boundary_check: vec![], hints }, span);
+        self.b.push0(
+            Op::Store {
+                ptr: p,
+                value: v,
+                mask,
+                boundary_check: vec![],
+                hints,
+            },
+            span,
+        );
         Ok(Val::None)
     }
 
@@ -815,7 +1310,11 @@ impl Tracer<'_> {
         for i in &items {
             let x = self.materialize(i, dt, s)?;
             if !self.ty(x).is_scalar() {
-                return Err(err(ErrorKind::Shape, format!("each of {what} must be a scalar, got {}", self.describe(i)), s));
+                return Err(err(
+                    ErrorKind::Shape,
+                    format!("each of {what} must be a scalar, got {}", self.describe(i)),
+                    s,
+                ));
             }
             out.push(x);
         }
@@ -823,37 +1322,101 @@ impl Tracer<'_> {
     }
 
     fn make_block_ptr(&mut self, args: Args, kwargs: Kwargs, span: Span) -> Result<Val> {
-        let b = bind("tl.make_block_ptr", args, kwargs, &["base", "shape", "strides", "offsets", "block_shape", "order"], 6, span)?;
+        let b = bind(
+            "tl.make_block_ptr",
+            args,
+            kwargs,
+            &[
+                "base",
+                "shape",
+                "strides",
+                "offsets",
+                "block_shape",
+                "order",
+            ],
+            6,
+            span,
+        )?;
         let (base_v, bs) = b.req(0)?.clone();
-        let base = self.to_tensor(&base_v, bs)?;
+        let base = self.tensor_of(&base_v, bs)?;
         let bty = self.ty(base);
         let pointee = match bty.elem() {
             Some(Elem::Ptr(d)) if bty.is_scalar() => d,
-            _ => return Err(err(ErrorKind::Type, format!("tl.make_block_ptr's base must be a scalar pointer, got {}", self.describe(&base_v)), bs)),
+            _ => {
+                return Err(err(
+                    ErrorKind::Type,
+                    format!(
+                        "tl.make_block_ptr's base must be a scalar pointer, got {}",
+                        self.describe(&base_v)
+                    ),
+                    bs,
+                ))
+            }
         };
         let shape = self.scalar_list(&b.req(1)?.0.clone(), b.span_of(1), DType::I64, "shape")?;
-        let strides = self.scalar_list(&b.req(2)?.0.clone(), b.span_of(2), DType::I64, "strides")?;
-        let offsets = self.scalar_list(&b.req(3)?.0.clone(), b.span_of(3), DType::I32, "offsets")?;
+        let strides =
+            self.scalar_list(&b.req(2)?.0.clone(), b.span_of(2), DType::I64, "strides")?;
+        let offsets =
+            self.scalar_list(&b.req(3)?.0.clone(), b.span_of(3), DType::I32, "offsets")?;
         let block_shape = shape_arg(&b.req(4)?.0, b.span_of(4))?;
         let order = const_ints(&b.req(5)?.0, b.span_of(5), "order")?;
         let rank = block_shape.len();
-        for (n, len, i) in [("shape", shape.len(), 1), ("strides", strides.len(), 2), ("offsets", offsets.len(), 3), ("order", order.len(), 5)] {
+        for (n, len, i) in [
+            ("shape", shape.len(), 1),
+            ("strides", strides.len(), 2),
+            ("offsets", offsets.len(), 3),
+            ("order", order.len(), 5),
+        ] {
             if len != rank {
-                return Err(err(ErrorKind::Shape, format!("tl.make_block_ptr: `{n}` has {len} entries but block_shape has {rank}"), b.span_of(i)));
+                return Err(err(
+                    ErrorKind::Shape,
+                    format!(
+                        "tl.make_block_ptr: `{n}` has {len} entries but block_shape has {rank}"
+                    ),
+                    b.span_of(i),
+                ));
             }
         }
-        let order: Vec<u32> = order.iter().map(|&o| axis_norm(o, rank, b.span_of(5))).collect::<Result<_>>()?;
+        let order: Vec<u32> = order
+            .iter()
+            .map(|&o| axis_norm(o, rank, b.span_of(5)))
+            .collect::<Result<_>>()?;
         let mut sorted = order.clone();
         sorted.sort();
         if sorted != (0..rank as u32).collect::<Vec<_>>() {
-            return Err(err(ErrorKind::Argument, format!("tl.make_block_ptr: order {order:?} is not a permutation of the dimensions"), b.span_of(5)));
+            return Err(err(
+                ErrorKind::Argument,
+                format!(
+                    "tl.make_block_ptr: order {order:?} is not a permutation of the dimensions"
+                ),
+                b.span_of(5),
+            ));
         }
-        let ty = Type::BlockPtr { pointee, block_shape };
-        Ok(Val::T(self.b.push1(Op::MakeBlockPtr { base, shape, strides, offsets, order }, ty, span)))
+        let ty = Type::BlockPtr {
+            pointee,
+            block_shape,
+        };
+        Ok(Val::T(self.b.push1(
+            Op::MakeBlockPtr {
+                base,
+                shape,
+                strides,
+                offsets,
+                order,
+            },
+            ty,
+            span,
+        )))
     }
 
     pub fn zero_const(&mut self, dt: DType, shape: Vec<u32>, span: Span) -> Value {
-        let c = if dt.is_float() { Const::Float(0.0) } else if dt.is_bool() { Const::Bool(false) } else { Const::Int(0) };
+        let c = if dt.is_float() {
+            Const::Float(0.0)
+        } else if dt.is_bool() {
+            Const::Bool(false)
+        } else {
+            Const::Int(0)
+        };
         self.konst(c, Type::tile(dt, shape), span)
     }
 }

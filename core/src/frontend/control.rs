@@ -10,6 +10,7 @@
 //!   tracing the body once without keeping the IR (a "dry run"), then the body is
 //!   traced for real with those names bound to block arguments.
 //! - `while` becomes `Op::While` the same way.
+//!
 //! A carried name or branch result whose type differs between the paths is an error
 //! naming the variable and both types.
 
@@ -23,7 +24,7 @@ use rustpython_parser::ast::{self, Expr};
 impl Tracer<'_> {
     /// A scalar `i1` from a runtime condition; tiles are rejected with advice.
     pub fn scalar_cond(&mut self, c: &Val, span: Span, construct: &str) -> Result<Value> {
-        let x = self.to_tensor(c, span)?;
+        let x = self.tensor_of(c, span)?;
         let ty = self.ty(x);
         if ty.is_block_ptr() || !ty.is_scalar() {
             return Err(err(
@@ -36,14 +37,18 @@ impl Tracer<'_> {
             )
             .with_note("a tile has one truth value per element; use tl.where(cond, a, b) to select per element, or pass the condition as `mask=` to tl.load / tl.store"));
         }
-        self.to_bool(x, span)
+        self.as_i1(x, span)
     }
 
     pub fn exec_if(&mut self, i: &ast::StmtIf, tail: bool) -> Result<()> {
         let cspan = span_of(&*i.test);
         let c = self.eval(&i.test)?;
         if let Some(t) = c.truthy() {
-            return if t { self.exec_block(&i.body, tail) } else { self.exec_block(&i.orelse, tail) };
+            return if t {
+                self.exec_block(&i.body, tail)
+            } else {
+                self.exec_block(&i.orelse, tail)
+            };
         }
         let cond = self.scalar_cond(&c, cspan, "if")?;
         let before = self.env.clone();
@@ -84,7 +89,10 @@ impl Tracer<'_> {
         let mut result_names = vec![];
         let mut templates = vec![];
         for n in &names {
-            let (Some(t), Some(e)) = (then_env.get(n).or(before.get(n)), else_env.get(n).or(before.get(n))) else {
+            let (Some(t), Some(e)) = (
+                then_env.get(n).or(before.get(n)),
+                else_env.get(n).or(before.get(n)),
+            ) else {
                 continue;
             };
             if t.same(e) && t.is_constexpr() {
@@ -97,7 +105,10 @@ impl Tracer<'_> {
             if tl.len() != el.len() || !same_structure(t, e) {
                 return Err(err(
                     ErrorKind::Type,
-                    format!("`{}` has a different structure in the two branches of this `if`", pretty(n)),
+                    format!(
+                        "`{}` has a different structure in the two branches of this `if`",
+                        pretty(n)
+                    ),
                     span,
                 ));
             }
@@ -113,7 +124,15 @@ impl Tracer<'_> {
         push_yield(&mut then_block, then_vals.clone(), span);
         push_yield(&mut else_block, else_vals, span);
         let types: Vec<Type> = then_vals.iter().map(|v| self.ty(*v)).collect();
-        let results = self.b.push(Op::If { cond, then_block, else_block }, types, span);
+        let results = self.b.push(
+            Op::If {
+                cond,
+                then_block,
+                else_block,
+            },
+            types,
+            span,
+        );
         for ((n, s, e), tpl) in result_names.iter().zip(templates) {
             let mut it = results[*s..*e].iter().copied();
             let v = rebuild(&tpl, &mut it);
@@ -142,7 +161,15 @@ impl Tracer<'_> {
                 self.materialize(v, d, span)?
             }
             other => {
-                return Err(err(ErrorKind::Type, format!("`{}` is {} in one branch and changes in the other", pretty(name), self.describe(other)), span))
+                return Err(err(
+                    ErrorKind::Type,
+                    format!(
+                        "`{}` is {} in one branch and changes in the other",
+                        pretty(name),
+                        self.describe(other)
+                    ),
+                    span,
+                ))
             }
         };
         let vb = match b {
@@ -152,7 +179,15 @@ impl Tracer<'_> {
                 self.materialize(v, d, span)?
             }
             other => {
-                return Err(err(ErrorKind::Type, format!("`{}` is {} in one branch and changes in the other", pretty(name), self.describe(other)), span))
+                return Err(err(
+                    ErrorKind::Type,
+                    format!(
+                        "`{}` is {} in one branch and changes in the other",
+                        pretty(name),
+                        self.describe(other)
+                    ),
+                    span,
+                ))
             }
         };
         let (ta, tb) = (self.ty(va), self.ty(vb));
@@ -166,14 +201,18 @@ impl Tracer<'_> {
         Ok((va, vb))
     }
 
-    fn exec_for(&mut self, f: &ast::StmtFor) -> Result<()> {
+    pub fn exec_for(&mut self, f: &ast::StmtFor) -> Result<()> {
         let span = span_of(f);
         let header = Span::new(span.start, span_of(&*f.iter).end);
         if !f.orelse.is_empty() {
             return Err(unsupported("`for ... else`", header));
         }
         let Expr::Call(call) = &*f.iter else {
-            return Err(err(ErrorKind::Unsupported, "a `for` loop must iterate over range(...), tl.range(...) or tl.static_range(...)", span_of(&*f.iter)));
+            return Err(err(
+                ErrorKind::Unsupported,
+                "a `for` loop must iterate over range(...), tl.range(...) or tl.static_range(...)",
+                span_of(&*f.iter),
+            ));
         };
         let func = self.eval(&call.func)?;
         let kind = match &func {
@@ -195,25 +234,57 @@ impl Tracer<'_> {
                 Some("num_stages") if kind == "tl.range" => match v {
                     Val::Int(n) if n >= 0 => num_stages = Some(n as u32),
                     Val::None => {}
-                    _ => return Err(err(ErrorKind::Static, "num_stages must be a non-negative constexpr int", span_of(&k.value))),
+                    _ => {
+                        return Err(err(
+                            ErrorKind::Static,
+                            "num_stages must be a non-negative constexpr int",
+                            span_of(&k.value),
+                        ))
+                    }
                 },
-                Some("loop_unroll_factor" | "disallow_acc_multi_buffer" | "flatten" | "warp_specialize" | "disable_licm") if kind == "tl.range" => {}
+                Some(
+                    "loop_unroll_factor"
+                    | "disallow_acc_multi_buffer"
+                    | "flatten"
+                    | "warp_specialize"
+                    | "disable_licm",
+                ) if kind == "tl.range" => {}
                 Some(other) => {
-                    return Err(err(ErrorKind::Argument, format!("{kind}() got an unexpected keyword argument `{other}`"), span_of(&k.value)))
+                    return Err(err(
+                        ErrorKind::Argument,
+                        format!("{kind}() got an unexpected keyword argument `{other}`"),
+                        span_of(&k.value),
+                    ))
                 }
                 None => return Err(unsupported("`**kwargs`", span_of(&k.value))),
             }
         }
         let (lo, hi, step) = match bounds.len() {
-            1 => ((Val::Int(0), header), bounds[0].clone(), (Val::Int(1), header)),
+            1 => (
+                (Val::Int(0), header),
+                bounds[0].clone(),
+                (Val::Int(1), header),
+            ),
             2 => (bounds[0].clone(), bounds[1].clone(), (Val::Int(1), header)),
             3 => (bounds[0].clone(), bounds[1].clone(), bounds[2].clone()),
-            n => return Err(err(ErrorKind::Argument, format!("{kind}() takes 1 to 3 arguments, {n} given"), span_of(&*f.iter))),
+            n => {
+                return Err(err(
+                    ErrorKind::Argument,
+                    format!("{kind}() takes 1 to 3 arguments, {n} given"),
+                    span_of(&*f.iter),
+                ))
+            }
         };
         if kind == "tl.static_range" {
-            let all_const = [&lo, &hi, &step].iter().all(|(v, _)| matches!(v, Val::Int(_) | Val::Bool(_)));
+            let all_const = [&lo, &hi, &step]
+                .iter()
+                .all(|(v, _)| matches!(v, Val::Int(_) | Val::Bool(_)));
             if !all_const {
-                return Err(err(ErrorKind::Static, "tl.static_range bounds must be compile-time constants", span_of(&*f.iter)));
+                return Err(err(
+                    ErrorKind::Static,
+                    "tl.static_range bounds must be compile-time constants",
+                    span_of(&*f.iter),
+                ));
             }
             return self.unroll(f, as_int(&lo.0), as_int(&hi.0), as_int(&step.0), header);
         }
@@ -229,18 +300,29 @@ impl Tracer<'_> {
         while (step > 0 && i < hi) || (step < 0 && i > hi) {
             count += 1;
             if count > 4096 {
-                return Err(err(ErrorKind::Unsupported, "tl.static_range with more than 4096 iterations", span));
+                return Err(err(
+                    ErrorKind::Unsupported,
+                    "tl.static_range with more than 4096 iterations",
+                    span,
+                ));
             }
             self.assign(&f.target, Val::Int(i))?;
             self.exec_block(&f.body, false)?;
-            i = i.checked_add(step).ok_or_else(|| err(ErrorKind::Static, "range overflow", span))?;
+            i = i
+                .checked_add(step)
+                .ok_or_else(|| err(ErrorKind::Static, "range overflow", span))?;
         }
         Ok(())
     }
 
     /// Names assigned by `body` that were defined before: trace it once without
     /// keeping the IR.
-    fn carried_names(&mut self, before: &Env, exclude: &str, trace: &mut dyn FnMut(&mut Self) -> Result<()>) -> Result<Vec<String>> {
+    fn carried_names(
+        &mut self,
+        before: &Env,
+        exclude: &str,
+        trace: &mut dyn FnMut(&mut Self) -> Result<()>,
+    ) -> Result<Vec<String>> {
         self.dry += 1;
         self.b.begin_block(vec![]);
         let r = trace(self);
@@ -255,7 +337,15 @@ impl Tracer<'_> {
             .collect();
         names.sort();
         // Types each carried name has at the end of the dry run, for literal inits.
-        self.dry_types = names.iter().map(|n| after.get(n).and_then(|v| match v { Val::T(x) => Some(self.ty(*x)), _ => None })).collect();
+        self.dry_types = names
+            .iter()
+            .map(|n| {
+                after.get(n).and_then(|v| match v {
+                    Val::T(x) => Some(self.ty(*x)),
+                    _ => None,
+                })
+            })
+            .collect();
         Ok(names)
     }
 
@@ -288,7 +378,12 @@ impl Tracer<'_> {
     }
 
     /// The values to yield for the carried names, checked against their types.
-    fn carried_yields(&mut self, names: &[String], types: &[Type], span: Span) -> Result<Vec<Value>> {
+    fn carried_yields(
+        &mut self,
+        names: &[String],
+        types: &[Type],
+        span: Span,
+    ) -> Result<Vec<Value>> {
         let mut out = vec![];
         for (n, t) in names.iter().zip(types) {
             let v = self.env.get(n).cloned().unwrap_or(Val::None);
@@ -296,7 +391,11 @@ impl Tracer<'_> {
                 v if v.is_number() => self.materialize(v, t.dtype().unwrap_or(DType::I32), span)?,
                 Val::T(x) => *x,
                 other => {
-                    return Err(err(ErrorKind::Unsupported, format!("`{n}` becomes {} inside the loop", self.describe(other)), span))
+                    return Err(err(
+                        ErrorKind::Unsupported,
+                        format!("`{n}` becomes {} inside the loop", self.describe(other)),
+                        span,
+                    ))
                 }
             };
             let got = self.ty(x);
@@ -313,30 +412,58 @@ impl Tracer<'_> {
         Ok(out)
     }
 
-    fn runtime_for(&mut self, f: &ast::StmtFor, lo: (Val, Span), hi: (Val, Span), step: (Val, Span), num_stages: Option<u32>, span: Span) -> Result<()> {
+    fn runtime_for(
+        &mut self,
+        f: &ast::StmtFor,
+        lo: (Val, Span),
+        hi: (Val, Span),
+        step: (Val, Span),
+        num_stages: Option<u32>,
+        span: Span,
+    ) -> Result<()> {
         // Bounds: one integer dtype (i64 if any bound is, else i32).
         let mut dt = DType::I32;
         for (v, s) in [&lo, &hi, &step] {
             let d = match v {
-                Val::T(x) => self.b.ty(*x).dtype().filter(|d| d.is_int() && self.b.ty(*x).is_scalar()),
+                Val::T(x) => self
+                    .b
+                    .ty(*x)
+                    .dtype()
+                    .filter(|d| d.is_int() && self.b.ty(*x).is_scalar()),
                 v => literal_dtype(v).filter(|d| d.is_int()),
             };
             let Some(d) = d else {
-                return Err(err(ErrorKind::Type, format!("loop bounds must be integer scalars, got {}", self.describe(v)), *s));
+                return Err(err(
+                    ErrorKind::Type,
+                    format!(
+                        "loop bounds must be integer scalars, got {}",
+                        self.describe(v)
+                    ),
+                    *s,
+                ));
             };
             if d.bits() == 64 {
                 dt = DType::I64;
             }
         }
         if let Val::Int(0) = step.0 {
-            return Err(err(ErrorKind::Static, "range step must not be zero", step.1));
+            return Err(err(
+                ErrorKind::Static,
+                "range step must not be zero",
+                step.1,
+            ));
         }
         let lower = self.materialize(&lo.0, dt, lo.1)?;
         let upper = self.materialize(&hi.0, dt, hi.1)?;
         let stepv = self.materialize(&step.0, dt, step.1)?;
         let target_name = match &*f.target {
             Expr::Name(n) => n.id.to_string(),
-            other => return Err(unsupported("a loop target that is not a plain name", span_of(other))),
+            other => {
+                return Err(unsupported(
+                    "a loop target that is not a plain name",
+                    span_of(other),
+                ))
+            }
         };
         let before = self.env.clone();
         // Discover the carried names.
@@ -363,7 +490,18 @@ impl Tracer<'_> {
         self.b.push0(Op::Yield(yields), span);
         let body = self.b.end_block();
         self.env = before;
-        let results = self.b.push(Op::For { lower, upper, step: stepv, init: inits, body, num_stages }, types, span);
+        let results = self.b.push(
+            Op::For {
+                lower,
+                upper,
+                step: stepv,
+                init: inits,
+                body,
+                num_stages,
+            },
+            types,
+            span,
+        );
         for (n, r) in names.iter().zip(results) {
             self.bind(n, Val::T(r));
         }
@@ -387,7 +525,8 @@ impl Tracer<'_> {
         }
         let before = self.env.clone();
         let body = &w.body;
-        let names = self.carried_names(&before, "", &mut |t: &mut Self| t.exec_block(body, false))?;
+        let names =
+            self.carried_names(&before, "", &mut |t: &mut Self| t.exec_block(body, false))?;
         let inits = self.carried_inits(&names, header)?;
         let types: Vec<Type> = inits.iter().map(|v| self.ty(*v)).collect();
         // before-block: evaluate the condition on the carried values.
@@ -397,7 +536,13 @@ impl Tracer<'_> {
         }
         let c = self.eval(&w.test)?;
         let cond = self.scalar_cond(&c, cspan, "while")?;
-        self.b.push0(Op::Condition { cond, args: bargs.clone() }, cspan);
+        self.b.push0(
+            Op::Condition {
+                cond,
+                args: bargs.clone(),
+            },
+            cspan,
+        );
         let before_block = self.b.end_block();
         // after-block: the body.
         let aargs = self.b.begin_block(types.clone());
@@ -409,7 +554,15 @@ impl Tracer<'_> {
         self.b.push0(Op::Yield(yields), header);
         let after_block = self.b.end_block();
         self.env = before;
-        let results = self.b.push(Op::While { init: inits, before: before_block, after: after_block }, types, header);
+        let results = self.b.push(
+            Op::While {
+                init: inits,
+                before: before_block,
+                after: after_block,
+            },
+            types,
+            header,
+        );
         for (n, r) in names.iter().zip(results) {
             self.bind(n, Val::T(r));
         }
@@ -434,7 +587,11 @@ fn pretty(name: &str) -> &str {
 }
 
 fn push_yield(block: &mut Block, vals: Vec<Value>, span: Span) {
-    block.insts.push(Inst { op: Op::Yield(vals), results: vec![], span });
+    block.insts.push(Inst {
+        op: Op::Yield(vals),
+        results: vec![],
+        span,
+    });
 }
 
 /// The runtime-or-number leaves of a (possibly nested tuple) value.
@@ -447,7 +604,9 @@ fn leaves(v: &Val, out: &mut Vec<Val>) {
 
 fn same_structure(a: &Val, b: &Val) -> bool {
     match (a, b) {
-        (Val::Tuple(x, _), Val::Tuple(y, _)) => x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same_structure(p, q)),
+        (Val::Tuple(x, _), Val::Tuple(y, _)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same_structure(p, q))
+        }
         (Val::Tuple(..), _) | (_, Val::Tuple(..)) => false,
         _ => true,
     }
@@ -455,7 +614,9 @@ fn same_structure(a: &Val, b: &Val) -> bool {
 
 fn rebuild(tpl: &Val, it: &mut impl Iterator<Item = Value>) -> Val {
     match tpl {
-        Val::Tuple(items, list) => Val::Tuple(items.iter().map(|i| rebuild(i, it)).collect(), *list),
+        Val::Tuple(items, list) => {
+            Val::Tuple(items.iter().map(|i| rebuild(i, it)).collect(), *list)
+        }
         _ => it.next().map(Val::T).unwrap_or(Val::None),
     }
 }

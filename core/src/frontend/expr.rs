@@ -48,12 +48,20 @@ fn cmp_symbol(op: CmpPred) -> &'static str {
 
 fn py_floordiv(a: i64, b: i64) -> Option<i64> {
     let q = a.checked_div(b)?;
-    Some(if (a % b != 0) && ((a < 0) != (b < 0)) { q - 1 } else { q })
+    Some(if (a % b != 0) && ((a < 0) != (b < 0)) {
+        q - 1
+    } else {
+        q
+    })
 }
 
 fn py_mod(a: i64, b: i64) -> Option<i64> {
     let r = a.checked_rem(b)?;
-    Some(if r != 0 && ((r < 0) != (b < 0)) { r + b } else { r })
+    Some(if r != 0 && ((r < 0) != (b < 0)) {
+        r + b
+    } else {
+        r
+    })
 }
 
 fn num_f(v: &Val) -> Option<f64> {
@@ -93,8 +101,16 @@ impl Tracer<'_> {
                 for a in &c.args {
                     if let Expr::Starred(st) = a {
                         match self.eval(&st.value)? {
-                            Val::Tuple(items, _) => args.extend(items.into_iter().map(|i| (i, span_of(a)))),
-                            other => return Err(err(ErrorKind::Type, format!("cannot unpack {} with `*`", self.describe(&other)), span_of(a))),
+                            Val::Tuple(items, _) => {
+                                args.extend(items.into_iter().map(|i| (i, span_of(a))))
+                            }
+                            other => {
+                                return Err(err(
+                                    ErrorKind::Type,
+                                    format!("cannot unpack {} with `*`", self.describe(&other)),
+                                    span_of(a),
+                                ))
+                            }
                         }
                     } else {
                         args.push((self.eval(a)?, span_of(a)));
@@ -172,14 +188,18 @@ impl Tracer<'_> {
         match &v {
             Val::Module(Namespace::Tl) => {
                 if let Some(d) = DType::from_name(attr) {
-                    if attr != "bool" || true {
-                        return Ok(Val::DType(d));
-                    }
+                    return Ok(Val::DType(d));
                 }
                 Ok(match attr {
-                    "math" | "extra" | "libdevice" | "cuda" | "language" | "core" | "standard" => Val::Module(Namespace::Tl),
+                    "math" | "extra" | "libdevice" | "cuda" | "language" | "core" | "standard" => {
+                        Val::Module(Namespace::Tl)
+                    }
                     "float8e4nv" | "float8e5" | "float8e4b15" => {
-                        return Err(err(ErrorKind::Unsupported, format!("the dtype tl.{attr} is not supported by tilewise"), span))
+                        return Err(err(
+                            ErrorKind::Unsupported,
+                            format!("the dtype tl.{attr} is not supported by tilewise"),
+                            span,
+                        ))
                     }
                     _ => Val::Builtin(format!("tl.{attr}")),
                 })
@@ -187,7 +207,13 @@ impl Tracer<'_> {
             Val::Module(Namespace::Triton) => Ok(match attr {
                 "language" => Val::Module(Namespace::Tl),
                 "cdiv" | "next_power_of_2" | "jit" => Val::Builtin(format!("triton.{attr}")),
-                _ => return Err(err(ErrorKind::Name, format!("unknown attribute `triton.{attr}` in a kernel"), span)),
+                _ => {
+                    return Err(err(
+                        ErrorKind::Name,
+                        format!("unknown attribute `triton.{attr}` in a kernel"),
+                        span,
+                    ))
+                }
             }),
             Val::T(x) => {
                 let ty = self.ty(*x);
@@ -206,7 +232,11 @@ impl Tracer<'_> {
             }
             Val::PtrType(d) => match attr {
                 "element_ty" => Ok(Val::DType(*d)),
-                _ => Err(err(ErrorKind::Name, format!("a pointer type has no attribute `{attr}`"), span)),
+                _ => Err(err(
+                    ErrorKind::Name,
+                    format!("a pointer type has no attribute `{attr}`"),
+                    span,
+                )),
             },
             Val::DType(d) => match attr {
                 "primitive_bitwidth" | "int_bitwidth" => Ok(Val::Int(d.bits() as i64)),
@@ -215,7 +245,11 @@ impl Tracer<'_> {
                 _ => Ok(Val::Method(Box::new(v.clone()), attr.to_string())),
             },
             Val::Jit(_) if attr == "fn" => Ok(v.clone()),
-            other => Err(err(ErrorKind::Name, format!("{} has no attribute `{attr}`", self.describe(other)), span)),
+            other => Err(err(
+                ErrorKind::Name,
+                format!("{} has no attribute `{attr}`", self.describe(other)),
+                span,
+            )),
         }
     }
 
@@ -229,27 +263,55 @@ impl Tracer<'_> {
                             Some(e) => match t.eval(e)? {
                                 Val::Int(i) => Ok(Some(i)),
                                 Val::None => Ok(None),
-                                other => Err(err(ErrorKind::Static, format!("tuple slice bounds must be constexpr ints, got {}", t.describe(&other)), span_of(&**e))),
+                                other => Err(err(
+                                    ErrorKind::Static,
+                                    format!(
+                                        "tuple slice bounds must be constexpr ints, got {}",
+                                        t.describe(&other)
+                                    ),
+                                    span_of(&**e),
+                                )),
                             },
                         }
                     };
-                    let (lo, hi, st) = (get(self, &s.lower)?, get(self, &s.upper)?, get(self, &s.step)?);
+                    let (lo, hi, st) = (
+                        get(self, &s.lower)?,
+                        get(self, &s.upper)?,
+                        get(self, &s.step)?,
+                    );
                     if st.unwrap_or(1) != 1 {
                         return Err(unsupported("a tuple slice with a step", span));
                     }
                     let n = items.len() as i64;
                     let norm = |i: i64| if i < 0 { (i + n).max(0) } else { i.min(n) };
-                    let (a, b) = (norm(lo.unwrap_or(0)) as usize, norm(hi.unwrap_or(n)) as usize);
-                    return Ok(Val::Tuple(if a < b { items[a..b].to_vec() } else { vec![] }, list));
+                    let (a, b) = (
+                        norm(lo.unwrap_or(0)) as usize,
+                        norm(hi.unwrap_or(n)) as usize,
+                    );
+                    return Ok(Val::Tuple(
+                        if a < b { items[a..b].to_vec() } else { vec![] },
+                        list,
+                    ));
                 }
                 let idx = self.eval(slice)?;
                 let Some(i) = num_i(&idx) else {
-                    return Err(err(ErrorKind::Static, format!("a tuple index must be a constexpr int, got {}", self.describe(&idx)), span_of(slice)));
+                    return Err(err(
+                        ErrorKind::Static,
+                        format!(
+                            "a tuple index must be a constexpr int, got {}",
+                            self.describe(&idx)
+                        ),
+                        span_of(slice),
+                    ));
                 };
                 let n = items.len() as i64;
                 let j = if i < 0 { i + n } else { i };
                 if j < 0 || j >= n {
-                    return Err(err(ErrorKind::Argument, format!("tuple index {i} out of range for a tuple of {n} elements"), span_of(slice)));
+                    return Err(err(
+                        ErrorKind::Argument,
+                        format!("tuple index {i} out of range for a tuple of {n} elements"),
+                        span_of(slice),
+                    ));
                 }
                 Ok(items[j as usize].clone())
             }
@@ -260,7 +322,11 @@ impl Tracer<'_> {
                 };
                 let ty = self.ty(x);
                 if ty.is_block_ptr() {
-                    return Err(err(ErrorKind::Type, "a block pointer cannot be indexed; use tl.load", span));
+                    return Err(err(
+                        ErrorKind::Type,
+                        "a block pointer cannot be indexed; use tl.load",
+                        span,
+                    ));
                 }
                 let mut cur = x;
                 let mut src_dim = 0usize;
@@ -292,7 +358,11 @@ impl Tracer<'_> {
                 }
                 Ok(Val::T(cur))
             }
-            other => Err(err(ErrorKind::Type, format!("{} cannot be indexed", self.describe(&other)), span)),
+            other => Err(err(
+                ErrorKind::Type,
+                format!("{} cannot be indexed", self.describe(&other)),
+                span,
+            )),
         }
     }
 
@@ -310,7 +380,14 @@ impl Tracer<'_> {
         }
     }
 
-    fn call_method(&mut self, recv: Val, name: &str, args: Args, kwargs: Kwargs, span: Span) -> Result<Val> {
+    fn call_method(
+        &mut self,
+        recv: Val,
+        name: &str,
+        args: Args,
+        kwargs: Kwargs,
+        span: Span,
+    ) -> Result<Val> {
         if let Val::DType(d) = recv {
             let r = match name {
                 "is_floating" => d.is_float(),
@@ -322,7 +399,13 @@ impl Tracer<'_> {
                 "is_bf16" => d == DType::BF16,
                 "is_fp32" => d == DType::F32,
                 "is_fp64" => d == DType::F64,
-                _ => return Err(err(ErrorKind::Name, format!("dtype has no method `{name}`"), span)),
+                _ => {
+                    return Err(err(
+                        ErrorKind::Name,
+                        format!("dtype has no method `{name}`"),
+                        span,
+                    ))
+                }
             };
             return Ok(Val::Bool(r));
         }
@@ -386,7 +469,14 @@ impl Tracer<'_> {
             Operator::FloorDiv => {
                 let (x, y, dt) = self.promote_pair(&a, &b, true, span, sym)?;
                 if dt.is_float() {
-                    return Err(err(ErrorKind::Type, format!("`//` needs integer operands, got {}; use tl.floor(a / b)", dt.triton_name()), span));
+                    return Err(err(
+                        ErrorKind::Type,
+                        format!(
+                            "`//` needs integer operands, got {}; use tl.floor(a / b)",
+                            dt.triton_name()
+                        ),
+                        span,
+                    ));
                 }
                 Ok(bin(self, BinaryOp::Div, x, y))
             }
@@ -402,7 +492,11 @@ impl Tracer<'_> {
                 }
                 Ok(bin(self, BinaryOp::Pow, x, y))
             }
-            Operator::BitAnd | Operator::BitOr | Operator::BitXor | Operator::LShift | Operator::RShift => {
+            Operator::BitAnd
+            | Operator::BitOr
+            | Operator::BitXor
+            | Operator::LShift
+            | Operator::RShift => {
                 let (ea, eb) = (ea.dtype(), eb.dtype());
                 if ea.is_some_and(DType::is_float) || eb.is_some_and(DType::is_float) {
                     return Err(err(
@@ -425,20 +519,35 @@ impl Tracer<'_> {
                 };
                 Ok(bin(self, o, x, y))
             }
-            Operator::MatMult => Err(err(ErrorKind::Unsupported, "the `@` operator is not supported; use tl.dot(a, b)", span)),
+            Operator::MatMult => Err(err(
+                ErrorKind::Unsupported,
+                "the `@` operator is not supported; use tl.dot(a, b)",
+                span,
+            )),
         }
     }
 
     fn add_ptr(&mut self, p: &Val, off: &Val, negate: bool, span: Span) -> Result<Val> {
-        let p = self.to_tensor(p, span)?;
-        let mut o = self.to_tensor(off, span)?;
+        let p = self.tensor_of(p, span)?;
+        let mut o = self.tensor_of(off, span)?;
         if negate {
             let t = self.ty(o);
-            o = self.b.push1(Op::Unary { op: UnaryOp::Neg, value: o }, t, span);
+            o = self.b.push1(
+                Op::Unary {
+                    op: UnaryOp::Neg,
+                    value: o,
+                },
+                t,
+                span,
+            );
         }
         let (p, o) = self.broadcast_pair(p, o, span)?;
         let t = self.ty(p);
-        Ok(Val::T(self.b.push1(Op::AddPtr { ptr: p, offset: o }, t, span)))
+        Ok(Val::T(self.b.push1(
+            Op::AddPtr { ptr: p, offset: o },
+            t,
+            span,
+        )))
     }
 
     /// Comparison of two values (compile-time fold, or `Cmp` after promotion).
@@ -465,24 +574,44 @@ impl Tracer<'_> {
             return match pred {
                 CmpPred::Eq => Ok(Val::Bool(eq)),
                 CmpPred::Ne => Ok(Val::Bool(!eq)),
-                _ => Err(err(ErrorKind::Type, format!("cannot order {} and {}", self.describe(&a), self.describe(&b)), span)),
+                _ => Err(err(
+                    ErrorKind::Type,
+                    format!(
+                        "cannot order {} and {}",
+                        self.describe(&a),
+                        self.describe(&b)
+                    ),
+                    span,
+                )),
             };
         }
         let sym = cmp_symbol(pred);
         let (ea, eb) = (self.elem_of(&a, span)?, self.elem_of(&b, span)?);
         let (x, y) = if ea.is_ptr() || eb.is_ptr() {
             if ea != eb {
-                return Err(err(ErrorKind::Type, format!("cannot compare {ea} and {eb} with `{sym}`"), span));
+                return Err(err(
+                    ErrorKind::Type,
+                    format!("cannot compare {ea} and {eb} with `{sym}`"),
+                    span,
+                ));
             }
-            let x = self.to_tensor(&a, span)?;
-            let y = self.to_tensor(&b, span)?;
+            let x = self.tensor_of(&a, span)?;
+            let y = self.tensor_of(&b, span)?;
             self.broadcast_pair(x, y, span)?
         } else {
             let (x, y, _) = self.promote_pair(&a, &b, false, span, sym)?;
             (x, y)
         };
         let t = self.ty(x).with_dtype(DType::I1);
-        Ok(Val::T(self.b.push1(Op::Cmp { pred, lhs: x, rhs: y }, t, span)))
+        Ok(Val::T(self.b.push1(
+            Op::Cmp {
+                pred,
+                lhs: x,
+                rhs: y,
+            },
+            t,
+            span,
+        )))
     }
 
     fn compare(&mut self, c: &ast::ExprCompare, span: Span) -> Result<Val> {
@@ -501,7 +630,11 @@ impl Tracer<'_> {
                 CmpOp::In | CmpOp::NotIn => match &right {
                     Val::Tuple(items, _) if left.is_constexpr() => {
                         let found = items.iter().any(|i| i.same(&left));
-                        Val::Bool(if matches!(op, CmpOp::In) { found } else { !found })
+                        Val::Bool(if matches!(op, CmpOp::In) {
+                            found
+                        } else {
+                            !found
+                        })
                     }
                     _ => return Err(unsupported("`in` on runtime values", span)),
                 },
@@ -524,13 +657,28 @@ impl Tracer<'_> {
     /// `and` / `or` of two already evaluated values (runtime scalars only).
     fn logical(&mut self, is_and: bool, a: Val, b: Val, span: Span) -> Result<Val> {
         if let (Some(x), Some(y)) = (a.truthy(), b.truthy()) {
-            return Ok(if is_and { if x { b } else { a } } else if x { a } else { let _ = y; b });
+            return Ok(if is_and {
+                if x {
+                    b
+                } else {
+                    a
+                }
+            } else if x {
+                a
+            } else {
+                let _ = y;
+                b
+            });
         }
         let word = if is_and { "and" } else { "or" };
         let x = self.scalar_cond(&a, span, word)?;
         let y = self.scalar_cond(&b, span, word)?;
         let op = if is_and { BinaryOp::And } else { BinaryOp::Or };
-        Ok(Val::T(self.b.push1(Op::Binary { op, lhs: x, rhs: y }, Type::scalar(DType::I1), span)))
+        Ok(Val::T(self.b.push1(
+            Op::Binary { op, lhs: x, rhs: y },
+            Type::scalar(DType::I1),
+            span,
+        )))
     }
 
     fn boolop(&mut self, b: &ast::ExprBoolOp, span: Span) -> Result<Val> {
@@ -559,7 +707,10 @@ impl Tracer<'_> {
             // A lone runtime operand after constant ones: still must be a scalar.
             if let Val::T(x) = &v {
                 if !self.ty(*x).is_scalar() {
-                    return Err(self.scalar_cond(&v, span, if is_and { "and" } else { "or" }).err().unwrap_or_else(|| err(ErrorKind::Shape, "", span)));
+                    return Err(self
+                        .scalar_cond(&v, span, if is_and { "and" } else { "or" })
+                        .err()
+                        .unwrap_or_else(|| err(ErrorKind::Shape, "", span)));
                 }
             }
         }
@@ -569,32 +720,70 @@ impl Tracer<'_> {
     pub fn unop(&mut self, op: ast::UnaryOp, v: Val, span: Span) -> Result<Val> {
         match (op, &v) {
             (ast::UnaryOp::UAdd, _) if v.is_number() => Ok(v),
-            (ast::UnaryOp::USub, Val::Int(i)) => i.checked_neg().map(Val::Int).ok_or_else(|| err(ErrorKind::Static, "integer overflow", span)),
+            (ast::UnaryOp::USub, Val::Int(i)) => i
+                .checked_neg()
+                .map(Val::Int)
+                .ok_or_else(|| err(ErrorKind::Static, "integer overflow", span)),
             (ast::UnaryOp::USub, Val::Float(f)) => Ok(Val::Float(-f)),
             (ast::UnaryOp::USub, Val::Bool(b)) => Ok(Val::Int(-(*b as i64))),
             (ast::UnaryOp::Invert, Val::Int(i)) => Ok(Val::Int(!i)),
             (ast::UnaryOp::Invert, Val::Bool(b)) => Ok(Val::Int(!(*b as i64))),
-            (ast::UnaryOp::Not, _) if v.is_constexpr() => Ok(Val::Bool(!v.truthy().unwrap_or(false))),
+            (ast::UnaryOp::Not, _) if v.is_constexpr() => {
+                Ok(Val::Bool(!v.truthy().unwrap_or(false)))
+            }
             (ast::UnaryOp::Not, _) => {
                 let c = self.scalar_cond(&v, span, "not")?;
-                Ok(Val::T(self.b.push1(Op::Unary { op: UnaryOp::Not, value: c }, Type::scalar(DType::I1), span)))
+                Ok(Val::T(self.b.push1(
+                    Op::Unary {
+                        op: UnaryOp::Not,
+                        value: c,
+                    },
+                    Type::scalar(DType::I1),
+                    span,
+                )))
             }
             (ast::UnaryOp::UAdd, Val::T(_)) => Ok(v),
             (ast::UnaryOp::USub, Val::T(x)) => {
                 let t = self.ty(*x);
                 if t.dtype().is_none() {
-                    return Err(err(ErrorKind::Type, format!("unary `-` is not defined on {t}"), span));
+                    return Err(err(
+                        ErrorKind::Type,
+                        format!("unary `-` is not defined on {t}"),
+                        span,
+                    ));
                 }
-                Ok(Val::T(self.b.push1(Op::Unary { op: UnaryOp::Neg, value: *x }, t, span)))
+                Ok(Val::T(self.b.push1(
+                    Op::Unary {
+                        op: UnaryOp::Neg,
+                        value: *x,
+                    },
+                    t,
+                    span,
+                )))
             }
             (ast::UnaryOp::Invert, Val::T(x)) => {
                 let t = self.ty(*x);
                 match t.dtype() {
-                    Some(d) if d.is_int() => Ok(Val::T(self.b.push1(Op::Unary { op: UnaryOp::Not, value: *x }, t, span))),
-                    _ => Err(err(ErrorKind::Type, format!("`~` needs an integer operand, got {t}"), span)),
+                    Some(d) if d.is_int() => Ok(Val::T(self.b.push1(
+                        Op::Unary {
+                            op: UnaryOp::Not,
+                            value: *x,
+                        },
+                        t,
+                        span,
+                    ))),
+                    _ => Err(err(
+                        ErrorKind::Type,
+                        format!("`~` needs an integer operand, got {t}"),
+                        span,
+                    )),
                 }
             }
-            _ => Err(err(ErrorKind::Type, format!("unary operator is not defined on {}", self.describe(&v)), span)),
+            _ => Err(err(
+                ErrorKind::Type,
+                format!("unary operator is not defined on {}", self.describe(&v)),
+                span,
+            )),
         }
     }
 }
@@ -619,10 +808,22 @@ pub fn const_val(c: &Constant, span: Span) -> Result<Val> {
         Constant::Str(s) => Val::Str(s.clone()),
         Constant::Int(i) => match i.to_string().parse::<i64>() {
             Ok(v) => Val::Int(v),
-            Err(_) => return Err(err(ErrorKind::Unsupported, format!("the integer {i} does not fit in 64 bits"), span)),
+            Err(_) => {
+                return Err(err(
+                    ErrorKind::Unsupported,
+                    format!("the integer {i} does not fit in 64 bits"),
+                    span,
+                ))
+            }
         },
         Constant::Float(f) => Val::Float(*f),
-        Constant::Tuple(items) => Val::Tuple(items.iter().map(|i| const_val(i, span)).collect::<Result<_>>()?, false),
+        Constant::Tuple(items) => Val::Tuple(
+            items
+                .iter()
+                .map(|i| const_val(i, span))
+                .collect::<Result<_>>()?,
+            false,
+        ),
         Constant::Bytes(_) => return Err(unsupported("a bytes literal", span)),
         Constant::Complex { .. } => return Err(unsupported("a complex number", span)),
         Constant::Ellipsis => return Err(unsupported("`...`", span)),
@@ -631,8 +832,20 @@ pub fn const_val(c: &Constant, span: Span) -> Result<Val> {
 
 /// Python arithmetic on two numbers.
 fn fold_binop(op: Operator, a: &Val, b: &Val, span: Span) -> Result<Val> {
-    let overflow = || err(ErrorKind::Static, "integer overflow in a constexpr expression", span);
-    let divzero = || err(ErrorKind::Static, "division by zero in a constexpr expression", span);
+    let overflow = || {
+        err(
+            ErrorKind::Static,
+            "integer overflow in a constexpr expression",
+            span,
+        )
+    };
+    let divzero = || {
+        err(
+            ErrorKind::Static,
+            "division by zero in a constexpr expression",
+            span,
+        )
+    };
     let floats = matches!(a, Val::Float(_)) || matches!(b, Val::Float(_));
     if !floats {
         let (x, y) = (num_i(a).unwrap_or(0), num_i(b).unwrap_or(0));
@@ -667,15 +880,33 @@ fn fold_binop(op: Operator, a: &Val, b: &Val, span: Span) -> Result<Val> {
                     Val::Float((x as f64).powf(y as f64))
                 }
             }
-            Operator::LShift => Val::Int(if (0..64).contains(&y) { x.checked_shl(y as u32).ok_or_else(overflow)? } else { return Err(overflow()) }),
-            Operator::RShift => Val::Int(if (0..64).contains(&y) { x >> y } else { if x < 0 { -1 } else { 0 } }),
+            Operator::LShift => Val::Int(if (0..64).contains(&y) {
+                x.checked_shl(y as u32).ok_or_else(overflow)?
+            } else {
+                return Err(overflow());
+            }),
+            Operator::RShift => Val::Int(if (0..64).contains(&y) {
+                x >> y
+            } else {
+                if x < 0 {
+                    -1
+                } else {
+                    0
+                }
+            }),
             Operator::BitAnd if both_bool => Val::Bool(x & y != 0),
             Operator::BitOr if both_bool => Val::Bool(x | y != 0),
             Operator::BitXor if both_bool => Val::Bool(x ^ y != 0),
             Operator::BitAnd => Val::Int(x & y),
             Operator::BitOr => Val::Int(x | y),
             Operator::BitXor => Val::Int(x ^ y),
-            Operator::MatMult => return Err(err(ErrorKind::Unsupported, "the `@` operator is not supported", span)),
+            Operator::MatMult => {
+                return Err(err(
+                    ErrorKind::Unsupported,
+                    "the `@` operator is not supported",
+                    span,
+                ))
+            }
         });
     }
     let (x, y) = (num_f(a).unwrap_or(0.0), num_f(b).unwrap_or(0.0));
@@ -700,10 +931,20 @@ fn fold_binop(op: Operator, a: &Val, b: &Val, span: Span) -> Result<Val> {
                 return Err(divzero());
             }
             let r = x % y;
-            if r != 0.0 && ((r < 0.0) != (y < 0.0)) { r + y } else { r }
+            if r != 0.0 && ((r < 0.0) != (y < 0.0)) {
+                r + y
+            } else {
+                r
+            }
         }
         Operator::Pow => x.powf(y),
-        _ => return Err(err(ErrorKind::Type, format!("operator `{}` needs integer operands", op_symbol(op)), span)),
+        _ => {
+            return Err(err(
+                ErrorKind::Type,
+                format!("operator `{}` needs integer operands", op_symbol(op)),
+                span,
+            ))
+        }
     }))
 }
 

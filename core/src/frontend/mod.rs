@@ -71,7 +71,10 @@ impl Module {
     /// Parses `text` (named `name` in diagnostics).
     pub fn parse(name: &str, text: &str) -> Result<Module> {
         let parsed = parse::parse_module(name, text)?;
-        Ok(Module { source: parsed.source.clone(), parsed })
+        Ok(Module {
+            source: parsed.source.clone(),
+            parsed,
+        })
     }
 
     pub fn source(&self) -> &Arc<SourceFile> {
@@ -84,7 +87,10 @@ impl Module {
     }
 
     fn no_such(&self, kernel: &str) -> Diagnostic {
-        let mut d = Diagnostic::new(ErrorKind::Name, format!("no jit function `{kernel}` in {}", self.source.name));
+        let mut d = Diagnostic::new(
+            ErrorKind::Name,
+            format!("no jit function `{kernel}` in {}", self.source.name),
+        );
         let names = self.kernel_names();
         if !names.is_empty() {
             d = d.with_note(format!("jit functions here: {}", names.join(", ")));
@@ -103,18 +109,33 @@ impl Module {
             params: f
                 .params
                 .iter()
-                .map(|p| ParamInfo { name: p.name.clone(), constexpr: p.constexpr, has_default: p.default.is_some() })
+                .map(|p| ParamInfo {
+                    name: p.name.clone(),
+                    constexpr: p.constexpr,
+                    has_default: p.default.is_some(),
+                })
                 .collect(),
         })
     }
 
     /// Traces `kernel` for launch arguments `args` (positional, in order, skipping the
     /// parameters given in `constexprs`) and named constexpr values.
-    pub fn specialize(&self, kernel: &str, args: &[ArgSpec], constexprs: &[(String, ConstValue)]) -> Result<Specialized> {
-        self.specialize_inner(kernel, args, constexprs).map_err(|d| d.with_source(&self.source))
+    pub fn specialize(
+        &self,
+        kernel: &str,
+        args: &[ArgSpec],
+        constexprs: &[(String, ConstValue)],
+    ) -> Result<Specialized> {
+        self.specialize_inner(kernel, args, constexprs)
+            .map_err(|d| d.with_source(&self.source))
     }
 
-    fn specialize_inner(&self, kernel: &str, args: &[ArgSpec], constexprs: &[(String, ConstValue)]) -> Result<Specialized> {
+    fn specialize_inner(
+        &self,
+        kernel: &str,
+        args: &[ArgSpec],
+        constexprs: &[(String, ConstValue)],
+    ) -> Result<Specialized> {
         let Some(&fi) = self.parsed.jit_index.get(kernel) else {
             return Err(self.no_such(kernel));
         };
@@ -122,7 +143,11 @@ impl Module {
         let def = f.span;
         for (name, _) in constexprs {
             if !f.params.iter().any(|p| &p.name == name) {
-                return Err(err(ErrorKind::Argument, format!("`{kernel}` has no parameter named `{name}` (given as a constexpr)"), def));
+                return Err(err(
+                    ErrorKind::Argument,
+                    format!("`{kernel}` has no parameter named `{name}` (given as a constexpr)"),
+                    def,
+                ));
             }
         }
         let builder = KernelBuilder::new(kernel, self.source.clone(), def);
@@ -147,8 +172,13 @@ impl Module {
                                 p.span,
                             ));
                         }
-                        let div = if *aligned16 { (16 / dtype.size_bytes()).max(1) as u32 } else { 1 };
-                        let v = t.b.add_param(&p.name, Type::ptr(*dtype, vec![]), p.span, div);
+                        let div = if *aligned16 {
+                            (16 / dtype.size_bytes()).max(1) as u32
+                        } else {
+                            1
+                        };
+                        let v =
+                            t.b.add_param(&p.name, Type::ptr(*dtype, vec![]), p.span, div);
                         env.insert(p.name.clone(), Val::T(v));
                         arg_indices.push(idx);
                     }
@@ -189,10 +219,18 @@ impl Module {
             }
         }
         if next < args.len() {
-            let expected = f.params.iter().filter(|p| !constexprs.iter().any(|(n, _)| n == &p.name)).count();
+            let expected = f
+                .params
+                .iter()
+                .filter(|p| !constexprs.iter().any(|(n, _)| n == &p.name))
+                .count();
             return Err(err(
                 ErrorKind::Argument,
-                format!("`{kernel}` takes {expected} positional launch argument{} but {} were given", if expected == 1 { "" } else { "s" }, args.len()),
+                format!(
+                    "`{kernel}` takes {expected} positional launch argument{} but {} were given",
+                    if expected == 1 { "" } else { "s" },
+                    args.len()
+                ),
                 def,
             ));
         }
@@ -206,6 +244,10 @@ impl Module {
         let prints = std::mem::take(&mut t.prints);
         let kernel = t.b.finish();
         crate::ir::verify::verify(&kernel)?;
-        Ok(Specialized { kernel, arg_indices, static_prints: prints })
+        Ok(Specialized {
+            kernel,
+            arg_indices,
+            static_prints: prints,
+        })
     }
 }

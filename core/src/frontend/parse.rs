@@ -73,14 +73,21 @@ fn is_jit_decorator(e: &Expr) -> bool {
         Expr::Call(c) => &c.func,
         other => other,
     };
-    matches!(dotted(target).as_deref(), Some("triton.jit" | "tilewise.jit" | "jit"))
+    matches!(
+        dotted(target).as_deref(),
+        Some("triton.jit" | "tilewise.jit" | "jit")
+    )
 }
 
 fn namespace_of_module(path: &str) -> Option<Namespace> {
     match path {
         "triton" | "tilewise" => Some(Namespace::Triton),
-        "triton.language" | "tilewise.language" | "triton.language.math" | "triton.language.extra.libdevice"
-        | "triton.language.extra.cuda.libdevice" | "triton.language.extra" => Some(Namespace::Tl),
+        "triton.language"
+        | "tilewise.language"
+        | "triton.language.math"
+        | "triton.language.extra.libdevice"
+        | "triton.language.extra.cuda.libdevice"
+        | "triton.language.extra" => Some(Namespace::Tl),
         _ => None,
     }
 }
@@ -123,9 +130,12 @@ fn collect_imports(stmt: &Stmt, imports: &mut HashMap<String, Namespace>) {
 fn syntax_error(e: rustpython_parser::ParseError, source: &Arc<SourceFile>) -> Diagnostic {
     let off = u32::from(e.offset);
     let end = (off + 1).min(source.text.len() as u32).max(off);
-    Diagnostic::new(ErrorKind::Syntax, format!("invalid Python syntax: {}", e.error))
-        .at(Span::new(off, end), "here")
-        .with_source(source)
+    Diagnostic::new(
+        ErrorKind::Syntax,
+        format!("invalid Python syntax: {}", e.error),
+    )
+    .at(Span::new(off, end), "here")
+    .with_source(source)
 }
 
 /// Span of `def name(` .. end of that line, for a function definition.
@@ -136,7 +146,11 @@ fn def_span(def: &ast::StmtFunctionDef, source: &SourceFile) -> Span {
     let slice = text.get(start..whole.end as usize).unwrap_or("");
     let needle = format!("def {}", def.name.as_str());
     let off = slice.find(&needle).map(|o| start + o).unwrap_or(start);
-    let line_end = text.get(off..).and_then(|t| t.find('\n')).map(|e| off + e).unwrap_or(text.len());
+    let line_end = text
+        .get(off..)
+        .and_then(|t| t.find('\n'))
+        .map(|e| off + e)
+        .unwrap_or(text.len());
     Span::new(off as u32, line_end.max(off + 1).min(text.len()) as u32)
 }
 
@@ -161,7 +175,11 @@ pub fn parse_module(name: &str, text: &str) -> Result<ParsedModule> {
                     for p in a.posonlyargs.iter().chain(&a.args).chain(&a.kwonlyargs) {
                         params.push(ParsedParam {
                             name: p.def.arg.to_string(),
-                            constexpr: p.def.annotation.as_deref().is_some_and(is_constexpr_annotation),
+                            constexpr: p
+                                .def
+                                .annotation
+                                .as_deref()
+                                .is_some_and(is_constexpr_annotation),
                             default: p.default.as_deref().cloned(),
                             span: span_of(&p.def),
                         });
@@ -169,7 +187,12 @@ pub fn parse_module(name: &str, text: &str) -> Result<ParsedModule> {
                     let span = def_span(&def, &source);
                     let name = def.name.to_string();
                     m.jit_index.insert(name.clone(), m.jit.len());
-                    m.jit.push(JitFn { name, def, params, span });
+                    m.jit.push(JitFn {
+                        name,
+                        def,
+                        params,
+                        span,
+                    });
                 } else {
                     m.non_jit.push(def.name.to_string());
                 }
@@ -210,7 +233,9 @@ mod tests {
 
     #[test]
     fn syntax_errors_have_locations() {
-        let e = parse_module("t.py", "@triton.jit\ndef k(:\n    pass\n").err().unwrap();
+        let e = parse_module("t.py", "@triton.jit\ndef k(:\n    pass\n")
+            .err()
+            .unwrap();
         assert_eq!(e.kind, ErrorKind::Syntax);
         assert_eq!(e.line(), Some(2));
     }

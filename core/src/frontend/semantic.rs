@@ -14,7 +14,13 @@ use crate::ir::{fmt_shape, Const, DType, Elem, Op, Type, Value};
 
 /// `[4, 8]`-style shape text for messages.
 pub fn shape_text(s: &[u32]) -> String {
-    format!("[{}]", s.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(", "))
+    format!(
+        "[{}]",
+        s.iter()
+            .map(|d| d.to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    )
 }
 
 /// Triton's `integer_promote_impl`.
@@ -105,7 +111,10 @@ impl Tracer<'_> {
                 if *i < 0 && d.is_unsigned_int() {
                     return Err(err(
                         ErrorKind::Type,
-                        format!("cannot use the negative constant {i} as an unsigned {}", d.triton_name()),
+                        format!(
+                            "cannot use the negative constant {i} as an unsigned {}",
+                            d.triton_name()
+                        ),
                         span,
                     ));
                 }
@@ -113,7 +122,11 @@ impl Tracer<'_> {
             }
             (Val::Float(f), _) => Const::Int(if f.is_nan() { 0 } else { f.trunc() as i64 }),
             (other, _) => {
-                return Err(err(ErrorKind::Type, format!("expected a number, got {}", self.describe(other)), span))
+                return Err(err(
+                    ErrorKind::Type,
+                    format!("expected a number, got {}", self.describe(other)),
+                    span,
+                ))
             }
         };
         Ok(c)
@@ -127,7 +140,7 @@ impl Tracer<'_> {
     }
 
     /// Turns a number literal or runtime value into an IR value.
-    pub fn to_tensor(&mut self, v: &Val, span: Span) -> Result<Value> {
+    pub fn tensor_of(&mut self, v: &Val, span: Span) -> Result<Value> {
         match v {
             Val::T(x) => Ok(*x),
             Val::Bool(_) | Val::Int(_) | Val::Float(_) => {
@@ -137,7 +150,10 @@ impl Tracer<'_> {
             }
             other => Err(err(
                 ErrorKind::Type,
-                format!("expected a tensor or a number, got {}", self.describe(other)),
+                format!(
+                    "expected a tensor or a number, got {}",
+                    self.describe(other)
+                ),
                 span,
             )),
         }
@@ -145,10 +161,14 @@ impl Tracer<'_> {
 
     /// A runtime data value (not a pointer or block pointer).
     pub fn data_tensor(&mut self, v: &Val, span: Span, what: &str) -> Result<(Value, DType)> {
-        let x = self.to_tensor(v, span)?;
+        let x = self.tensor_of(v, span)?;
         match self.b.ty(x).dtype() {
             Some(d) => Ok((x, d)),
-            None => Err(err(ErrorKind::Type, format!("{what} needs numbers, not {}", self.describe(v)), span)),
+            None => Err(err(
+                ErrorKind::Type,
+                format!("{what} needs numbers, not {}", self.describe(v)),
+                span,
+            )),
         }
     }
 
@@ -158,7 +178,7 @@ impl Tracer<'_> {
             let c = self.lit_const(v, dtype, span)?;
             return Ok(self.konst(c, Type::scalar(dtype), span));
         }
-        let x = self.to_tensor(v, span)?;
+        let x = self.tensor_of(v, span)?;
         self.cast_checked(x, dtype, span)
     }
 
@@ -168,14 +188,25 @@ impl Tracer<'_> {
         if ty.dtype() == Some(dtype) {
             return v;
         }
-        self.b.push1(Op::Cast { value: v, bitcast: false }, ty.with_dtype(dtype), span)
+        self.b.push1(
+            Op::Cast {
+                value: v,
+                bitcast: false,
+            },
+            ty.with_dtype(dtype),
+            span,
+        )
     }
 
     /// [`Self::cast`], rejecting pointers and block pointers.
     pub fn cast_checked(&mut self, v: Value, dtype: DType, span: Span) -> Result<Value> {
         let ty = self.ty(v);
         if ty.dtype().is_none() {
-            return Err(err(ErrorKind::Type, format!("cannot convert a value of type {ty} to {dtype}"), span));
+            return Err(err(
+                ErrorKind::Type,
+                format!("cannot convert a value of type {ty} to {dtype}"),
+                span,
+            ));
         }
         Ok(self.cast(v, dtype, span))
     }
@@ -183,7 +214,11 @@ impl Tracer<'_> {
     pub fn bitcast(&mut self, v: Value, dtype: DType, span: Span) -> Result<Value> {
         let ty = self.ty(v);
         let Some(src) = ty.dtype() else {
-            return Err(err(ErrorKind::Type, format!("cannot bitcast a value of type {ty}"), span));
+            return Err(err(
+                ErrorKind::Type,
+                format!("cannot bitcast a value of type {ty}"),
+                span,
+            ));
         };
         if src == dtype {
             return Ok(v);
@@ -201,7 +236,14 @@ impl Tracer<'_> {
                 span,
             ));
         }
-        Ok(self.b.push1(Op::Cast { value: v, bitcast: true }, ty.with_dtype(dtype), span))
+        Ok(self.b.push1(
+            Op::Cast {
+                value: v,
+                bitcast: true,
+            },
+            ty.with_dtype(dtype),
+            span,
+        ))
     }
 
     /// The broadcast of two shapes (Triton's rule: the shorter gets leading 1s, then
@@ -250,16 +292,26 @@ impl Tracer<'_> {
             return Ok(v);
         }
         if ty.is_block_ptr() {
-            return Err(err(ErrorKind::Type, "a block pointer cannot be broadcast".to_string(), span));
+            return Err(err(
+                ErrorKind::Type,
+                "a block pointer cannot be broadcast".to_string(),
+                span,
+            ));
         }
         if cur.is_empty() {
-            return Ok(self.b.push1(Op::Splat(v), ty.with_shape(shape.to_vec()), span));
+            return Ok(self
+                .b
+                .push1(Op::Splat(v), ty.with_shape(shape.to_vec()), span));
         }
         let target = self.broadcast_shapes(&cur, shape, span)?;
         if target != shape {
             return Err(err(
                 ErrorKind::Shape,
-                format!("cannot broadcast a tile of shape {} to shape {}", shape_text(&cur), shape_text(shape)),
+                format!(
+                    "cannot broadcast a tile of shape {} to shape {}",
+                    shape_text(&cur),
+                    shape_text(shape)
+                ),
                 span,
             ));
         }
@@ -267,10 +319,16 @@ impl Tracer<'_> {
         let mut s = cur;
         while s.len() < shape.len() {
             s.insert(0, 1);
-            x = self.b.push1(Op::ExpandDims { value: x, axis: 0 }, ty.with_shape(s.clone()), span);
+            x = self.b.push1(
+                Op::ExpandDims { value: x, axis: 0 },
+                ty.with_shape(s.clone()),
+                span,
+            );
         }
         if s != shape {
-            x = self.b.push1(Op::Broadcast(x), ty.with_shape(shape.to_vec()), span);
+            x = self
+                .b
+                .push1(Op::Broadcast(x), ty.with_shape(shape.to_vec()), span);
         }
         Ok(x)
     }
@@ -280,13 +338,20 @@ impl Tracer<'_> {
         match v {
             Val::T(x) => match self.b.ty(*x).elem() {
                 Some(e) => Ok(e),
-                None => Err(err(ErrorKind::Type, "arithmetic is not defined on block pointers; use tl.advance".to_string(), span)),
+                None => Err(err(
+                    ErrorKind::Type,
+                    "arithmetic is not defined on block pointers; use tl.advance".to_string(),
+                    span,
+                )),
             },
             other => match literal_dtype(other) {
                 Some(d) => Ok(Elem::Data(d)),
                 None => Err(err(
                     ErrorKind::Type,
-                    format!("expected a tensor or a number, got {}", self.describe(other)),
+                    format!(
+                        "expected a tensor or a number, got {}",
+                        self.describe(other)
+                    ),
                     span,
                 )),
             },
@@ -294,10 +359,21 @@ impl Tracer<'_> {
     }
 
     /// Promotes two data operands to their computation dtype and common shape.
-    pub fn promote_pair(&mut self, a: &Val, b: &Val, div_or_mod: bool, span: Span, op: &str) -> Result<(Value, Value, DType)> {
+    pub fn promote_pair(
+        &mut self,
+        a: &Val,
+        b: &Val,
+        div_or_mod: bool,
+        span: Span,
+        op: &str,
+    ) -> Result<(Value, Value, DType)> {
         let (ea, eb) = (self.elem_of(a, span)?, self.elem_of(b, span)?);
         let (Elem::Data(da), Elem::Data(db)) = (ea, eb) else {
-            return Err(err(ErrorKind::Type, format!("operator `{op}` is not defined on pointers ({ea} and {eb})"), span));
+            return Err(err(
+                ErrorKind::Type,
+                format!("operator `{op}` is not defined on pointers ({ea} and {eb})"),
+                span,
+            ));
         };
         let dt = computation_type(da, a.is_number(), db, b.is_number(), div_or_mod)
             .map_err(|m| err(ErrorKind::Type, m, span))?;
@@ -306,7 +382,13 @@ impl Tracer<'_> {
     }
 
     /// Materializes both operands in `dt` and broadcasts them to a common shape.
-    pub fn promote_to(&mut self, a: &Val, b: &Val, dt: DType, span: Span) -> Result<(Value, Value)> {
+    pub fn promote_to(
+        &mut self,
+        a: &Val,
+        b: &Val,
+        dt: DType,
+        span: Span,
+    ) -> Result<(Value, Value)> {
         let x = self.materialize(a, dt, span)?;
         let y = self.materialize(b, dt, span)?;
         self.broadcast_pair(x, y, span)
@@ -321,28 +403,42 @@ impl Tracer<'_> {
     }
 
     /// Converts a runtime condition to `i1` (`!= 0` for numbers).
-    pub fn to_bool(&mut self, x: Value, span: Span) -> Result<Value> {
+    pub fn as_i1(&mut self, x: Value, span: Span) -> Result<Value> {
         let ty = self.ty(x);
         match ty.dtype() {
             Some(DType::I1) => Ok(x),
             Some(d) => {
-                let zero = if d.is_float() { Const::Float(0.0) } else { Const::Int(0) };
+                let zero = if d.is_float() {
+                    Const::Float(0.0)
+                } else {
+                    Const::Int(0)
+                };
                 let z = self.konst(zero, Type::scalar(d), span);
                 let z = self.broadcast_to(z, ty.shape(), span)?;
                 Ok(self.b.push1(
-                    Op::Cmp { pred: crate::ir::CmpPred::Ne, lhs: x, rhs: z },
+                    Op::Cmp {
+                        pred: crate::ir::CmpPred::Ne,
+                        lhs: x,
+                        rhs: z,
+                    },
                     ty.with_dtype(DType::I1),
                     span,
                 ))
             }
-            None => Err(err(ErrorKind::Type, format!("a value of type {ty} cannot be used as a condition"), span)),
+            None => Err(err(
+                ErrorKind::Type,
+                format!("a value of type {ty} cannot be used as a condition"),
+                span,
+            )),
         }
     }
 
     pub fn fmt_type(&self, v: Value) -> String {
         let t = self.b.ty(v);
         match t {
-            Type::Tile { elem, shape } if !shape.is_empty() => format!("{}[{}]", elem, fmt_shape(shape).replace('x', ", ")),
+            Type::Tile { elem, shape } if !shape.is_empty() => {
+                format!("{}[{}]", elem, fmt_shape(shape).replace('x', ", "))
+            }
             other => other.to_string(),
         }
     }
@@ -367,6 +463,8 @@ mod tests {
         assert_eq!(computation_type(I32, false, U32, false, false), Ok(U32));
         assert_eq!(computation_type(I64, false, U32, false, false), Ok(I64));
         assert_eq!(computation_type(I8, false, I16, false, false), Ok(I16));
-        assert!(computation_type(I32, false, U32, false, true).unwrap_err().contains("different signedness"));
+        assert!(computation_type(I32, false, U32, false, true)
+            .unwrap_err()
+            .contains("different signedness"));
     }
 }

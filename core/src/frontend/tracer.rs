@@ -26,7 +26,11 @@ pub fn err(kind: ErrorKind, msg: impl Into<String>, span: Span) -> Diagnostic {
 }
 
 pub fn unsupported(what: &str, span: Span) -> Diagnostic {
-    err(ErrorKind::Unsupported, format!("{what} is not supported in a jit function"), span)
+    err(
+        ErrorKind::Unsupported,
+        format!("{what} is not supported in a jit function"),
+        span,
+    )
 }
 
 pub type Env = HashMap<String, Val>;
@@ -47,7 +51,16 @@ pub struct Tracer<'m> {
 
 impl<'m> Tracer<'m> {
     pub fn new(m: &'m ParsedModule, b: KernelBuilder) -> Tracer<'m> {
-        let mut t = Tracer { m, b, env: Env::new(), globals: Env::new(), dry: 0, depth: 0, prints: vec![], dry_types: vec![] };
+        let mut t = Tracer {
+            m,
+            b,
+            env: Env::new(),
+            globals: Env::new(),
+            dry: 0,
+            depth: 0,
+            prints: vec![],
+            dry_types: vec![],
+        };
         t.init_globals();
         t
     }
@@ -90,7 +103,19 @@ impl<'m> Tracer<'m> {
         }
         let builtin = matches!(
             name,
-            "range" | "min" | "max" | "len" | "int" | "float" | "bool" | "abs" | "print" | "isinstance" | "getattr" | "enumerate" | "zip"
+            "range"
+                | "min"
+                | "max"
+                | "len"
+                | "int"
+                | "float"
+                | "bool"
+                | "abs"
+                | "print"
+                | "isinstance"
+                | "getattr"
+                | "enumerate"
+                | "zip"
         );
         if builtin {
             return Ok(Val::Builtin(name.to_string()));
@@ -98,7 +123,11 @@ impl<'m> Tracer<'m> {
         if name == "True" || name == "False" {
             return Ok(Val::Bool(name == "True"));
         }
-        Err(err(ErrorKind::Name, format!("undefined name `{name}`"), span))
+        Err(err(
+            ErrorKind::Name,
+            format!("undefined name `{name}`"),
+            span,
+        ))
     }
 
     /// Binds a name; runtime values get it as their IR name.
@@ -120,14 +149,22 @@ impl<'m> Tracer<'m> {
                 let Val::Tuple(items, _) = v else {
                     return Err(err(
                         ErrorKind::Type,
-                        format!("cannot unpack {} into {} names", self.describe(&v), elts.len()),
+                        format!(
+                            "cannot unpack {} into {} names",
+                            self.describe(&v),
+                            elts.len()
+                        ),
                         span_of(target),
                     ));
                 };
                 if items.len() != elts.len() {
                     return Err(err(
                         ErrorKind::Argument,
-                        format!("cannot unpack a tuple of {} values into {} names", items.len(), elts.len()),
+                        format!(
+                            "cannot unpack a tuple of {} values into {} names",
+                            items.len(),
+                            elts.len()
+                        ),
                         span_of(target),
                     ));
                 }
@@ -136,10 +173,17 @@ impl<'m> Tracer<'m> {
                 }
                 Ok(())
             }
-            Expr::Subscript(_) => Err(unsupported("assignment to a subscript (tiles are immutable values)", span_of(target))),
+            Expr::Subscript(_) => Err(unsupported(
+                "assignment to a subscript (tiles are immutable values)",
+                span_of(target),
+            )),
             Expr::Attribute(_) => Err(unsupported("assignment to an attribute", span_of(target))),
             Expr::Starred(_) => Err(unsupported("starred assignment", span_of(target))),
-            _ => Err(err(ErrorKind::Syntax, "invalid assignment target", span_of(target))),
+            _ => Err(err(
+                ErrorKind::Syntax,
+                "invalid assignment target",
+                span_of(target),
+            )),
         }
     }
 
@@ -212,9 +256,13 @@ impl<'m> Tracer<'m> {
             Stmt::Nonlocal(_) => Err(unsupported("`nonlocal`", span)),
             Stmt::Delete(_) => Err(unsupported("`del`", span)),
             Stmt::Match(_) => Err(unsupported("`match`", span)),
-            Stmt::FunctionDef(_) | Stmt::AsyncFunctionDef(_) => Err(unsupported("a nested function definition", span)),
+            Stmt::FunctionDef(_) | Stmt::AsyncFunctionDef(_) => {
+                Err(unsupported("a nested function definition", span))
+            }
             Stmt::ClassDef(_) => Err(unsupported("a class definition", span)),
-            Stmt::Import(_) | Stmt::ImportFrom(_) => Err(unsupported("`import` inside a kernel", span)),
+            Stmt::Import(_) | Stmt::ImportFrom(_) => {
+                Err(unsupported("`import` inside a kernel", span))
+            }
             Stmt::AsyncFor(_) => Err(unsupported("`async for`", span)),
             Stmt::TypeAlias(_) => Err(unsupported("a type alias", span)),
         }
@@ -232,32 +280,55 @@ impl<'m> Tracer<'m> {
         match c.truthy() {
             Some(true) => Ok(()),
             Some(false) => {
-                let m = if msg.is_empty() { "assertion failed".to_string() } else { format!("assertion failed: {msg}") };
+                let m = if msg.is_empty() {
+                    "assertion failed".to_string()
+                } else {
+                    format!("assertion failed: {msg}")
+                };
                 Err(err(ErrorKind::Static, m, span))
             }
             None => {
-                let x = self.to_tensor(&c, span_of(&*a.test))?;
-                let cond = self.to_bool(x, span)?;
-                self.b.push0(crate::ir::Op::DeviceAssert { cond, message: msg }, span);
+                let x = self.tensor_of(&c, span_of(&*a.test))?;
+                let cond = self.as_i1(x, span)?;
+                self.b
+                    .push0(crate::ir::Op::DeviceAssert { cond, message: msg }, span);
                 Ok(())
             }
         }
     }
 
     /// Inlines a call to the jit function `name`.
-    pub fn call_jit(&mut self, name: &str, args: Vec<(Val, Span)>, kwargs: Vec<(String, Val, Span)>, span: Span) -> Result<Val> {
+    pub fn call_jit(
+        &mut self,
+        name: &str,
+        args: Vec<(Val, Span)>,
+        kwargs: Vec<(String, Val, Span)>,
+        span: Span,
+    ) -> Result<Val> {
         let Some(&idx) = self.m.jit_index.get(name) else {
-            return Err(err(ErrorKind::Name, format!("no jit function `{name}`"), span));
+            return Err(err(
+                ErrorKind::Name,
+                format!("no jit function `{name}`"),
+                span,
+            ));
         };
         let m = self.m;
         let f = &m.jit[idx];
         if self.depth >= 64 {
-            return Err(err(ErrorKind::Unsupported, format!("call depth limit reached calling `{name}` (recursion is not supported)"), span));
+            return Err(err(
+                ErrorKind::Unsupported,
+                format!("call depth limit reached calling `{name}` (recursion is not supported)"),
+                span,
+            ));
         }
         if args.len() > f.params.len() {
             return Err(err(
                 ErrorKind::Argument,
-                format!("`{name}` takes {} arguments but {} were given", f.params.len(), args.len()),
+                format!(
+                    "`{name}` takes {} arguments but {} were given",
+                    f.params.len(),
+                    args.len()
+                ),
                 span,
             )
             .with_secondary(f.span, "defined here"));
@@ -268,11 +339,19 @@ impl<'m> Tracer<'m> {
         }
         for (k, v, kspan) in kwargs {
             let Some(i) = f.params.iter().position(|p| p.name == k) else {
-                return Err(err(ErrorKind::Argument, format!("`{name}` has no parameter named `{k}`"), kspan)
-                    .with_secondary(f.span, "defined here"));
+                return Err(err(
+                    ErrorKind::Argument,
+                    format!("`{name}` has no parameter named `{k}`"),
+                    kspan,
+                )
+                .with_secondary(f.span, "defined here"));
             };
             if bound[i].is_some() {
-                return Err(err(ErrorKind::Argument, format!("`{name}` got multiple values for parameter `{k}`"), kspan));
+                return Err(err(
+                    ErrorKind::Argument,
+                    format!("`{name}` got multiple values for parameter `{k}`"),
+                    kspan,
+                ));
             }
             bound[i] = Some(v);
         }
@@ -288,8 +367,12 @@ impl<'m> Tracer<'m> {
                         self.eval(d)?
                     }
                     (None, None) => {
-                        return Err(err(ErrorKind::Argument, format!("missing argument `{}` in call to `{name}`", p.name), span)
-                            .with_secondary(f.span, "defined here"));
+                        return Err(err(
+                            ErrorKind::Argument,
+                            format!("missing argument `{}` in call to `{name}`", p.name),
+                            span,
+                        )
+                        .with_secondary(f.span, "defined here"));
                     }
                 };
                 if p.constexpr && !v.is_constexpr() {
@@ -314,6 +397,12 @@ impl<'m> Tracer<'m> {
             Ok(self.env.remove(RET).unwrap_or(Val::None))
         })();
         self.env = saved;
-        result.map_err(|d| if d.primary.is_none() { d.at(span, "") } else { d })
+        result.map_err(|d| {
+            if d.primary.is_none() {
+                d.at(span, "")
+            } else {
+                d
+            }
+        })
     }
 }

@@ -123,7 +123,9 @@ impl Val {
             ConstValue::Str(s) => Val::Str(s.clone()),
             ConstValue::DType(d) => Val::DType(*d),
             ConstValue::None => Val::None,
-            ConstValue::Tuple(items) => Val::Tuple(items.iter().map(Val::from_const).collect(), false),
+            ConstValue::Tuple(items) => {
+                Val::Tuple(items.iter().map(Val::from_const).collect(), false)
+            }
         }
     }
 
@@ -207,7 +209,11 @@ pub fn py_float(f: f64) -> String {
     if f.is_nan() {
         "nan".into()
     } else if f.is_infinite() {
-        if f > 0.0 { "inf".into() } else { "-inf".into() }
+        if f > 0.0 {
+            "inf".into()
+        } else {
+            "-inf".into()
+        }
     } else {
         format!("{f:?}")
     }

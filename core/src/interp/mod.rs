@@ -23,15 +23,15 @@
 //!
 //! [`ErrorKind::Runtime`]: crate::diag::ErrorKind::Runtime
 
-mod arith;
+pub(crate) mod arith;
 mod control;
 mod debug;
 mod dot;
 mod error;
 mod eval;
-mod memory;
+pub(crate) mod memory;
 mod reduce;
-mod value;
+pub(crate) mod value;
 
 use crate::diag::Result;
 use crate::ir::{DType, Elem, Kernel, Type};

@@ -35,14 +35,6 @@ impl Data {
             Data::I(vec![0; n])
         }
     }
-
-    /// Element `i` as a float (integers converted, `u64` unsigned only if told).
-    pub fn get_f64(&self, i: usize) -> f64 {
-        match self {
-            Data::F(v) => v[i],
-            Data::I(v) => v[i] as f64,
-        }
-    }
 }
 
 /// A data tile: a dtype and its elements.
@@ -55,14 +47,6 @@ pub struct Tile {
 impl Tile {
     pub fn new(dtype: DType, data: Data) -> Tile {
         Tile { dtype, data }
-    }
-
-    pub fn scalar_i(dtype: DType, v: i64) -> Tile {
-        Tile { dtype, data: Data::I(vec![wrap1(dtype, v)]) }
-    }
-
-    pub fn len(&self) -> usize {
-        self.data.len()
     }
 }
 

@@ -2,6 +2,7 @@
 //!
 //! Passes, one a file, in pipeline order:
 //! - [`block_ptr`]: block pointers become pointer tiles and boundary masks.
+//! - [`expand`]: tile IR to Thread IR (layouts, per-thread registers, shared memory).
 //!
 //! Infrastructure:
 //! - [`rewrite`]: rebuilds a kernel op by op; the skeleton of tile-IR-to-tile-IR passes.
@@ -10,3 +11,4 @@
 pub mod block_ptr;
 pub mod layout;
 pub mod rewrite;
+pub mod expand;

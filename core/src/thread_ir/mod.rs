@@ -23,6 +23,7 @@
 //!   float-to-int casts. Printers must emit code with exactly these semantics.
 
 mod print;
+pub mod sim;
 
 pub use print::print;
 

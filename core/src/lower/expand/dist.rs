@@ -1,0 +1,228 @@
+//! Distributed values: registers per layout, thread coordinates, and moving values
+//! between layouts (free register renaming where [`LinearLayout::register_map`] allows,
+//! shared memory otherwise).
+
+use super::{Expander, TVal};
+use crate::diag::{Diagnostic, Result};
+use crate::ir::ops::Const;
+use crate::ir::{BinaryOp, DType};
+use crate::lower::layout::LinearLayout;
+use crate::thread_ir::{Expr, Reg, Stmt};
+
+/// A tile distributed over the threads of a program.
+#[derive(Clone, Debug)]
+pub(crate) enum Dist {
+    /// Every element equals this register (constants, splats, scalars).
+    Uniform(Reg),
+    /// `regs[i]` holds the element at `layout`'s register `i` in each thread.
+    Regs { layout: LinearLayout, regs: Vec<Reg> },
+}
+
+/// The dtype of a distributed value's registers.
+pub(crate) fn dist_dtype(x: &Expander, d: &Dist) -> DType {
+    let r = match d {
+        Dist::Uniform(r) => *r,
+        Dist::Regs { regs, .. } => regs.first().copied().unwrap_or(Reg(0)),
+    };
+    x.out.reg_ty(r).dtype
+}
+
+impl Expander<'_> {
+    /// The thread-dependent part of coordinate `dim` of `layout` (XOR of the lane and
+    /// warp bases selected by this thread's bits), computed once per kernel.
+    fn thread_coord(&mut self, layout: &LinearLayout, dim: usize) -> Reg {
+        if let Some(r) = self.thread_part.get(&(layout.clone(), dim)) {
+            return *r;
+        }
+        let mut acc: Option<Reg> = None;
+        let sources = [(self.lane, layout.lane_bases().to_vec()), (self.warp, layout.warp_bases().to_vec())];
+        for (src, bases) in sources {
+            for (bit, base) in bases.iter().enumerate() {
+                let b = base[dim];
+                if b == 0 {
+                    continue;
+                }
+                let sh = self.int_const(DType::I32, bit as i64);
+                let shifted = self.assign(DType::I32, Expr::Binary(BinaryOp::Shr, src, sh));
+                let one = self.int_const(DType::I32, 1);
+                let bitv = self.assign(DType::I32, Expr::Binary(BinaryOp::And, shifted, one));
+                let scale = self.int_const(DType::I32, b as i64);
+                let term = self.assign(DType::I32, Expr::Binary(BinaryOp::Mul, bitv, scale));
+                acc = Some(match acc {
+                    None => term,
+                    Some(a) => self.assign(DType::I32, Expr::Binary(BinaryOp::Xor, a, term)),
+                });
+            }
+        }
+        let r = acc.unwrap_or_else(|| self.int_const(DType::I32, 0));
+        self.thread_part.insert((layout.clone(), dim), r);
+        r
+    }
+
+    /// Whether every base of `dim` is zero or a distinct power of two (then XOR is +).
+    fn disjoint_bits(layout: &LinearLayout, dim: usize) -> bool {
+        let mut seen = 0u32;
+        for b in layout.reg_bases().iter().chain(layout.lane_bases()).chain(layout.warp_bases()) {
+            let v = b[dim];
+            if v == 0 {
+                continue;
+            }
+            if !v.is_power_of_two() || seen & v != 0 {
+                return false;
+            }
+            seen |= v;
+        }
+        true
+    }
+
+    /// Registers holding coordinate `dim` (+ `start`) of each layout register, as i32.
+    pub(crate) fn coordinates(&mut self, layout: &LinearLayout, dim: usize, start: i64) -> Result<Vec<Reg>> {
+        let t = self.thread_coord(layout, dim);
+        let add = Self::disjoint_bits(layout, dim);
+        let mut out = Vec::with_capacity(layout.num_regs() as usize);
+        for r in 0..layout.num_regs() {
+            let part = layout.apply(r, 0, 0)[dim] as i64;
+            let reg = if add {
+                let c = self.int_const(DType::I32, part + start);
+                self.assign(DType::I32, Expr::Binary(BinaryOp::Add, t, c))
+            } else {
+                let c = self.int_const(DType::I32, part);
+                let x = self.assign(DType::I32, Expr::Binary(BinaryOp::Xor, t, c));
+                let s = self.int_const(DType::I32, start);
+                self.assign(DType::I32, Expr::Binary(BinaryOp::Add, x, s))
+            };
+            out.push(reg);
+        }
+        Ok(out)
+    }
+
+    /// Row-major linear index into a tile of `shape` of each register's coordinate,
+    /// ignoring dimensions where `shape` is 1.
+    pub(crate) fn linear_indices(&mut self, layout: &LinearLayout, shape: &[u32]) -> Result<Vec<Reg>> {
+        let n = layout.num_regs() as usize;
+        let mut acc: Vec<Option<Reg>> = vec![None; n];
+        let mut stride = 1i64;
+        for d in (0..shape.len()).rev() {
+            if shape[d] > 1 {
+                let coords = self.coordinates(layout, d, 0)?;
+                let s = self.int_const(DType::I32, stride);
+                for (i, c) in coords.into_iter().enumerate() {
+                    let term = if stride == 1 { c } else { self.assign(DType::I32, Expr::Binary(BinaryOp::Mul, c, s)) };
+                    acc[i] = Some(match acc[i] {
+                        None => term,
+                        Some(a) => self.assign(DType::I32, Expr::Binary(BinaryOp::Add, a, term)),
+                    });
+                }
+            }
+            stride *= shape[d] as i64;
+        }
+        let zero = self.int_const(DType::I32, 0);
+        Ok(acc.into_iter().map(|a| a.unwrap_or(zero)).collect())
+    }
+
+    /// The scratch shared array for `dtype`, grown to at least `len` elements.
+    pub(crate) fn scratch_for(&mut self, dtype: DType, len: u32) -> u32 {
+        if let Some(&i) = self.scratch.get(&dtype) {
+            let a = &mut self.out.shared[i as usize];
+            a.len = a.len.max(len);
+            return i;
+        }
+        let i = self.shared_array(&format!("scratch_{dtype}"), dtype, len);
+        self.scratch.insert(dtype, i);
+        i
+    }
+
+    /// Moves `src` (in layout `from`) into layout `to` through shared memory; `to`'s
+    /// coordinates are mapped into `from`'s shape by dropping dimensions where `from`
+    /// has size 1 (broadcast).
+    fn through_shared(&mut self, regs: &[Reg], from: &LinearLayout, to: &LinearLayout) -> Result<Vec<Reg>> {
+        let dtype = self.out.reg_ty(regs[0]).dtype;
+        let numel: u32 = from.shape().iter().product();
+        let arr = self.scratch_for(dtype, numel);
+        self.emit(Stmt::Barrier);
+        let widx = self.linear_indices(from, from.shape())?;
+        for (r, i) in regs.iter().zip(widx) {
+            self.emit(Stmt::SharedStore { arr, index: i, value: *r });
+        }
+        self.emit(Stmt::Barrier);
+        let ridx = self.linear_indices(to, from.shape())?;
+        Ok(ridx.into_iter().map(|i| self.assign(dtype, Expr::SharedLoad { arr, index: i })).collect())
+    }
+
+    /// The registers of `d` in layout `target`.
+    pub(crate) fn to_layout(&mut self, d: &Dist, target: &LinearLayout) -> Result<Vec<Reg>> {
+        match d {
+            Dist::Uniform(r) => Ok(vec![*r; target.num_regs() as usize]),
+            Dist::Regs { layout, regs } if layout == target => Ok(regs.clone()),
+            Dist::Regs { layout, regs } => {
+                if layout.shape() != target.shape() {
+                    return Err(Diagnostic::internal(format!("layout conversion between shapes {:?} and {:?}", layout.shape(), target.shape())));
+                }
+                if let Some(map) = layout.register_map(target, |c| c.to_vec()) {
+                    return Ok(map.into_iter().map(|i| regs[i as usize]).collect());
+                }
+                self.through_shared(regs, layout, target)
+            }
+        }
+    }
+
+    /// Brings several values into one layout (the first distributed operand's).
+    pub(crate) fn align(&mut self, dists: &[Dist]) -> Result<(Option<LinearLayout>, Vec<Vec<Reg>>)> {
+        let target = dists.iter().find_map(|d| match d {
+            Dist::Regs { layout, .. } => Some(layout.clone()),
+            Dist::Uniform(_) => None,
+        });
+        let Some(target) = target else {
+            return Ok((None, dists.iter().map(|d| match d {
+                Dist::Uniform(r) => vec![*r],
+                Dist::Regs { .. } => unreachable!(),
+            }).collect()));
+        };
+        let mut out = vec![];
+        for d in dists {
+            out.push(self.to_layout(d, &target)?);
+        }
+        Ok((Some(target), out))
+    }
+
+    /// Broadcasts a distributed value to `shape` (same rank, size-1 dims expand).
+    fn broadcast_dist(&mut self, d: Dist, shape: &[u32]) -> Result<Dist> {
+        let Dist::Regs { layout, regs } = d else { return Ok(d) };
+        if layout.shape() == shape {
+            return Ok(Dist::Regs { layout, regs });
+        }
+        let src_shape = layout.shape().to_vec();
+        let project = |c: &[u32]| -> Vec<u32> { c.iter().zip(&src_shape).map(|(&x, &s)| if s == 1 { 0 } else { x }).collect() };
+        let mut candidates = self.seen_layouts.get(shape).cloned().unwrap_or_default();
+        candidates.push(self.canonical(shape)?);
+        for cand in &candidates {
+            if let Some(map) = layout.register_map(cand, project) {
+                let regs = map.into_iter().map(|i| regs[i as usize]).collect();
+                return Ok(Dist::Regs { layout: cand.clone(), regs });
+            }
+        }
+        let target = self.canonical(shape)?;
+        let regs = self.through_shared(&regs, &layout, &target)?;
+        Ok(Dist::Regs { layout: target, regs })
+    }
+
+    /// `Splat` / `Broadcast` of a lowered value to `shape`.
+    pub(crate) fn broadcast(&mut self, v: TVal, shape: &[u32]) -> Result<TVal> {
+        Ok(match v {
+            TVal::Data(d) => TVal::Data(self.broadcast_dist(d, shape)?),
+            TVal::Ptr { root, off } => TVal::Ptr { root, off: self.broadcast_dist(off, shape)? },
+        })
+    }
+
+    /// A constant register of `dtype`.
+    pub(crate) fn zero_of(&mut self, dtype: DType) -> Reg {
+        let c = if dtype.is_float() {
+            Const::Float(0.0)
+        } else if dtype.is_bool() {
+            Const::Bool(false)
+        } else {
+            Const::Int(0)
+        };
+        self.constant(dtype, c)
+    }
+}

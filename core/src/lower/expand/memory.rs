@@ -1,0 +1,228 @@
+//! Global memory: loads, stores and atomics through pointer tiles.
+//!
+//! A pointer tile is a root buffer parameter and element offsets. Each register of the
+//! aligned (offset, mask, value) triple becomes one access. Replicated layouts (several
+//! threads, or registers, holding the same element) store and update memory from one
+//! owner only: duplicate plain stores would be harmless, duplicate atomics would not.
+
+use super::dist::Dist;
+use super::{Expander, TVal};
+use crate::diag::{Diagnostic, Result};
+use crate::ir::ops::Op;
+use crate::ir::{BinaryOp, CmpPred, DType, Inst, Value};
+use crate::lower::layout::LinearLayout;
+use crate::thread_ir::{Expr, ParamKind, Reg, Stmt};
+
+impl Expander<'_> {
+    pub(crate) fn memory(&mut self, inst: &Inst) -> Result<()> {
+        match &inst.op {
+            Op::Load { ptr, mask, other, .. } => {
+                let v = self.load(*ptr, *mask, *other, inst.results[0])?;
+                self.set(inst.results[0], TVal::Data(v));
+            }
+            Op::Store { ptr, value, mask, .. } => self.store(*ptr, *value, *mask)?,
+            Op::Atomic { op, ptr, value, mask } => {
+                let (op, v) = (*op, *value);
+                let out = self.atomic(*ptr, &[v], *mask, inst.results[0], move |dst, buf, index, vals, mask| {
+                    Stmt::Atomic { dst, op, buf, index, value: vals[0], mask }
+                })?;
+                self.set(inst.results[0], TVal::Data(out));
+            }
+            Op::AtomicCas { ptr, cmp, value } => {
+                let out = self.atomic(*ptr, &[*cmp, *value], None, inst.results[0], |dst, buf, index, vals, mask| {
+                    debug_assert!(mask.is_none());
+                    Stmt::AtomicCas { dst, buf, index, cmp: vals[0], value: vals[1] }
+                })?;
+                self.set(inst.results[0], TVal::Data(out));
+            }
+            _ => unreachable!("memory() called on a non-memory op"),
+        }
+        Ok(())
+    }
+
+    fn pointer(&self, ptr: Value) -> Result<(u32, Dist)> {
+        match self.get(ptr)? {
+            TVal::Ptr { root, off } => Ok((*root, off.clone())),
+            TVal::Data(_) => Err(Diagnostic::internal("memory access through a non-pointer")),
+        }
+    }
+
+    fn mark_written(&mut self, root: u32) {
+        if let Some(p) = self.out.params.get_mut(root as usize) {
+            if let ParamKind::Buffer { written, .. } = &mut p.kind {
+                *written = true;
+            }
+        }
+    }
+
+    fn opt_dist(&self, v: Option<Value>) -> Result<Option<Dist>> {
+        v.map(|v| self.data(v)).transpose()
+    }
+
+    fn load(&mut self, ptr: Value, mask: Option<Value>, other: Option<Value>, result: Value) -> Result<Dist> {
+        let (root, off) = self.pointer(ptr)?;
+        let dtype = self.dtype(result);
+        let mut dists = vec![off];
+        let mask = self.opt_dist(mask)?;
+        let other = self.opt_dist(other)?;
+        dists.extend(mask.iter().cloned());
+        dists.extend(other.iter().cloned());
+        let (layout, regs) = self.align(&dists)?;
+        let n = layout.as_ref().map(|l| l.num_regs() as usize).unwrap_or(1);
+        let mut out = Vec::with_capacity(n);
+        for i in 0..n {
+            let index = regs[0][i];
+            let m = mask.as_ref().map(|_| regs[1][i]);
+            let o = other.as_ref().map(|_| regs[1 + mask.is_some() as usize][i]);
+            let o = match (m, o) {
+                (Some(_), None) => Some(self.zero_of(dtype)),
+                (_, o) => o,
+            };
+            out.push(self.assign(dtype, Expr::Load { buf: root, index, mask: m, other: o }));
+        }
+        Ok(match layout {
+            None => Dist::Uniform(out[0]),
+            Some(layout) => Dist::Regs { layout, regs: out },
+        })
+    }
+
+    /// For a layout with replication, the predicate "this thread is the first holder"
+    /// (None when every thread-level copy is distinct), and which registers are first
+    /// copies.
+    fn ownership(&mut self, layout: Option<&LinearLayout>) -> (Option<Reg>, Vec<bool>) {
+        let Some(layout) = layout else {
+            // A scalar: every thread holds it; thread 0 owns it.
+            let tid = self.assign(DType::I32, Expr::Special(crate::thread_ir::Special::ThreadId));
+            let zero = self.int_const(DType::I32, 0);
+            let own = self.assign(DType::I1, Expr::Cmp(CmpPred::Eq, tid, zero));
+            return (Some(own), vec![true]);
+        };
+        let mut pred: Option<Reg> = None;
+        let sources = [(self.lane, layout.lane_bases().to_vec()), (self.warp, layout.warp_bases().to_vec())];
+        for (src, bases) in sources {
+            for (bit, b) in bases.iter().enumerate() {
+                if b.iter().any(|&x| x != 0) {
+                    continue;
+                }
+                let mask = self.int_const(DType::I32, 1 << bit);
+                let v = self.assign(DType::I32, Expr::Binary(BinaryOp::And, src, mask));
+                let zero = self.int_const(DType::I32, 0);
+                let is0 = self.assign(DType::I1, Expr::Cmp(CmpPred::Eq, v, zero));
+                pred = Some(match pred {
+                    None => is0,
+                    Some(p) => self.assign(DType::I1, Expr::Binary(BinaryOp::And, p, is0)),
+                });
+            }
+        }
+        let dup_bits: u32 = layout
+            .reg_bases()
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| b.iter().all(|&x| x == 0))
+            .fold(0, |m, (i, _)| m | 1 << i);
+        let first = (0..layout.num_regs()).map(|r| r & dup_bits == 0).collect();
+        (pred, first)
+    }
+
+    fn and_masks(&mut self, a: Option<Reg>, b: Option<Reg>) -> Option<Reg> {
+        match (a, b) {
+            (Some(a), Some(b)) => Some(self.assign(DType::I1, Expr::Binary(BinaryOp::And, a, b))),
+            (a, None) => a,
+            (None, b) => b,
+        }
+    }
+
+    fn store(&mut self, ptr: Value, value: Value, mask: Option<Value>) -> Result<()> {
+        let (root, off) = self.pointer(ptr)?;
+        self.mark_written(root);
+        let dtype = match self.k.ty(ptr).elem() {
+            Some(crate::ir::Elem::Ptr(d)) => d,
+            _ => return Err(Diagnostic::internal("store through a non-pointer")),
+        };
+        let mut dists = vec![off, self.data(value)?];
+        let mask = self.opt_dist(mask)?;
+        dists.extend(mask.iter().cloned());
+        let (layout, regs) = self.align(&dists)?;
+        let (own, first) = self.ownership(layout.as_ref());
+        for (i, is_first) in first.iter().enumerate() {
+            if !is_first {
+                continue;
+            }
+            let m = mask.as_ref().map(|_| regs[2][i]);
+            let m = self.and_masks(m, own);
+            let v = self.cast_to(regs[1][i], dtype);
+            self.emit(Stmt::Store { buf: root, index: regs[0][i], value: v, mask: m });
+        }
+        Ok(())
+    }
+
+    /// Emits an atomic per owned register; replicas receive the owner's result through
+    /// shared memory.
+    fn atomic(
+        &mut self,
+        ptr: Value,
+        operands: &[Value],
+        mask: Option<Value>,
+        result: Value,
+        make: impl Fn(Reg, u32, Reg, &[Reg], Option<Reg>) -> Stmt,
+    ) -> Result<Dist> {
+        let (root, off) = self.pointer(ptr)?;
+        self.mark_written(root);
+        let dtype = self.dtype(result);
+        let mut dists = vec![off];
+        for o in operands {
+            dists.push(self.data(*o)?);
+        }
+        let mask = self.opt_dist(mask)?;
+        dists.extend(mask.iter().cloned());
+        let (layout, regs) = self.align(&dists)?;
+        let (own, first) = self.ownership(layout.as_ref());
+        let mut out = vec![];
+        for (i, is_first) in first.iter().enumerate() {
+            let dst = self.new_reg(dtype);
+            let zero = self.zero_of(dtype);
+            self.emit(Stmt::Assign { dst, expr: Expr::Copy(zero) });
+            if *is_first {
+                let m = mask.as_ref().map(|_| regs[1 + operands.len()][i]);
+                let m = self.and_masks(m, own);
+                let vals: Vec<Reg> = (0..operands.len()).map(|k| self.cast_to(regs[1 + k][i], dtype)).collect();
+                self.emit(make(dst, root, regs[0][i], &vals, m));
+            }
+            out.push(dst);
+        }
+        let replicated = own.is_some() || first.iter().any(|f| !f);
+        Ok(match layout {
+            None => {
+                // Thread 0 did the update; share its result.
+                let arr = self.scratch_for(dtype, 1);
+                let zero = self.int_const(DType::I32, 0);
+                self.emit(Stmt::Barrier);
+                let t = own.expect("scalar ownership");
+                self.emit(Stmt::If { cond: t, then_body: vec![Stmt::SharedStore { arr, index: zero, value: out[0] }], else_body: vec![] });
+                self.emit(Stmt::Barrier);
+                Dist::Uniform(self.assign(dtype, Expr::SharedLoad { arr, index: zero }))
+            }
+            Some(layout) if replicated => {
+                // Owners publish their results; every holder reads them back.
+                let numel: u32 = layout.shape().iter().product();
+                let arr = self.scratch_for(dtype, numel);
+                let idx = self.linear_indices(&layout, &layout.shape().to_vec())?;
+                self.emit(Stmt::Barrier);
+                let mut publish = vec![];
+                for (i, is_first) in first.iter().enumerate() {
+                    if *is_first {
+                        publish.push(Stmt::SharedStore { arr, index: idx[i], value: out[i] });
+                    }
+                }
+                match own {
+                    Some(t) => self.emit(Stmt::If { cond: t, then_body: publish, else_body: vec![] }),
+                    None => publish.into_iter().for_each(|s| self.emit(s)),
+                }
+                self.emit(Stmt::Barrier);
+                let regs = idx.iter().map(|&i| self.assign(dtype, Expr::SharedLoad { arr, index: i })).collect();
+                Dist::Regs { layout, regs }
+            }
+            Some(layout) => Dist::Regs { layout, regs: out },
+        })
+    }
+}

@@ -1,0 +1,709 @@
+//! Pass: tile IR (block pointers already lowered) to Thread IR.
+//!
+//! Each tile value becomes a [`Dist`]: either one register shared by every element
+//! (`Uniform`: constants, splats, scalars, broadcasts of those) or a linear layout with
+//! one register per layout register. Pointer tiles are a root buffer parameter plus a
+//! `Dist` of integer element offsets; a pointer whose root is not one kernel argument is
+//! a compile error. The files:
+//! - [`dist`]: distributed values, thread coordinates, layout conversions through
+//!   shared memory, broadcasting;
+//! - [`memory`]: loads, stores, atomics;
+//! - [`reduce`]: reductions and scans;
+//! - [`dot`]: the dot plan;
+//! - this file: the driver, elementwise ops and structured control flow.
+
+mod dist;
+mod dot;
+mod memory;
+mod reduce;
+
+use crate::diag::{Diagnostic, ErrorKind, Result, Span};
+use crate::ir::ops::{Const, Op};
+use crate::ir::{Block, DType, Elem, Inst, Kernel, Type, Value};
+use crate::lower::layout::LinearLayout;
+use crate::thread_ir::{Expr, Param, ParamKind, Reg, RegTy, SharedArray, Special, Stmt, ThreadKernel};
+use dist::Dist;
+use std::collections::HashMap;
+
+/// Knobs of the expansion.
+#[derive(Clone, Debug)]
+pub struct ExpandOptions {
+    /// Warps per program (`num_warps`).
+    pub num_warps: u32,
+    /// Threads per warp in the layouts (32 on every backend; on WGSL a logical grouping).
+    pub warp_size: u32,
+    /// The backend's name, for error messages.
+    pub backend: &'static str,
+}
+
+impl Default for ExpandOptions {
+    fn default() -> Self {
+        ExpandOptions { num_warps: 4, warp_size: 32, backend: "GPU" }
+    }
+}
+
+/// A lowered tile value.
+#[derive(Clone, Debug)]
+pub(crate) enum TVal {
+    Data(Dist),
+    /// A pointer tile: buffer parameter `root` plus element offsets.
+    Ptr { root: u32, off: Dist },
+}
+
+/// Lowers `kernel` (after `block_ptr`) to Thread IR.
+pub fn expand(kernel: &Kernel, options: &ExpandOptions) -> Result<ThreadKernel> {
+    let mut x = Expander::new(kernel, options);
+    x.prologue()?;
+    x.block(&kernel.body)?;
+    let body = x.stmts.pop().unwrap_or_default();
+    let mut tk = x.out;
+    tk.body = body;
+    Ok(tk)
+}
+
+pub(crate) struct Expander<'k> {
+    pub k: &'k Kernel,
+    pub opt: ExpandOptions,
+    pub out: ThreadKernel,
+    /// Open statement lists; the last receives new statements.
+    pub stmts: Vec<Vec<Stmt>>,
+    pub vals: HashMap<Value, TVal>,
+    /// Tile-IR parameter index -> Thread IR parameter index.
+    pub param_index: Vec<u32>,
+    pub lane: Reg,
+    pub warp: Reg,
+    /// Per (layout, dim): the thread-dependent part of the coordinate.
+    pub thread_part: HashMap<(LinearLayout, usize), Reg>,
+    /// Layouts seen per shape, tried first when a broadcast picks its result layout.
+    pub seen_layouts: HashMap<Vec<u32>, Vec<LinearLayout>>,
+    /// Scratch shared arrays per dtype (index into `out.shared`).
+    pub scratch: HashMap<DType, u32>,
+    /// Span of the instruction being expanded, for errors.
+    pub span: Span,
+}
+
+impl<'k> Expander<'k> {
+    fn new(k: &'k Kernel, opt: &ExpandOptions) -> Self {
+        Expander {
+            k,
+            opt: opt.clone(),
+            out: ThreadKernel {
+                name: k.name.clone(),
+                params: vec![],
+                threads: opt.num_warps * opt.warp_size,
+                shared: vec![],
+                regs: vec![],
+                body: vec![],
+            },
+            stmts: vec![vec![]],
+            vals: HashMap::new(),
+            param_index: vec![],
+            lane: Reg(0),
+            warp: Reg(0),
+            thread_part: HashMap::new(),
+            seen_layouts: HashMap::new(),
+            scratch: HashMap::new(),
+            span: k.span,
+        }
+    }
+
+    /// A located error.
+    pub fn err(&self, kind: ErrorKind, msg: impl Into<String>) -> Diagnostic {
+        Diagnostic::new(kind, msg).at(self.span, "").with_source(&self.k.source)
+    }
+
+    pub fn unsupported(&self, what: &str) -> Diagnostic {
+        self.err(ErrorKind::Backend, format!("{what} is not supported by the {} backend yet", self.opt.backend))
+    }
+
+    pub fn new_reg(&mut self, dtype: DType) -> Reg {
+        self.new_reg_ty(RegTy::scalar(dtype))
+    }
+
+    pub fn new_reg_ty(&mut self, ty: RegTy) -> Reg {
+        self.out.regs.push(ty);
+        Reg(self.out.regs.len() as u32 - 1)
+    }
+
+    pub fn emit(&mut self, s: Stmt) {
+        self.stmts.last_mut().expect("open statement list").push(s);
+    }
+
+    /// `dst = expr` into a fresh register of `dtype`.
+    pub fn assign(&mut self, dtype: DType, expr: Expr) -> Reg {
+        let dst = self.new_reg(dtype);
+        self.emit(Stmt::Assign { dst, expr });
+        dst
+    }
+
+    pub fn constant(&mut self, dtype: DType, c: Const) -> Reg {
+        self.assign(dtype, Expr::Const(c))
+    }
+
+    pub fn int_const(&mut self, dtype: DType, v: i64) -> Reg {
+        self.constant(dtype, Const::Int(v))
+    }
+
+    /// Declares a shared array; returns its index.
+    pub fn shared_array(&mut self, name: &str, dtype: DType, len: u32) -> u32 {
+        self.out.shared.push(SharedArray { name: name.to_string(), dtype, len });
+        self.out.shared.len() as u32 - 1
+    }
+
+    fn prologue(&mut self) -> Result<()> {
+        for p in &self.k.params {
+            let kind = match p.ty.elem() {
+                Some(Elem::Ptr(d)) => ParamKind::Buffer { dtype: d, written: false },
+                Some(Elem::Data(d)) => ParamKind::Scalar { dtype: d },
+                None => return Err(Diagnostic::internal("block pointer parameter")),
+            };
+            self.param_index.push(self.out.params.len() as u32);
+            self.out.params.push(Param { name: p.name.clone(), kind });
+        }
+        let tid = self.assign(DType::I32, Expr::Special(Special::ThreadId));
+        let ws = self.opt.warp_size;
+        let mask = self.int_const(DType::I32, ws as i64 - 1);
+        self.lane = self.assign(DType::I32, Expr::Binary(crate::ir::BinaryOp::And, tid, mask));
+        let shift = self.int_const(DType::I32, ws.trailing_zeros() as i64);
+        self.warp = self.assign(DType::I32, Expr::Binary(crate::ir::BinaryOp::Shr, tid, shift));
+        for (i, p) in self.k.params.iter().enumerate() {
+            let tp = self.param_index[i];
+            let v = match p.ty.elem() {
+                Some(Elem::Ptr(_)) => TVal::Ptr { root: tp, off: Dist::Uniform(self.int_const(DType::I32, 0)) },
+                Some(Elem::Data(d)) => TVal::Data(Dist::Uniform(self.assign(d, Expr::Param(tp)))),
+                None => unreachable!(),
+            };
+            self.vals.insert(p.value, v);
+        }
+        Ok(())
+    }
+
+    pub fn get(&self, v: Value) -> Result<&TVal> {
+        self.vals.get(&v).ok_or_else(|| Diagnostic::internal(format!("expand: {v} used before definition")))
+    }
+
+    pub fn data(&self, v: Value) -> Result<Dist> {
+        match self.get(v)? {
+            TVal::Data(d) => Ok(d.clone()),
+            TVal::Ptr { .. } => Err(Diagnostic::internal(format!("expand: {v} is a pointer where data was expected"))),
+        }
+    }
+
+    pub fn dtype(&self, v: Value) -> DType {
+        self.k.ty(v).dtype().unwrap_or(DType::I32)
+    }
+
+    pub fn shape(&self, v: Value) -> Vec<u32> {
+        self.k.ty(v).shape().to_vec()
+    }
+
+    pub fn set(&mut self, v: Value, t: TVal) {
+        if let TVal::Data(Dist::Regs { layout, .. }) | TVal::Ptr { off: Dist::Regs { layout, .. }, .. } = &t {
+            let seen = self.seen_layouts.entry(layout.shape().to_vec()).or_default();
+            if !seen.contains(layout) {
+                seen.push(layout.clone());
+            }
+        }
+        self.vals.insert(v, t);
+    }
+
+    /// The default layout for a tile shape.
+    pub fn canonical(&self, shape: &[u32]) -> Result<LinearLayout> {
+        let order: Vec<u32> = (0..shape.len() as u32).rev().collect();
+        let vec = shape.last().copied().unwrap_or(1).min(4);
+        LinearLayout::default_blocked(shape, &order, vec, self.opt.warp_size, self.opt.num_warps)
+            .map_err(|e| Diagnostic::internal(format!("layout for {shape:?}: {e}")))
+    }
+
+    pub(crate) fn block(&mut self, b: &Block) -> Result<()> {
+        for inst in &b.insts {
+            self.span = inst.span;
+            self.inst(inst)?;
+        }
+        Ok(())
+    }
+
+    fn inst(&mut self, inst: &Inst) -> Result<()> {
+        let res = inst.results.first().copied();
+        match &inst.op {
+            Op::Const(c) => {
+                let r = res.ok_or_else(|| Diagnostic::internal("const without result"))?;
+                let reg = self.constant(self.dtype(r), *c);
+                self.set(r, TVal::Data(Dist::Uniform(reg)));
+            }
+            Op::ProgramId { axis } => {
+                let reg = self.assign(DType::I32, Expr::Special(Special::ProgramId(*axis)));
+                self.set(inst.results[0], TVal::Data(Dist::Uniform(reg)));
+            }
+            Op::NumPrograms { axis } => {
+                let reg = self.assign(DType::I32, Expr::Special(Special::NumPrograms(*axis)));
+                self.set(inst.results[0], TVal::Data(Dist::Uniform(reg)));
+            }
+            Op::Arange { start, end } => {
+                let layout = self.canonical(&[(*end - *start) as u32])?;
+                let regs = self.coordinates(&layout, 0, *start)?;
+                self.set(inst.results[0], TVal::Data(Dist::Regs { layout, regs }));
+            }
+            Op::Splat(x) | Op::Broadcast(x) => {
+                let shape = self.shape(inst.results[0]);
+                let v = self.get(*x)?.clone();
+                let out = self.broadcast(v, &shape)?;
+                self.set(inst.results[0], out);
+            }
+            Op::ExpandDims { value, axis } => {
+                let v = self.get(*value)?.clone();
+                let out = self.map_layout(v, |l| l.expand_dims(*axis as usize));
+                self.set(inst.results[0], out);
+            }
+            Op::Reshape(value) => {
+                let shape = self.shape(inst.results[0]);
+                let v = self.get(*value)?.clone();
+                let out = self.map_layout(v, |l| l.reshape(&shape));
+                self.set(inst.results[0], out);
+            }
+            Op::Permute { value, perm } => {
+                let v = self.get(*value)?.clone();
+                let out = self.map_layout(v, |l| l.permute(perm));
+                self.set(inst.results[0], out);
+            }
+            Op::Unary { op, value } => {
+                let dt = self.dtype(inst.results[0]);
+                let out = self.elementwise(&[*value], |_, r| Expr::Unary(*op, r[0]), dt)?;
+                self.set(inst.results[0], TVal::Data(out));
+            }
+            Op::Binary { op, lhs, rhs } => {
+                let dt = self.dtype(inst.results[0]);
+                let out = self.elementwise(&[*lhs, *rhs], |_, r| Expr::Binary(*op, r[0], r[1]), dt)?;
+                self.set(inst.results[0], TVal::Data(out));
+            }
+            Op::Cmp { pred, lhs, rhs } => {
+                let out = self.elementwise(&[*lhs, *rhs], |_, r| Expr::Cmp(*pred, r[0], r[1]), DType::I1)?;
+                self.set(inst.results[0], TVal::Data(out));
+            }
+            Op::Select { cond, on_true, on_false } => {
+                if self.k.ty(*on_true).elem().is_some_and(|e| e.is_ptr()) {
+                    let out = self.select_ptr(*cond, *on_true, *on_false)?;
+                    self.set(inst.results[0], out);
+                } else {
+                    let dt = self.dtype(inst.results[0]);
+                    let out = self.elementwise(
+                        &[*cond, *on_true, *on_false],
+                        |_, r| Expr::Select { cond: r[0], on_true: r[1], on_false: r[2] },
+                        dt,
+                    )?;
+                    self.set(inst.results[0], TVal::Data(out));
+                }
+            }
+            Op::Fma { a, b, c } => {
+                let dt = self.dtype(inst.results[0]);
+                let out = self.elementwise(&[*a, *b, *c], |_, r| Expr::Fma(r[0], r[1], r[2]), dt)?;
+                self.set(inst.results[0], TVal::Data(out));
+            }
+            Op::Cast { value, bitcast } => {
+                let dt = self.dtype(inst.results[0]);
+                let bc = *bitcast;
+                let out = self.elementwise(&[*value], |_, r| Expr::Cast { value: r[0], bitcast: bc }, dt)?;
+                self.set(inst.results[0], TVal::Data(out));
+            }
+            Op::Hint { value, .. } => {
+                let v = self.get(*value)?.clone();
+                self.set(inst.results[0], v);
+            }
+            Op::AddPtr { ptr, offset } => {
+                let out = self.add_ptr(*ptr, *offset)?;
+                self.set(inst.results[0], out);
+            }
+            Op::Load { .. } | Op::Store { .. } | Op::Atomic { .. } | Op::AtomicCas { .. } => self.memory(inst)?,
+            Op::Reduce { .. } => self.reduce(inst)?,
+            Op::Scan { .. } => self.scan(inst)?,
+            Op::Dot { .. } => self.dot(inst)?,
+            Op::For { .. } => self.for_loop(inst)?,
+            Op::If { .. } => self.if_op(inst)?,
+            Op::While { .. } => self.while_loop(inst)?,
+            Op::Yield(_) | Op::Condition { .. } => {} // handled by the enclosing op
+            Op::DeviceAssert { .. } => {}             // checked by the interpreter only
+            Op::DevicePrint { .. } => return Err(self.unsupported("`tl.device_print`")),
+            Op::MakeBlockPtr { .. } | Op::Advance { .. } => {
+                return Err(Diagnostic::internal("block pointers must be lowered before expansion"))
+            }
+        }
+        Ok(())
+    }
+
+    /// Applies an elementwise expression to aligned operands.
+    pub fn elementwise(
+        &mut self,
+        operands: &[Value],
+        f: impl Fn(usize, &[Reg]) -> Expr,
+        dtype: DType,
+    ) -> Result<Dist> {
+        let dists: Vec<Dist> = operands.iter().map(|v| self.data(*v)).collect::<Result<_>>()?;
+        let (layout, regs) = self.align(&dists)?;
+        match layout {
+            None => {
+                let r: Vec<Reg> = regs.iter().map(|v| v[0]).collect();
+                Ok(Dist::Uniform(self.assign(dtype, f(0, &r))))
+            }
+            Some(layout) => {
+                let n = layout.num_regs() as usize;
+                let mut out = Vec::with_capacity(n);
+                for i in 0..n {
+                    let r: Vec<Reg> = regs.iter().map(|v| v[i]).collect();
+                    out.push(self.assign(dtype, f(i, &r)));
+                }
+                Ok(Dist::Regs { layout, regs: out })
+            }
+        }
+    }
+
+    fn map_layout(&self, v: TVal, f: impl Fn(&LinearLayout) -> LinearLayout) -> TVal {
+        let m = |d: Dist| match d {
+            Dist::Uniform(r) => Dist::Uniform(r),
+            Dist::Regs { layout, regs } => Dist::Regs { layout: f(&layout), regs },
+        };
+        match v {
+            TVal::Data(d) => TVal::Data(m(d)),
+            TVal::Ptr { root, off } => TVal::Ptr { root, off: m(off) },
+        }
+    }
+
+    fn select_ptr(&mut self, cond: Value, a: Value, b: Value) -> Result<TVal> {
+        let (TVal::Ptr { root: ra, off: oa }, TVal::Ptr { root: rb, off: ob }) = (self.get(a)?.clone(), self.get(b)?.clone()) else {
+            return Err(Diagnostic::internal("select of pointers without pointer operands"));
+        };
+        if ra != rb {
+            return Err(self.err(
+                ErrorKind::Backend,
+                "a pointer that may point into two different arguments cannot be compiled: WGSL and PTX kernels address each argument separately",
+            ));
+        }
+        let c = self.data(cond)?;
+        let dt = dist::dist_dtype(self, &oa);
+        let (layout, regs) = self.align(&[c, oa, ob])?;
+        let off = match layout {
+            None => Dist::Uniform(self.assign(dt, Expr::Select { cond: regs[0][0], on_true: regs[1][0], on_false: regs[2][0] })),
+            Some(layout) => {
+                let n = layout.num_regs() as usize;
+                let mut out = vec![];
+                for i in 0..n {
+                    out.push(self.assign(dt, Expr::Select { cond: regs[0][i], on_true: regs[1][i], on_false: regs[2][i] }));
+                }
+                Dist::Regs { layout, regs: out }
+            }
+        };
+        Ok(TVal::Ptr { root: ra, off })
+    }
+
+    fn add_ptr(&mut self, ptr: Value, offset: Value) -> Result<TVal> {
+        let TVal::Ptr { root, off } = self.get(ptr)?.clone() else {
+            return Err(Diagnostic::internal("addptr of a non-pointer"));
+        };
+        let add = self.data(offset)?;
+        let (dp, da) = (dist::dist_dtype(self, &off), self.dtype(offset));
+        let dt = if dp.bits() >= da.bits() { dp } else { da };
+        let (layout, regs) = self.align(&[off, add])?;
+        let sum = |x: &mut Self, a: Reg, b: Reg| -> Reg {
+            let a = x.cast_to(a, dt);
+            let b = x.cast_to(b, dt);
+            x.assign(dt, Expr::Binary(crate::ir::BinaryOp::Add, a, b))
+        };
+        let off = match layout {
+            None => Dist::Uniform(sum(self, regs[0][0], regs[1][0])),
+            Some(layout) => {
+                let mut out = vec![];
+                for i in 0..layout.num_regs() as usize {
+                    out.push(sum(self, regs[0][i], regs[1][i]));
+                }
+                Dist::Regs { layout, regs: out }
+            }
+        };
+        Ok(TVal::Ptr { root, off })
+    }
+
+    /// `r` converted to `dtype` (no-op when it already is).
+    pub fn cast_to(&mut self, r: Reg, dtype: DType) -> Reg {
+        if self.out.reg_ty(r).dtype == dtype {
+            r
+        } else {
+            self.assign(dtype, Expr::Cast { value: r, bitcast: false })
+        }
+    }
+
+    // ----- structured control flow -----
+
+    /// Registers that hold a loop-carried or branch-merged value, with its layout.
+    fn carried_slot(&mut self, ty: &Type, like: &TVal) -> Result<TVal> {
+        let dt = ty.dtype();
+        let fresh = |x: &mut Self, d: &Dist, dt: DType| -> Dist {
+            match d {
+                Dist::Uniform(_) => Dist::Uniform(x.new_reg(dt)),
+                Dist::Regs { layout, regs } => {
+                    Dist::Regs { layout: layout.clone(), regs: regs.iter().map(|_| x.new_reg(dt)).collect() }
+                }
+            }
+        };
+        Ok(match like {
+            TVal::Data(d) => TVal::Data(fresh(self, d, dt.unwrap_or(DType::I32))),
+            TVal::Ptr { root, off } => {
+                let odt = dist::dist_dtype(self, off);
+                TVal::Ptr { root: *root, off: fresh(self, off, odt) }
+            }
+        })
+    }
+
+    /// Copies `v` into the registers of `slot` (converting layouts as needed).
+    fn store_into(&mut self, slot: &TVal, v: &TVal) -> Result<()> {
+        let (sd, vd) = match (slot, v) {
+            (TVal::Data(s), TVal::Data(v)) => (s, v),
+            (TVal::Ptr { root: a, off: s }, TVal::Ptr { root: b, off: v }) => {
+                if a != b {
+                    return Err(self.err(
+                        ErrorKind::Backend,
+                        "a loop-carried or branch-merged pointer must stay within one argument for WGSL and PTX",
+                    ));
+                }
+                (s, v)
+            }
+            _ => return Err(Diagnostic::internal("carried value changes kind")),
+        };
+        match sd {
+            Dist::Uniform(dst) => {
+                let src = match vd {
+                    Dist::Uniform(r) => *r,
+                    Dist::Regs { regs, .. } => regs[0],
+                };
+                let src = self.cast_to(src, self.out.reg_ty(*dst).dtype);
+                self.emit(Stmt::Assign { dst: *dst, expr: Expr::Copy(src) });
+            }
+            Dist::Regs { layout, regs } => {
+                let src = self.to_layout(vd, layout)?;
+                for (d, s) in regs.iter().zip(src) {
+                    self.emit(Stmt::Assign { dst: *d, expr: Expr::Copy(s) });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Copies several values into slots as a parallel copy (through temporaries when a
+    /// source is itself one of the destinations).
+    fn parallel_store(&mut self, slots: &[TVal], vals: &[TVal]) -> Result<()> {
+        let mut staged = vec![];
+        for (slot, v) in slots.iter().zip(vals) {
+            let tmp = self.carried_slot_like(slot)?;
+            self.store_into(&tmp, v)?;
+            staged.push(tmp);
+        }
+        for (slot, tmp) in slots.iter().zip(&staged) {
+            self.store_into(slot, tmp)?;
+        }
+        Ok(())
+    }
+
+    fn carried_slot_like(&mut self, slot: &TVal) -> Result<TVal> {
+        let dt_of = |x: &Self, d: &Dist| dist::dist_dtype(x, d);
+        Ok(match slot {
+            TVal::Data(d) => {
+                let dt = dt_of(self, d);
+                TVal::Data(self.fresh_like(d, dt))
+            }
+            TVal::Ptr { root, off } => {
+                let dt = dt_of(self, off);
+                TVal::Ptr { root: *root, off: self.fresh_like(off, dt) }
+            }
+        })
+    }
+
+    fn fresh_like(&mut self, d: &Dist, dt: DType) -> Dist {
+        match d {
+            Dist::Uniform(_) => Dist::Uniform(self.new_reg(dt)),
+            Dist::Regs { layout, regs } => {
+                Dist::Regs { layout: layout.clone(), regs: regs.iter().map(|_| self.new_reg(dt)).collect() }
+            }
+        }
+    }
+
+    /// Picks the layout a carried value lives in: its initial value's, unless that is
+    /// uniform and the body makes it distributed (an accumulator), then the layout the
+    /// body's yielded value will have.
+    fn carried_layouts(&mut self, inits: &[Value], yields: &[Value], tys: &[Type]) -> Result<Vec<TVal>> {
+        let mut slots = vec![];
+        for (i, init) in inits.iter().enumerate() {
+            let iv = self.get(*init)?.clone();
+            let ty = &tys[i];
+            let like = match (&iv, yields.get(i)) {
+                (TVal::Data(Dist::Uniform(_)), Some(y)) if !ty.is_scalar() => {
+                    let layout = self.predict_layout(*y)?;
+                    let dt = ty.dtype().unwrap_or(DType::F32);
+                    let n = layout.num_regs() as usize;
+                    let _ = dt;
+                    TVal::Data(Dist::Regs { layout, regs: vec![Reg(0); n] })
+                }
+                (TVal::Ptr { root, off: Dist::Uniform(_) }, _) if !ty.is_scalar() => {
+                    let layout = self.canonical(ty.shape())?;
+                    let n = layout.num_regs() as usize;
+                    TVal::Ptr { root: *root, off: Dist::Regs { layout, regs: vec![Reg(0); n] } }
+                }
+                _ => iv.clone(),
+            };
+            let slot = self.carried_slot(ty, &like)?;
+            self.store_into(&slot, &iv)?;
+            slots.push(slot);
+        }
+        Ok(slots)
+    }
+
+    /// The layout a value will have, without lowering it: a dot's accumulator layout,
+    /// or the canonical layout of its shape.
+    fn predict_layout(&self, v: Value) -> Result<LinearLayout> {
+        let shape = self.shape(v);
+        if self.defined_by_dot(v) {
+            return self.dot_layout(shape[0], shape[1]);
+        }
+        self.canonical(&shape)
+    }
+
+    fn defined_by_dot(&self, v: Value) -> bool {
+        let mut found = false;
+        self.k.walk(&mut |inst| {
+            if inst.results.contains(&v) && matches!(inst.op, Op::Dot { .. }) {
+                found = true;
+            }
+        });
+        found
+    }
+
+    fn terminator(b: &Block) -> (Vec<Value>, Option<Value>) {
+        match b.insts.last().map(|i| &i.op) {
+            Some(Op::Yield(v)) => (v.clone(), None),
+            Some(Op::Condition { cond, args }) => (args.clone(), Some(*cond)),
+            _ => (vec![], None),
+        }
+    }
+
+    fn for_loop(&mut self, inst: &Inst) -> Result<()> {
+        let Op::For { lower, upper, step, init, body, .. } = &inst.op else { unreachable!() };
+        let scalar = |x: &Self, v: Value| -> Result<Reg> {
+            match x.data(v)? {
+                Dist::Uniform(r) => Ok(r),
+                _ => Err(Diagnostic::internal("loop bound is not a scalar")),
+            }
+        };
+        let (lo, hi, st) = (scalar(self, *lower)?, scalar(self, *upper)?, scalar(self, *step)?);
+        let (yields, _) = Self::terminator(body);
+        let tys: Vec<Type> = inst.results.iter().map(|r| self.k.ty(*r).clone()).collect();
+        let slots = self.carried_layouts(init, &yields, &tys)?;
+        let iv = self.new_reg(self.out.reg_ty(lo).dtype);
+        self.vals.insert(body.args[0], TVal::Data(Dist::Uniform(iv)));
+        for (a, s) in body.args[1..].iter().zip(&slots) {
+            self.set(*a, s.clone());
+        }
+        self.stmts.push(vec![]);
+        self.block(body)?;
+        let ys: Vec<TVal> = yields.iter().map(|y| self.get(*y).cloned()).collect::<Result<_>>()?;
+        self.parallel_store(&slots, &ys)?;
+        let body_stmts = self.stmts.pop().unwrap_or_default();
+        self.span = inst.span;
+        self.emit(Stmt::For { iv, lower: lo, upper: hi, step: st, body: body_stmts });
+        for (r, s) in inst.results.iter().zip(slots) {
+            self.set(*r, s);
+        }
+        Ok(())
+    }
+
+    fn if_op(&mut self, inst: &Inst) -> Result<()> {
+        let Op::If { cond, then_block, else_block } = &inst.op else { unreachable!() };
+        let Dist::Uniform(c) = self.data(*cond)? else {
+            return Err(Diagnostic::internal("if condition is not a scalar"));
+        };
+        let (ty, _) = Self::terminator(then_block);
+        let (ey, _) = Self::terminator(else_block);
+        let tys: Vec<Type> = inst.results.iter().map(|r| self.k.ty(*r).clone()).collect();
+        // Result slots take the layout the then-branch predicts.
+        let mut slots = vec![];
+        for (i, t) in tys.iter().enumerate() {
+            let like = if t.is_scalar() {
+                TVal::Data(Dist::Uniform(Reg(0)))
+            } else {
+                let layout = self.predict_layout(ty[i])?;
+                let n = layout.num_regs() as usize;
+                let d = Dist::Regs { layout, regs: vec![Reg(0); n] };
+                if t.elem().is_some_and(|e| e.is_ptr()) {
+                    TVal::Ptr { root: u32::MAX, off: d }
+                } else {
+                    TVal::Data(d)
+                }
+            };
+            slots.push(like);
+        }
+        let mut then_stmts = vec![];
+        let mut else_stmts = vec![];
+        let mut real_slots: Vec<Option<TVal>> = vec![None; tys.len()];
+        for (branch, yields, out) in [(then_block, &ty, &mut then_stmts), (else_block, &ey, &mut else_stmts)] {
+            self.stmts.push(vec![]);
+            self.block(branch)?;
+            for (i, y) in yields.iter().enumerate() {
+                let yv = self.get(*y)?.clone();
+                if real_slots[i].is_none() {
+                    let mut like = slots[i].clone();
+                    if let (TVal::Ptr { root, .. }, TVal::Ptr { root: yr, .. }) = (&mut like, &yv) {
+                        *root = *yr;
+                    }
+                    let slot = self.carried_slot(&tys[i], &like)?;
+                    real_slots[i] = Some(slot);
+                }
+                let slot = real_slots[i].clone().expect("slot");
+                self.store_into(&slot, &yv)?;
+            }
+            *out = self.stmts.pop().unwrap_or_default();
+        }
+        self.span = inst.span;
+        self.emit(Stmt::If { cond: c, then_body: then_stmts, else_body: else_stmts });
+        for (r, s) in inst.results.iter().zip(real_slots) {
+            let s = s.ok_or_else(|| Diagnostic::internal("if result without a yield"))?;
+            self.set(*r, s);
+        }
+        Ok(())
+    }
+
+    fn while_loop(&mut self, inst: &Inst) -> Result<()> {
+        let Op::While { init, before, after } = &inst.op else { unreachable!() };
+        let tys: Vec<Type> = before.args.iter().map(|a| self.k.ty(*a).clone()).collect();
+        let (after_yields, _) = Self::terminator(after);
+        let slots = self.carried_layouts(init, &after_yields, &tys)?;
+        for (a, s) in before.args.iter().zip(&slots) {
+            self.set(*a, s.clone());
+        }
+        self.stmts.push(vec![]);
+        self.block(before)?;
+        let (fwd, cond) = Self::terminator(before);
+        let cond = cond.ok_or_else(|| Diagnostic::internal("while without condition"))?;
+        let Dist::Uniform(c) = self.data(cond)? else {
+            return Err(Diagnostic::internal("while condition is not a scalar"));
+        };
+        // The forwarded values become the after-block's arguments and the results.
+        let res_tys: Vec<Type> = inst.results.iter().map(|r| self.k.ty(*r).clone()).collect();
+        let mut fslots = vec![];
+        for (i, f) in fwd.iter().enumerate() {
+            let fv = self.get(*f)?.clone();
+            let slot = self.carried_slot(&res_tys[i], &fv)?;
+            self.store_into(&slot, &fv)?;
+            fslots.push(slot);
+        }
+        let cond_body = self.stmts.pop().unwrap_or_default();
+        for (a, s) in after.args.iter().zip(&fslots) {
+            self.set(*a, s.clone());
+        }
+        self.stmts.push(vec![]);
+        self.block(after)?;
+        let ys: Vec<TVal> = after_yields.iter().map(|y| self.get(*y).cloned()).collect::<Result<_>>()?;
+        self.parallel_store(&slots, &ys)?;
+        let body = self.stmts.pop().unwrap_or_default();
+        self.span = inst.span;
+        self.emit(Stmt::While { cond_body, cond: c, body });
+        for (r, s) in inst.results.iter().zip(fslots) {
+            self.set(*r, s);
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,269 @@
+//! Reductions and scans.
+//!
+//! A reduction along `axis` first combines, inside each thread, the registers that hold
+//! the same output element; then, when lanes or warps of the layout also run along
+//! `axis`, each thread publishes its partial result to shared memory and every thread
+//! combines the partials of the output elements it holds. The result has the operand's
+//! slice layout, so `x - tl.max(x, 1)[:, None]` broadcasts back without moving data.
+//!
+//! A scan moves the operand into a layout where the whole scanned axis sits in one
+//! thread's registers, scans there in order, and leaves the result in that layout.
+
+use super::dist::Dist;
+use super::{Expander, TVal};
+use crate::diag::{Diagnostic, Result};
+use crate::ir::ops::{Combiner, Op};
+use crate::ir::{BinaryOp, CmpPred, DType, Inst};
+use crate::lower::layout::LinearLayout;
+use crate::thread_ir::{Expr, Reg, Stmt};
+
+impl Expander<'_> {
+    /// Combines two tuples of scalar registers with `c`.
+    fn combine(&mut self, c: &Combiner, dts: &[DType], a: &[Reg], b: &[Reg]) -> Result<Vec<Reg>> {
+        let bin = |x: &mut Self, op: BinaryOp| -> Vec<Reg> { vec![x.assign(dts[0], Expr::Binary(op, a[0], b[0]))] };
+        Ok(match c {
+            Combiner::Add => bin(self, BinaryOp::Add),
+            Combiner::Mul => bin(self, BinaryOp::Mul),
+            Combiner::Max => bin(self, BinaryOp::Max),
+            Combiner::Min => bin(self, BinaryOp::Min),
+            Combiner::ArgMax | Combiner::ArgMin => {
+                let better = if matches!(c, Combiner::ArgMax) { CmpPred::Gt } else { CmpPred::Lt };
+                let strictly = self.assign(DType::I1, Expr::Cmp(better, b[0], a[0]));
+                let eq = self.assign(DType::I1, Expr::Cmp(CmpPred::Eq, b[0], a[0]));
+                let lower_idx = self.assign(DType::I1, Expr::Cmp(CmpPred::Lt, b[1], a[1]));
+                let tie = self.assign(DType::I1, Expr::Binary(BinaryOp::And, eq, lower_idx));
+                let mut take = self.assign(DType::I1, Expr::Binary(BinaryOp::Or, strictly, tie));
+                if dts[0].is_float() {
+                    // NaN loses: take b when a is NaN and b is not.
+                    let a_nan = self.assign(DType::I1, Expr::Cmp(CmpPred::Ne, a[0], a[0]));
+                    let b_num = self.assign(DType::I1, Expr::Cmp(CmpPred::Eq, b[0], b[0]));
+                    let nan_case = self.assign(DType::I1, Expr::Binary(BinaryOp::And, a_nan, b_num));
+                    take = self.assign(DType::I1, Expr::Binary(BinaryOp::Or, take, nan_case));
+                }
+                let v = self.assign(dts[0], Expr::Select { cond: take, on_true: b[0], on_false: a[0] });
+                let i = self.assign(dts[1], Expr::Select { cond: take, on_true: b[1], on_false: a[1] });
+                vec![v, i]
+            }
+            Combiner::Region(block) => {
+                for (i, arg) in block.args.iter().enumerate() {
+                    let r = if i < a.len() { a[i] } else { b[i - a.len()] };
+                    self.set(*arg, TVal::Data(Dist::Uniform(r)));
+                }
+                let saved = self.span;
+                self.block(block)?;
+                self.span = saved;
+                let Some(Op::Yield(ys)) = block.insts.last().map(|i| &i.op) else {
+                    return Err(Diagnostic::internal("combine region without yield"));
+                };
+                let mut out = vec![];
+                for (k, y) in ys.iter().enumerate() {
+                    match self.data(*y)? {
+                        Dist::Uniform(r) => out.push(self.cast_to(r, dts[k])),
+                        Dist::Regs { .. } => return Err(Diagnostic::internal("combine region yields a tile")),
+                    }
+                }
+                out
+            }
+        })
+    }
+
+    /// Operands as registers of one non-uniform layout.
+    fn operands_in_layout(&mut self, operands: &[crate::ir::Value]) -> Result<(LinearLayout, Vec<Vec<Reg>>)> {
+        let dists: Vec<Dist> = operands.iter().map(|v| self.data(*v)).collect::<Result<_>>()?;
+        let layout = match dists.iter().find_map(|d| match d {
+            Dist::Regs { layout, .. } => Some(layout.clone()),
+            Dist::Uniform(_) => None,
+        }) {
+            Some(l) => l,
+            None => self.canonical(&self.shape(operands[0]))?,
+        };
+        let mut regs = vec![];
+        for d in &dists {
+            regs.push(self.to_layout(d, &layout)?);
+        }
+        Ok((layout, regs))
+    }
+
+    pub(crate) fn reduce(&mut self, inst: &Inst) -> Result<()> {
+        let Op::Reduce { operands, axis, combiner } = &inst.op else { unreachable!() };
+        let axis = *axis as usize;
+        let dts: Vec<DType> = operands.iter().map(|v| self.dtype(*v)).collect();
+        let (mut layout, mut regs) = self.operands_in_layout(operands)?;
+        // Lanes and warps must run purely along or purely across `axis`.
+        let mixed = layout
+            .lane_bases()
+            .iter()
+            .chain(layout.warp_bases())
+            .chain(layout.reg_bases())
+            .any(|b| b[axis] != 0 && b.iter().enumerate().any(|(d, &x)| d != axis && x != 0));
+        if mixed {
+            let target = self.canonical(layout.shape())?;
+            for r in regs.iter_mut() {
+                *r = self.to_layout(&Dist::Regs { layout: layout.clone(), regs: r.clone() }, &target)?;
+            }
+            layout = target;
+        }
+        let sliced = layout.slice(axis);
+        // 1. In-thread: registers that differ only in bits along `axis` combine.
+        let axis_reg_bits: u32 = layout
+            .reg_bases()
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| b[axis] != 0)
+            .fold(0, |m, (i, _)| m | 1 << i);
+        let n = layout.num_regs();
+        let mut partial: Vec<Option<Vec<Reg>>> = vec![None; n as usize];
+        for r in 0..n {
+            let rep = (r & !axis_reg_bits) as usize;
+            let vals: Vec<Reg> = regs.iter().map(|op| op[r as usize]).collect();
+            partial[rep] = Some(match partial[rep].take() {
+                None => vals,
+                Some(acc) => self.combine(combiner, &dts, &acc, &vals)?,
+            });
+        }
+        // 2. Across threads, through shared memory.
+        let lane_axis: Vec<usize> = (0..layout.lane_bases().len()).filter(|&b| layout.lane_bases()[b][axis] != 0).collect();
+        let warp_axis: Vec<usize> = (0..layout.warp_bases().len()).filter(|&b| layout.warp_bases()[b][axis] != 0).collect();
+        let partners = 1u32 << (lane_axis.len() + warp_axis.len());
+        let reps: Vec<usize> = (0..n as usize).filter(|&r| partial[r].is_some()).collect();
+        if partners > 1 {
+            let out_numel: u32 = sliced.shape().iter().product::<u32>().max(1);
+            let out_idx = self.linear_indices(&sliced, &sliced.shape().to_vec())?;
+            // This thread's partner id: its bits along `axis`, packed.
+            let mut pid: Option<Reg> = None;
+            let mut k = 0;
+            for (src, bits) in [(self.lane, lane_axis.clone()), (self.warp, warp_axis.clone())] {
+                for b in bits {
+                    let sh = self.int_const(DType::I32, b as i64);
+                    let v = self.assign(DType::I32, Expr::Binary(BinaryOp::Shr, src, sh));
+                    let one = self.int_const(DType::I32, 1);
+                    let bit = self.assign(DType::I32, Expr::Binary(BinaryOp::And, v, one));
+                    let to = self.int_const(DType::I32, k);
+                    let placed = self.assign(DType::I32, Expr::Binary(BinaryOp::Shl, bit, to));
+                    pid = Some(match pid {
+                        None => placed,
+                        Some(p) => self.assign(DType::I32, Expr::Binary(BinaryOp::Or, p, placed)),
+                    });
+                    k += 1;
+                }
+            }
+            let pid = pid.expect("partners > 1");
+            let p = self.int_const(DType::I32, partners as i64);
+            let arrays: Vec<u32> = dts.iter().map(|&d| self.scratch_for_reduce(d, out_numel * partners)).collect();
+            self.emit(Stmt::Barrier);
+            for &r in &reps {
+                let base = self.assign(DType::I32, Expr::Binary(BinaryOp::Mul, out_idx[r], p));
+                let slot = self.assign(DType::I32, Expr::Binary(BinaryOp::Add, base, pid));
+                let vals = partial[r].clone().expect("rep");
+                for (j, arr) in arrays.iter().enumerate() {
+                    self.emit(Stmt::SharedStore { arr: *arr, index: slot, value: vals[j] });
+                }
+            }
+            self.emit(Stmt::Barrier);
+            for &r in &reps {
+                let base = self.assign(DType::I32, Expr::Binary(BinaryOp::Mul, out_idx[r], p));
+                let mut acc: Option<Vec<Reg>> = None;
+                for q in 0..partners {
+                    let qc = self.int_const(DType::I32, q as i64);
+                    let slot = self.assign(DType::I32, Expr::Binary(BinaryOp::Add, base, qc));
+                    let vals: Vec<Reg> =
+                        arrays.iter().zip(&dts).map(|(arr, d)| self.assign(*d, Expr::SharedLoad { arr: *arr, index: slot })).collect();
+                    acc = Some(match acc {
+                        None => vals,
+                        Some(a) => self.combine(combiner, &dts, &a, &vals)?,
+                    });
+                }
+                partial[r] = acc;
+            }
+        }
+        // Results: every register of the slice layout reads its representative.
+        for (j, res) in inst.results.iter().enumerate() {
+            let regs_out: Vec<Reg> =
+                (0..n).map(|r| partial[(r & !axis_reg_bits) as usize].as_ref().expect("rep")[j]).collect();
+            let d = if sliced.rank() == 0 {
+                Dist::Uniform(regs_out[0])
+            } else {
+                Dist::Regs { layout: sliced.clone(), regs: regs_out }
+            };
+            let d = self.cast_dist(d, self.dtype(*res));
+            self.set(*res, TVal::Data(d));
+        }
+        Ok(())
+    }
+
+    fn scratch_for_reduce(&mut self, dtype: DType, len: u32) -> u32 {
+        // Each operand of a multi-operand reduction needs its own array, even when two
+        // share a dtype: key the extra ones by a distinct name.
+        let name = format!("reduce_{dtype}_{}", self.out.shared.len());
+        self.shared_array(&name, dtype, len)
+    }
+
+    fn cast_dist(&mut self, d: Dist, dtype: DType) -> Dist {
+        match d {
+            Dist::Uniform(r) => Dist::Uniform(self.cast_to(r, dtype)),
+            Dist::Regs { layout, regs } => {
+                let regs = regs.into_iter().map(|r| self.cast_to(r, dtype)).collect();
+                Dist::Regs { layout, regs }
+            }
+        }
+    }
+
+    pub(crate) fn scan(&mut self, inst: &Inst) -> Result<()> {
+        let Op::Scan { operands, axis, reverse, combiner } = &inst.op else { unreachable!() };
+        let axis = *axis as usize;
+        let dts: Vec<DType> = operands.iter().map(|v| self.dtype(*v)).collect();
+        let shape = self.shape(operands[0]);
+        let mut order = vec![axis as u32];
+        order.extend((0..shape.len() as u32).rev().filter(|&d| d as usize != axis));
+        let target = LinearLayout::default_blocked(&shape, &order, shape[axis], self.opt.warp_size, self.opt.num_warps)
+            .map_err(|e| Diagnostic::internal(format!("scan layout: {e}")))?;
+        let mut regs = vec![];
+        for v in operands {
+            let d = self.data(*v)?;
+            regs.push(self.to_layout(&d, &target)?);
+        }
+        // Group registers by their coordinate off the axis; order each group along it.
+        let n = target.num_regs();
+        let mut groups: std::collections::BTreeMap<Vec<u32>, Vec<(u32, u32)>> = Default::default();
+        for r in 0..n {
+            let mut c = target.apply(r, 0, 0);
+            let along = c[axis];
+            c[axis] = 0;
+            groups.entry(c).or_default().push((along, r));
+        }
+        let mut out: Vec<Vec<Reg>> = vec![vec![Reg(0); n as usize]; operands.len()];
+        for (_, mut members) in groups {
+            members.sort();
+            if *reverse {
+                members.reverse();
+            }
+            let mut acc: Option<Vec<Reg>> = None;
+            let mut last_along: Option<u32> = None;
+            for (along, r) in members {
+                // Replicated registers hold the same element: reuse, never combine twice.
+                if last_along == Some(along) {
+                    let prev = acc.clone().expect("scan accumulator");
+                    for (j, v) in prev.iter().enumerate() {
+                        out[j][r as usize] = *v;
+                    }
+                    continue;
+                }
+                last_along = Some(along);
+                let vals: Vec<Reg> = regs.iter().map(|op| op[r as usize]).collect();
+                let next = match acc {
+                    None => vals,
+                    Some(a) => self.combine(combiner, &dts, &a, &vals)?,
+                };
+                for (j, v) in next.iter().enumerate() {
+                    out[j][r as usize] = *v;
+                }
+                acc = Some(next);
+            }
+        }
+        for (j, res) in inst.results.iter().enumerate() {
+            let d = Dist::Regs { layout: target.clone(), regs: out[j].clone() };
+            self.set(*res, TVal::Data(d));
+        }
+        Ok(())
+    }
+}

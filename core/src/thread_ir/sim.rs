@@ -1,0 +1,347 @@
+//! A CPU simulator of the Thread IR: runs a lowered kernel thread by thread, in
+//! lockstep, so the shared lowering can be checked against the interpreter without a
+//! GPU (in CI, on every kernel the tests run).
+//!
+//! Every register holds one value per thread (a `threads`-long vector, reusing the
+//! interpreter's representation and arithmetic). Statements run for all active
+//! threads before the next one starts; an `If` on a per-thread condition narrows the
+//! active set. A barrier reached by only part of the program is reported as a lowering
+//! bug, as are reads of unassigned registers and out-of-bounds accesses.
+
+use super::{Expr, ParamKind, Reg, Special, Stmt, ThreadKernel};
+use crate::diag::{Diagnostic, ErrorKind, Result};
+use crate::interp::arith;
+use crate::interp::memory::{gather_into, scatter_from};
+use crate::interp::value::Data;
+use crate::interp::{HostBuffer, RtArg};
+use crate::ir::{AtomicOp, BinaryOp, Const, DType};
+use crate::launch::{Grid, ScalarValue};
+
+/// Runs `k` over `grid`; `args[i]` feeds parameter `i`.
+pub fn simulate(k: &ThreadKernel, grid: Grid, args: &[RtArg], buffers: &mut [HostBuffer]) -> Result<()> {
+    if args.len() != k.params.len() {
+        return Err(Diagnostic::new(ErrorKind::Launch, format!("{} arguments for {} parameters", args.len(), k.params.len())));
+    }
+    let t = k.threads as usize;
+    for z in 0..grid.0[2] {
+        for y in 0..grid.0[1] {
+            for x in 0..grid.0[0] {
+                let mut s = Sim {
+                    k,
+                    t,
+                    pid: [x, y, z],
+                    grid: grid.0,
+                    args,
+                    buffers,
+                    regs: vec![None; k.regs.len()],
+                    shared: k.shared.iter().map(|a| Data::zeros(a.dtype, a.len as usize)).collect(),
+                };
+                s.run(&k.body, &vec![true; t])?;
+            }
+        }
+    }
+    Ok(())
+}
+
+struct Sim<'a> {
+    k: &'a ThreadKernel,
+    t: usize,
+    pid: [u32; 3],
+    grid: [u32; 3],
+    args: &'a [RtArg],
+    buffers: &'a mut [HostBuffer],
+    regs: Vec<Option<Data>>,
+    shared: Vec<Data>,
+}
+
+fn bug(msg: impl Into<String>) -> Diagnostic {
+    Diagnostic::internal(format!("Thread IR simulator: {}", msg.into()))
+}
+
+fn splat_i(v: i64, n: usize) -> Data {
+    Data::I(vec![v; n])
+}
+
+fn get1(d: &Data, i: usize) -> Data {
+    match d {
+        Data::F(v) => Data::F(vec![v[i]]),
+        Data::I(v) => Data::I(vec![v[i]]),
+    }
+}
+
+fn set1(d: &mut Data, i: usize, x: &Data) {
+    match (d, x) {
+        (Data::F(v), Data::F(x)) => v[i] = x[0],
+        (Data::I(v), Data::I(x)) => v[i] = x[0],
+        _ => {}
+    }
+}
+
+fn ints(d: &Data) -> Result<&[i64]> {
+    match d {
+        Data::I(v) => Ok(v),
+        Data::F(_) => Err(bug("integer register holds floats")),
+    }
+}
+
+impl Sim<'_> {
+    fn reg(&self, r: Reg) -> Result<&Data> {
+        self.regs.get(r.0 as usize).and_then(Option::as_ref).ok_or_else(|| bug(format!("{r} read before assignment")))
+    }
+
+    fn dt(&self, r: Reg) -> DType {
+        self.k.reg_ty(r).dtype
+    }
+
+    fn write(&mut self, dst: Reg, val: Data, active: &[bool]) {
+        let slot = &mut self.regs[dst.0 as usize];
+        match slot {
+            None => *slot = Some(val),
+            Some(old) => {
+                for (i, a) in active.iter().enumerate() {
+                    if *a {
+                        set1(old, i, &get1(&val, i));
+                    }
+                }
+            }
+        }
+    }
+
+    fn uniform(&self, r: Reg, active: &[bool]) -> Result<i64> {
+        let v = ints(self.reg(r)?)?;
+        let mut it = active.iter().zip(v).filter(|(a, _)| **a).map(|(_, x)| *x);
+        let first = it.next().unwrap_or(0);
+        if it.any(|x| x != first) {
+            return Err(bug(format!("{r} should be uniform across the program")));
+        }
+        Ok(first)
+    }
+
+    /// The buffer view of parameter `p` and the absolute element index of `i`.
+    fn element(&self, p: u32, i: i64) -> Result<(usize, usize, DType)> {
+        let dtype = match self.k.params.get(p as usize).map(|x| &x.kind) {
+            Some(ParamKind::Buffer { dtype, .. }) => *dtype,
+            _ => return Err(bug(format!("parameter {p} is not a buffer"))),
+        };
+        match self.args.get(p as usize) {
+            Some(RtArg::Buffer { buffer, offset, len }) => {
+                if i < 0 || i as usize >= *len {
+                    return Err(Diagnostic::new(
+                        ErrorKind::Runtime,
+                        format!(
+                            "out-of-bounds access in kernel `{}` (lowered), program {:?}: element index {i} of a buffer of {len} elements (argument `{}`)",
+                            self.k.name, self.pid, self.k.params[p as usize].name
+                        ),
+                    ));
+                }
+                Ok((*buffer, offset + i as usize, dtype))
+            }
+            _ => Err(Diagnostic::new(ErrorKind::Launch, format!("argument {p} is not a buffer"))),
+        }
+    }
+
+    fn eval(&mut self, dt: DType, e: &Expr, active: &[bool]) -> Result<Data> {
+        let t = self.t;
+        Ok(match e {
+            Expr::Const(c) => match (c, dt.is_float()) {
+                (Const::Float(f), true) => Data::F(vec![crate::interp::value::round1(dt, *f); t]),
+                (Const::Int(i), true) => Data::F(vec![*i as f64; t]),
+                (Const::Bool(b), _) => splat_i(*b as i64, t),
+                (Const::Int(i), false) => splat_i(crate::interp::value::wrap1(dt, *i), t),
+                (Const::Float(f), false) => splat_i(*f as i64, t),
+            },
+            Expr::Special(Special::ThreadId) => Data::I((0..t as i64).collect()),
+            Expr::Special(Special::ProgramId(a)) => splat_i(self.pid[*a as usize] as i64, t),
+            Expr::Special(Special::NumPrograms(a)) => splat_i(self.grid[*a as usize] as i64, t),
+            Expr::Param(p) => match self.args.get(*p as usize) {
+                Some(RtArg::Scalar(ScalarValue::Int(_, v))) => splat_i(crate::interp::value::wrap1(dt, *v), t),
+                Some(RtArg::Scalar(ScalarValue::Bool(b))) => splat_i(*b as i64, t),
+                Some(RtArg::Scalar(ScalarValue::Float(_, f))) => Data::F(vec![crate::interp::value::round1(dt, *f); t]),
+                _ => return Err(bug(format!("parameter {p} is not a scalar"))),
+            },
+            Expr::Copy(r) => self.reg(*r)?.clone(),
+            Expr::Unary(op, r) => arith::unary(*op, dt, self.reg(*r)?).map_err(bug)?,
+            Expr::Binary(op, a, b) => arith::binary(*op, self.dt(*a), self.reg(*a)?, self.reg(*b)?).map_err(bug)?,
+            Expr::Cmp(p, a, b) => arith::cmp(*p, self.dt(*a), self.reg(*a)?, self.reg(*b)?).map_err(bug)?,
+            Expr::Select { cond, on_true, on_false } => {
+                let c = ints(self.reg(*cond)?)?.to_vec();
+                match (self.reg(*on_true)?, self.reg(*on_false)?) {
+                    (Data::F(a), Data::F(b)) => Data::F(arith::select(&c, a, b)),
+                    (Data::I(a), Data::I(b)) => Data::I(arith::select(&c, a, b)),
+                    _ => return Err(bug("select of mixed representations")),
+                }
+            }
+            Expr::Fma(a, b, c) => arith::fma(dt, self.reg(*a)?, self.reg(*b)?, self.reg(*c)?).map_err(bug)?,
+            Expr::Cast { value, bitcast } => arith::cast(self.dt(*value), dt, self.reg(*value)?, *bitcast).map_err(bug)?,
+            Expr::Load { buf, index, mask, other } => {
+                let idx = ints(self.reg(*index)?)?.to_vec();
+                let m = match mask {
+                    Some(m) => Some(ints(self.reg(*m)?)?.to_vec()),
+                    None => None,
+                };
+                let mut out = match other {
+                    Some(o) => self.reg(*o)?.clone(),
+                    None => Data::zeros(dt, t),
+                };
+                for i in 0..t {
+                    if !active[i] || m.as_ref().is_some_and(|m| m[i] == 0) {
+                        continue;
+                    }
+                    let (b, e, bdt) = self.element(*buf, idx[i])?;
+                    let mut one = Data::zeros(bdt, 1);
+                    gather_into(&self.buffers[b].bytes, bdt, &[e], &mut one);
+                    set1(&mut out, i, &one);
+                }
+                out
+            }
+            Expr::SharedLoad { arr, index } => {
+                let idx = ints(self.reg(*index)?)?.to_vec();
+                let a = &self.shared[*arr as usize];
+                let mut out = Data::zeros(dt, t);
+                for i in 0..t {
+                    if active[i] {
+                        let j = idx[i];
+                        if j < 0 || j as usize >= a.len() {
+                            return Err(bug(format!("shared index {j} outside array {arr} of {}", a.len())));
+                        }
+                        set1(&mut out, i, &get1(a, j as usize));
+                    }
+                }
+                out
+            }
+            Expr::Extract { .. } | Expr::Construct(_) => return Err(bug("vector registers are not simulated")),
+        })
+    }
+
+    fn run(&mut self, body: &[Stmt], active: &[bool]) -> Result<()> {
+        for s in body {
+            self.stmt(s, active)?;
+        }
+        Ok(())
+    }
+
+    fn stmt(&mut self, s: &Stmt, active: &[bool]) -> Result<()> {
+        let t = self.t;
+        match s {
+            Stmt::Assign { dst, expr } => {
+                let v = self.eval(self.dt(*dst), expr, active)?;
+                self.write(*dst, v, active);
+            }
+            Stmt::Store { buf, index, value, mask } => {
+                let idx = ints(self.reg(*index)?)?.to_vec();
+                let m = mask.map(|m| self.reg(m).and_then(|d| ints(d).map(|v| v.to_vec()))).transpose()?;
+                let vals = self.reg(*value)?.clone();
+                for i in 0..t {
+                    if !active[i] || m.as_ref().is_some_and(|m| m[i] == 0) {
+                        continue;
+                    }
+                    let (b, e, bdt) = self.element(*buf, idx[i])?;
+                    let v = arith::cast(self.dt(*value), bdt, &get1(&vals, i), false).map_err(bug)?;
+                    scatter_from(&mut self.buffers[b].bytes, bdt, &[e], &v);
+                }
+            }
+            Stmt::SharedStore { arr, index, value } => {
+                let idx = ints(self.reg(*index)?)?.to_vec();
+                let vals = self.reg(*value)?.clone();
+                let a = &mut self.shared[*arr as usize];
+                for i in 0..t {
+                    if active[i] {
+                        let j = idx[i];
+                        if j < 0 || j as usize >= a.len() {
+                            return Err(bug(format!("shared store index {j} outside array {arr} of {}", a.len())));
+                        }
+                        set1(a, j as usize, &get1(&vals, i));
+                    }
+                }
+            }
+            Stmt::Atomic { dst, op, buf, index, value, mask } => {
+                let idx = ints(self.reg(*index)?)?.to_vec();
+                let m = mask.map(|m| self.reg(m).and_then(|d| ints(d).map(|v| v.to_vec()))).transpose()?;
+                let vals = self.reg(*value)?.clone();
+                let dt = self.dt(*dst);
+                let mut old_all = self.regs[dst.0 as usize].clone().unwrap_or_else(|| Data::zeros(dt, t));
+                for i in 0..t {
+                    if !active[i] || m.as_ref().is_some_and(|m| m[i] == 0) {
+                        continue;
+                    }
+                    let (b, e, bdt) = self.element(*buf, idx[i])?;
+                    let mut old = Data::zeros(bdt, 1);
+                    gather_into(&self.buffers[b].bytes, bdt, &[e], &mut old);
+                    let v = get1(&vals, i);
+                    let new = match op {
+                        AtomicOp::Xchg => v.clone(),
+                        AtomicOp::Add => arith::binary(BinaryOp::Add, bdt, &old, &v).map_err(bug)?,
+                        AtomicOp::Max => arith::binary(BinaryOp::Max, bdt, &old, &v).map_err(bug)?,
+                        AtomicOp::Min => arith::binary(BinaryOp::Min, bdt, &old, &v).map_err(bug)?,
+                        AtomicOp::And => arith::binary(BinaryOp::And, bdt, &old, &v).map_err(bug)?,
+                        AtomicOp::Or => arith::binary(BinaryOp::Or, bdt, &old, &v).map_err(bug)?,
+                        AtomicOp::Xor => arith::binary(BinaryOp::Xor, bdt, &old, &v).map_err(bug)?,
+                    };
+                    scatter_from(&mut self.buffers[b].bytes, bdt, &[e], &new);
+                    set1(&mut old_all, i, &old);
+                }
+                self.regs[dst.0 as usize] = Some(old_all);
+            }
+            Stmt::AtomicCas { dst, buf, index, cmp, value } => {
+                let idx = ints(self.reg(*index)?)?.to_vec();
+                let (cmps, vals) = (self.reg(*cmp)?.clone(), self.reg(*value)?.clone());
+                let dt = self.dt(*dst);
+                let mut old_all = self.regs[dst.0 as usize].clone().unwrap_or_else(|| Data::zeros(dt, t));
+                for i in 0..t {
+                    if !active[i] {
+                        continue;
+                    }
+                    let (b, e, bdt) = self.element(*buf, idx[i])?;
+                    let mut old = Data::zeros(bdt, 1);
+                    gather_into(&self.buffers[b].bytes, bdt, &[e], &mut old);
+                    if old == get1(&cmps, i) {
+                        scatter_from(&mut self.buffers[b].bytes, bdt, &[e], &get1(&vals, i));
+                    }
+                    set1(&mut old_all, i, &old);
+                }
+                self.regs[dst.0 as usize] = Some(old_all);
+            }
+            Stmt::Barrier => {
+                if active.iter().any(|a| !a) {
+                    return Err(bug("barrier reached by only part of the program (divergent control flow)"));
+                }
+            }
+            Stmt::For { iv, lower, upper, step, body } => {
+                let (lo, hi, st) = (self.uniform(*lower, active)?, self.uniform(*upper, active)?, self.uniform(*step, active)?);
+                if st == 0 {
+                    return Err(Diagnostic::new(ErrorKind::Runtime, "range() step must not be zero"));
+                }
+                let mut i = lo;
+                while (st > 0 && i < hi) || (st < 0 && i > hi) {
+                    self.write(*iv, splat_i(i, t), active);
+                    self.run(body, active)?;
+                    i += st;
+                }
+            }
+            Stmt::If { cond, then_body, else_body } => {
+                let c = ints(self.reg(*cond)?)?.to_vec();
+                let on: Vec<bool> = active.iter().zip(&c).map(|(a, c)| *a && *c != 0).collect();
+                let off: Vec<bool> = active.iter().zip(&c).map(|(a, c)| *a && *c == 0).collect();
+                if on.iter().any(|x| *x) {
+                    self.run(then_body, &on)?;
+                }
+                if off.iter().any(|x| *x) {
+                    self.run(else_body, &off)?;
+                }
+            }
+            Stmt::While { cond_body, cond, body } => loop {
+                self.run(cond_body, active)?;
+                let c = ints(self.reg(*cond)?)?.to_vec();
+                let on: Vec<bool> = active.iter().zip(&c).map(|(a, c)| *a && *c != 0).collect();
+                if !on.iter().any(|x| *x) {
+                    break;
+                }
+                if on != active {
+                    return Err(bug("while condition diverges across the program"));
+                }
+                self.run(body, &on)?;
+            },
+        }
+        Ok(())
+    }
+}
