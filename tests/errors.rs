@@ -29,8 +29,17 @@ fn trace_err(body: &str, kernel: &str, constexprs: &[(&str, i64)]) -> (String, D
 #[track_caller]
 fn expect(src: &str, e: &Diagnostic, kind: ErrorKind, msg: &str, at: &str) {
     assert_eq!(e.kind, kind, "{}", e.render());
-    assert!(e.message.contains(msg), "message lacks {msg:?}:\n{}", e.render());
-    assert_eq!(e.line_col(), Some(line_col_of(src, at, 0)), "location:\n{}", e.render());
+    assert!(
+        e.message.contains(msg),
+        "message lacks {msg:?}:\n{}",
+        e.render()
+    );
+    assert_eq!(
+        e.line_col(),
+        Some(line_col_of(src, at, 0)),
+        "location:\n{}",
+        e.render()
+    );
     assert!(e.render().contains('^'), "{}", e.render());
 }
 
@@ -54,8 +63,15 @@ fn if_on_a_tile_is_an_error() {
     );
     assert_eq!(e.kind, ErrorKind::Shape, "{}", e.render());
     let (line, _) = line_col_of(&src, "if x > 0", 0);
-    let cols = [line_col_of(&src, "if x > 0", 0), line_col_of(&src, "x > 0", 0)];
-    assert!(cols.contains(&e.line_col().unwrap_or((0, 0))), "at the `if` (line {line}):\n{}", e.render());
+    let cols = [
+        line_col_of(&src, "if x > 0", 0),
+        line_col_of(&src, "x > 0", 0),
+    ];
+    assert!(
+        cols.contains(&e.line_col().unwrap_or((0, 0))),
+        "at the `if` (line {line}):\n{}",
+        e.render()
+    );
 }
 
 #[test]
@@ -68,7 +84,12 @@ fn arange_must_be_a_power_of_two() {
     assert_eq!(e.kind, ErrorKind::Shape, "{}", e.render());
     assert!(e.message.contains("power of"), "{}", e.render());
     assert!(e.message.contains("12"), "{}", e.render());
-    assert_eq!(e.line_col(), Some(line_col_of(&src, "tl.arange(0, BLOCK)", 0)), "{}", e.render());
+    assert_eq!(
+        e.line_col(),
+        Some(line_col_of(&src, "tl.arange(0, BLOCK)", 0)),
+        "{}",
+        e.render()
+    );
 }
 
 #[test]
@@ -92,18 +113,39 @@ fn wrong_number_of_launch_arguments() {
     let x = ok(dev.upload(&[1.0f32; 16]));
     let y = ok(dev.zeros::<f32>(16));
     // Too few.
-    let e = err(k.launch(&dev, 1).arg(&x).arg(&y).constexpr("BLOCK", 16).run());
+    let e = err(k
+        .launch(&dev, 1)
+        .arg(&x)
+        .arg(&y)
+        .constexpr("BLOCK", 16)
+        .run());
     assert_eq!(e.kind, ErrorKind::Argument, "{}", e.render());
-    assert!(e.message.contains('n') && e.message.contains("add"), "{}", e.render());
+    assert!(
+        e.message.contains('n') && e.message.contains("add"),
+        "{}",
+        e.render()
+    );
     // Too many.
-    let e = err(k.launch(&dev, 1).arg(&x).arg(&y).arg(16i32).arg(3i32).constexpr("BLOCK", 16).run());
+    let e = err(k
+        .launch(&dev, 1)
+        .arg(&x)
+        .arg(&y)
+        .arg(16i32)
+        .arg(3i32)
+        .constexpr("BLOCK", 16)
+        .run());
     assert_eq!(e.kind, ErrorKind::Argument, "{}", e.render());
     // A missing constexpr.
     let e = err(k.launch(&dev, 1).arg(&x).arg(&y).arg(16i32).run());
     assert_eq!(e.kind, ErrorKind::Argument, "{}", e.render());
     assert!(e.message.contains("BLOCK"), "{}", e.render());
     // The right arguments work (the kernel itself is fine).
-    ok(k.launch(&dev, 1).arg(&x).arg(&y).arg(16i32).constexpr("BLOCK", 16).run());
+    ok(k.launch(&dev, 1)
+        .arg(&x)
+        .arg(&y)
+        .arg(16i32)
+        .constexpr("BLOCK", 16)
+        .run());
     assert_eq!(ok(dev.download::<f32>(&y)), vec![1.0; 16]);
 }
 
@@ -119,7 +161,10 @@ fn unknown_tl_function() {
 
 #[test]
 fn missing_kernel_is_a_name_error() {
-    let m = module("k.py", &format!("{HEADER}@triton.jit\ndef k(x_ptr):\n    pass\n"));
+    let m = module(
+        "k.py",
+        &format!("{HEADER}@triton.jit\ndef k(x_ptr):\n    pass\n"),
+    );
     let e = err(m.kernel("nope"));
     assert_eq!(e.kind, ErrorKind::Name);
     assert!(e.message.contains("nope"), "{}", e.render());
@@ -133,7 +178,12 @@ fn bitwise_and_on_float_is_a_type_error() {
         &[("BLOCK", 16)],
     );
     assert_eq!(e.kind, ErrorKind::Type, "{}", e.render());
-    assert_eq!(e.line_col(), Some(line_col_of(&src, "x_float & 1", 0)), "{}", e.render());
+    assert_eq!(
+        e.line_col(),
+        Some(line_col_of(&src, "x_float & 1", 0)),
+        "{}",
+        e.render()
+    );
 }
 
 #[test]
@@ -153,7 +203,13 @@ fn lambda_is_unsupported() {
         "k",
         &[("BLOCK", 16)],
     );
-    expect(&src, &e, ErrorKind::Unsupported, "lambda", "lambda v: v * 2");
+    expect(
+        &src,
+        &e,
+        ErrorKind::Unsupported,
+        "lambda",
+        "lambda v: v * 2",
+    );
 }
 
 #[test]
@@ -164,7 +220,11 @@ fn syntax_error() {
     let open_line = line_col_of(&src, "offs = tl.arange(0, BLOCK", 0).0;
     let (line, _) = e.line_col().expect("a syntax error has a location");
     // The parser may blame the unclosed call or the line after it.
-    assert!(line == open_line || line == open_line + 1, "line {line}:\n{}", e.render());
+    assert!(
+        line == open_line || line == open_line + 1,
+        "line {line}:\n{}",
+        e.render()
+    );
     assert!(e.render().contains("bad.py:"), "{}", e.render());
 }
 
@@ -187,14 +247,28 @@ fn unmasked_out_of_bounds_load() {
     let x = ok(dev.upload(&[1.0f32; 20]));
     let out = ok(dev.zeros::<f32>(32));
     // Program 0 reads 0..16 (fine); program 1 reads 16..32 of a 20-element buffer.
-    let e = err(k.launch(&dev, 2).arg(&x).arg(&out).constexpr("BLOCK", 16).run());
+    let e = err(k
+        .launch(&dev, 2)
+        .arg(&x)
+        .arg(&out)
+        .constexpr("BLOCK", 16)
+        .run());
     assert_eq!(e.kind, ErrorKind::Runtime, "{}", e.render());
     let msg = &e.message;
     assert!(msg.contains("oob_kernel"), "kernel name: {}", e.render());
     assert!(msg.contains("20"), "first bad index: {}", e.render());
-    assert!(msg.contains("program") || msg.contains("pid"), "program id: {}", e.render());
+    assert!(
+        msg.contains("program") || msg.contains("pid"),
+        "program id: {}",
+        e.render()
+    );
     assert!(msg.contains('1'), "program id 1: {}", e.render());
-    assert_eq!(e.line_col().map(|(l, _)| l), Some(line_col_of(&src, "tl.load(x_ptr + offs)", 0).0), "{}", e.render());
+    assert_eq!(
+        e.line_col().map(|(l, _)| l),
+        Some(line_col_of(&src, "tl.load(x_ptr + offs)", 0).0),
+        "{}",
+        e.render()
+    );
 }
 
 #[test]
@@ -205,9 +279,17 @@ fn out_of_bounds_store() {
     let dev = device();
     let m = module("oob.py", &src);
     let out = ok(dev.zeros::<f32>(10));
-    let e = err(ok(m.kernel("oob_store")).launch(&dev, 1).arg(&out).constexpr("BLOCK", 16).run());
+    let e = err(ok(m.kernel("oob_store"))
+        .launch(&dev, 1)
+        .arg(&out)
+        .constexpr("BLOCK", 16)
+        .run());
     assert_eq!(e.kind, ErrorKind::Runtime, "{}", e.render());
-    assert!(e.message.contains("oob_store") && e.message.contains("10"), "{}", e.render());
+    assert!(
+        e.message.contains("oob_store") && e.message.contains("10"),
+        "{}",
+        e.render()
+    );
 }
 
 const FUZZ_BASE: &str = "import triton
@@ -234,7 +316,8 @@ def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
 fn mangle(rng: &mut Rng) -> String {
     let mut lines: Vec<String> = FUZZ_BASE.lines().map(str::to_string).collect();
     let body_start = 5; // first line after the decorator
-    let pick = |rng: &mut Rng, len: usize| body_start + rng.int(0, (len - body_start - 1) as i64) as usize;
+    let pick =
+        |rng: &mut Rng, len: usize| body_start + rng.int(0, (len - body_start - 1) as i64) as usize;
     match rng.int(0, 6) {
         0 => {
             // Truncate a line.
@@ -265,11 +348,17 @@ fn mangle(rng: &mut Rng) -> String {
         }
         4 => {
             // Replace an identifier everywhere with another one.
-            let names = ["x", "y", "offs", "mask", "acc", "s", "pid", "n", "BLOCK", "tl", "i"];
+            let names = [
+                "x", "y", "offs", "mask", "acc", "s", "pid", "n", "BLOCK", "tl", "i",
+            ];
             let a = names[rng.int(0, names.len() as i64 - 1) as usize];
             let b = names[rng.int(0, names.len() as i64 - 1) as usize];
             for l in lines.iter_mut().skip(body_start + 1) {
-                *l = l.split(' ').map(|t| if t == a { b } else { t }).collect::<Vec<_>>().join(" ");
+                *l = l
+                    .split(' ')
+                    .map(|t| if t == a { b } else { t })
+                    .collect::<Vec<_>>()
+                    .join(" ");
             }
         }
         5 => {
@@ -297,17 +386,28 @@ fn mangled_sources_never_panic() {
     let mut oks = 0;
     let mut errs = 0;
     for case in 0..60 {
-        let src = if case == 0 { FUZZ_BASE.to_string() } else { mangle(&mut rng) };
-        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| -> tilewise::Result<()> {
-            let dev = device();
-            let m = Module::parse("fuzz.py", &src)?;
-            let k = m.kernel("add_kernel")?;
-            let x = dev.upload(&[0.5f32; 40])?;
-            let y = dev.upload(&[-1.5f32; 40])?;
-            let out = dev.zeros::<f32>(40)?;
-            k.launch(&dev, 3).arg(&x).arg(&y).arg(&out).arg(40i32).constexpr("BLOCK", 16).run()?;
-            Ok(())
-        }));
+        let src = if case == 0 {
+            FUZZ_BASE.to_string()
+        } else {
+            mangle(&mut rng)
+        };
+        let r =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| -> tilewise::Result<()> {
+                let dev = device();
+                let m = Module::parse("fuzz.py", &src)?;
+                let k = m.kernel("add_kernel")?;
+                let x = dev.upload(&[0.5f32; 40])?;
+                let y = dev.upload(&[-1.5f32; 40])?;
+                let out = dev.zeros::<f32>(40)?;
+                k.launch(&dev, 3)
+                    .arg(&x)
+                    .arg(&y)
+                    .arg(&out)
+                    .arg(40i32)
+                    .constexpr("BLOCK", 16)
+                    .run()?;
+                Ok(())
+            }));
         match r {
             Ok(Ok(())) => oks += 1,
             Ok(Err(e)) => {
@@ -321,5 +421,8 @@ fn mangled_sources_never_panic() {
             assert_eq!(oks, 1, "the unmangled kernel must run");
         }
     }
-    assert!(errs > 10, "the mangling should break most variants ({oks} ok, {errs} errors)");
+    assert!(
+        errs > 10,
+        "the mangling should break most variants ({oks} ok, {errs} errors)"
+    );
 }

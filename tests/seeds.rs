@@ -82,7 +82,9 @@ fn broadcast_add_random_ragged() {
             .constexpr("BLOCK_N", 16)
             .run());
         let got: Vec<i32> = ok(dev.download(&out));
-        let want: Vec<i32> = (0..rows * cols).map(|i| (i / cols + i % cols) as i32).collect();
+        let want: Vec<i32> = (0..rows * cols)
+            .map(|i| (i / cols + i % cols) as i32)
+            .collect();
         assert_eq!(got, want, "M={rows} N={cols}");
     }
 }
@@ -93,14 +95,28 @@ fn bad_broadcast_is_a_shape_error_with_caret() {
     let m = module("ch7_broadcasting.py", CH7_BCAST);
     let k = ok(m.kernel("bad_broadcast_kernel"));
     let out = filled(&dev, 4, i32::MIN);
-    let e = err(k.launch(&dev, 1).arg(&out).constexpr("BLOCK_A", 4).constexpr("BLOCK_B", 8).run());
+    let e = err(k
+        .launch(&dev, 1)
+        .arg(&out)
+        .constexpr("BLOCK_A", 4)
+        .constexpr("BLOCK_B", 8)
+        .run());
     assert_eq!(e.kind, ErrorKind::Shape, "{}", e.render());
     assert!(e.message.contains("4 and 8"), "{}", e.render());
-    assert_eq!(e.line_col(), Some(line_col_of(CH7_BCAST, "a + b", 0)), "{}", e.render());
+    assert_eq!(
+        e.line_col(),
+        Some(line_col_of(CH7_BCAST, "a + b", 0)),
+        "{}",
+        e.render()
+    );
     let r = e.render();
     assert!(r.contains("ch7_broadcasting.py:"), "{r}");
     assert!(r.contains("c = a + b"), "{r}");
-    assert!(r.lines().any(|l| l.trim_start_matches([' ', '|']).starts_with('^')), "{r}");
+    assert!(
+        r.lines()
+            .any(|l| l.trim_start_matches([' ', '|']).starts_with('^')),
+        "{r}"
+    );
     // The output was never written.
     assert_eq!(ok(dev.download::<i32>(&out)), vec![i32::MIN; 4]);
 }
@@ -115,7 +131,10 @@ fn forgot_none_is_elementwise() {
     let c = ok(launch.compile());
     let p = c.static_prints();
     assert_eq!(p.len(), 1, "{p:?}");
-    assert!(p[0].starts_with("combined shape (forgot None-indexing):"), "{p:?}");
+    assert!(
+        p[0].starts_with("combined shape (forgot None-indexing):"),
+        "{p:?}"
+    );
     assert_eq!(printed_dims(&p[0]), vec![4], "{p:?}");
     ok(launch.run());
     assert_eq!(ok(dev.download::<i32>(&out)), vec![0, 2, 4, 6]);
@@ -131,7 +150,12 @@ fn hinted_kernel_doubles() {
     let x: Vec<f32> = (0..16).map(|i| i as f32).collect();
     let xb = ok(dev.upload(&x));
     let out = poisoned_f32(&dev, 16);
-    ok(k.launch(&dev, 2).arg(&xb).arg(&out).arg(16i32).constexpr("BLOCK", 8).run());
+    ok(k.launch(&dev, 2)
+        .arg(&xb)
+        .arg(&out)
+        .arg(16i32)
+        .constexpr("BLOCK", 8)
+        .run());
     let want: Vec<f32> = x.iter().map(|v| v * 2.0).collect();
     assert_eq!(ok(dev.download::<f32>(&out)), want);
 }
@@ -163,7 +187,12 @@ fn run_lying(dev: &Device, out: &tilewise::Buffer) -> tilewise::Result<()> {
     let k = m.kernel("lying_multiple_of_kernel")?;
     let x: Vec<f32> = (0..16).map(|i| i as f32).collect();
     let xb = dev.upload(&x)?;
-    k.launch(dev, 1).arg(&xb).arg(out).arg(16i32).constexpr("BLOCK", 8).run()
+    k.launch(dev, 1)
+        .arg(&xb)
+        .arg(out)
+        .arg(16i32)
+        .constexpr("BLOCK", 8)
+        .run()
 }
 
 #[test]
@@ -171,7 +200,9 @@ fn lying_multiple_of_is_unchecked_by_default() {
     let dev = device();
     let out = ok(dev.zeros::<f32>(16));
     ok(run_lying(&dev, &out));
-    let want = [0.0, 0.0, 0.0, 6.0, 8.0, 10.0, 12.0, 14.0, 16.0, 18.0, 20.0, 0.0, 0.0, 0.0, 0.0, 0.0];
+    let want = [
+        0.0, 0.0, 0.0, 6.0, 8.0, 10.0, 12.0, 14.0, 16.0, 18.0, 20.0, 0.0, 0.0, 0.0, 0.0, 0.0,
+    ];
     assert_eq!(ok(dev.download::<f32>(&out)), want.to_vec());
 
     // With a sentinel output: exactly offsets 3..=10 were written.
@@ -179,7 +210,11 @@ fn lying_multiple_of_is_unchecked_by_default() {
     ok(run_lying(&dev, &out));
     let got: Vec<f32> = ok(dev.download(&out));
     for (i, g) in got.iter().enumerate() {
-        let want = if (3..=10).contains(&i) { 2.0 * i as f32 } else { SENTINEL_F32 };
+        let want = if (3..=10).contains(&i) {
+            2.0 * i as f32
+        } else {
+            SENTINEL_F32
+        };
         assert_eq!(*g, want, "index {i}");
     }
 }
@@ -191,9 +226,16 @@ fn checked_mode_reports_the_lie() {
     let e = err(run_lying(&dev, &out));
     assert_eq!(e.kind, ErrorKind::Runtime, "{}", e.render());
     assert!(e.message.contains("multiple_of"), "{}", e.render());
-    assert!(e.message.contains("lying_multiple_of_kernel"), "{}", e.render());
+    assert!(
+        e.message.contains("lying_multiple_of_kernel"),
+        "{}",
+        e.render()
+    );
     // The hint's line.
-    assert_eq!(e.line_col().map(|(l, _)| l), Some(line_col_of(CH7_HINTS, "tl.multiple_of(offsets, BLOCK)", 1).0));
+    assert_eq!(
+        e.line_col().map(|(l, _)| l),
+        Some(line_col_of(CH7_HINTS, "tl.multiple_of(offsets, BLOCK)", 1).0)
+    );
 }
 
 #[test]
@@ -205,14 +247,18 @@ fn checked_mode_accepts_true_hints() {
     let x = rng.vec_f32(16, -5.0, 5.0);
     let xb = ok(dev.upload(&x));
     let out = poisoned_f32(&dev, 16);
-    ok(k.launch(&dev, 2).arg(&xb).arg(&out).arg(16i32).constexpr("BLOCK", 8).run());
+    ok(k.launch(&dev, 2)
+        .arg(&xb)
+        .arg(&out)
+        .arg(16i32)
+        .constexpr("BLOCK", 8)
+        .run());
     let want: Vec<f32> = x.iter().map(|v| v * 2.0).collect();
     assert_eq!(ok(dev.download::<f32>(&out)), want);
 }
 
 // ---------------------------------------------------------------- chapter 7.3
 
-#[allow(clippy::too_many_arguments)]
 fn copy_bp(dev: &Device, x: &[f32], out_len: usize, args: [i32; 6], block: (u32, u32)) -> Vec<f32> {
     let m = module("ch7_block_pointers.py", CH7_BP);
     let k = ok(m.kernel("copy_block_ptr_kernel"));
@@ -222,7 +268,9 @@ fn copy_bp(dev: &Device, x: &[f32], out_len: usize, args: [i32; 6], block: (u32,
     for a in args {
         l = l.arg(a);
     }
-    ok(l.constexpr("BLOCK_M", block.0).constexpr("BLOCK_N", block.1).run());
+    ok(l.constexpr("BLOCK_M", block.0)
+        .constexpr("BLOCK_N", block.1)
+        .run());
     ok(dev.download(&out))
 }
 
@@ -261,7 +309,14 @@ fn block_ptr_copy_random_ragged_and_strided() {
 
 // ---------------------------------------------------------------- chapter 9
 
-fn run_causal(dev: &Device, kernel: &str, x: &[f32], rows: usize, cols: usize, block: u32) -> Vec<f32> {
+fn run_causal(
+    dev: &Device,
+    kernel: &str,
+    x: &[f32],
+    rows: usize,
+    cols: usize,
+    block: u32,
+) -> Vec<f32> {
     let m = module("ch9_masks.py", CH9);
     let k = ok(m.kernel(kernel));
     let xb = ok(dev.upload(x));
@@ -315,7 +370,10 @@ fn causal_masks_random_ragged() {
     let mut rng = Rng::new(91);
     let (rows, cols) = (6usize, 11usize);
     let x = rng.vec_f32(rows * cols, 1.0, 2.0);
-    for (kernel, strict) in [("causal_mask_kernel", false), ("wrong_causal_mask_kernel", true)] {
+    for (kernel, strict) in [
+        ("causal_mask_kernel", false),
+        ("wrong_causal_mask_kernel", true),
+    ] {
         let got = run_causal(&dev, kernel, &x, rows, cols, 16);
         let want: Vec<f32> = (0..rows * cols)
             .map(|i| {
@@ -353,7 +411,9 @@ fn block_sparse_seed_output() {
     let x: Vec<f32> = (0..16).map(|i| i as f32).collect();
     let out = ok(dev.zeros::<f32>(16));
     run_block_sparse(&dev, &x, &[1, 0, 1, 0], &out, 4);
-    let want = [0.0, 2.0, 4.0, 6.0, 0.0, 0.0, 0.0, 0.0, 16.0, 18.0, 20.0, 22.0, 0.0, 0.0, 0.0, 0.0];
+    let want = [
+        0.0, 2.0, 4.0, 6.0, 0.0, 0.0, 0.0, 0.0, 16.0, 18.0, 20.0, 22.0, 0.0, 0.0, 0.0, 0.0,
+    ];
     assert_eq!(ok(dev.download::<f32>(&out)), want.to_vec());
 }
 
@@ -365,7 +425,11 @@ fn block_sparse_skipped_blocks_untouched() {
     run_block_sparse(&dev, &x, &[1, 0, 1, 0], &out, 4);
     let got: Vec<f32> = ok(dev.download(&out));
     for (i, g) in got.iter().enumerate() {
-        let want = if (i / 4) % 2 == 0 { 2.0 * i as f32 } else { SENTINEL_F32 };
+        let want = if (i / 4) % 2 == 0 {
+            2.0 * i as f32
+        } else {
+            SENTINEL_F32
+        };
         assert_eq!(*g, want, "index {i}");
     }
 }
@@ -380,8 +444,15 @@ fn block_sparse_random() {
     let out = filled(&dev, n, SENTINEL_F32);
     run_block_sparse(&dev, &x, &flags, &out, 8);
     let got: Vec<f32> = ok(dev.download(&out));
-    let want: Vec<f32> =
-        (0..n).map(|i| if flags[i / 8] != 0 { 2.0 * x[i] } else { SENTINEL_F32 }).collect();
+    let want: Vec<f32> = (0..n)
+        .map(|i| {
+            if flags[i / 8] != 0 {
+                2.0 * x[i]
+            } else {
+                SENTINEL_F32
+            }
+        })
+        .collect();
     assert_eq!(got, want, "flags {flags:?}");
 }
 
@@ -410,7 +481,10 @@ fn ragged_row_sums_seed() {
         10.0, 20.0, 999.0, 999.0,
         5.0, 5.0, 5.0, 999.0,
     ];
-    assert_eq!(run_ragged(&dev, &padded, &[4, 2, 3], 4), vec![10.0, 30.0, 15.0]);
+    assert_eq!(
+        run_ragged(&dev, &padded, &[4, 2, 3], 4),
+        vec![10.0, 30.0, 15.0]
+    );
 }
 
 #[test]
@@ -445,11 +519,22 @@ fn host_code_is_skipped() {
                 "ragged_row_sum_kernel",
             ][..],
         ),
-        ("ch7_broadcasting.py", CH7_BCAST, &["broadcast_add_kernel", "bad_broadcast_kernel", "forgot_none_kernel"][..]),
+        (
+            "ch7_broadcasting.py",
+            CH7_BCAST,
+            &[
+                "broadcast_add_kernel",
+                "bad_broadcast_kernel",
+                "forgot_none_kernel",
+            ][..],
+        ),
     ] {
         assert!(src.contains("import torch") && src.contains("if __name__ == \"__main__\":"));
         let m = module(name, src);
-        assert_eq!(m.kernel_names(), kernels.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+        assert_eq!(
+            m.kernel_names(),
+            kernels.iter().map(|s| s.to_string()).collect::<Vec<_>>()
+        );
         for k in kernels {
             ok(m.kernel(k));
         }
@@ -469,7 +554,12 @@ fn l4() -> Module {
     module("lesson4_block_ptr.py", L4)
 }
 
-fn run_matmul_l4(kernel: &str, m: usize, n: usize, k: usize, bm: u32, bn: u32, bk: u32, seed: u64) {
+fn run_matmul_l4(
+    kernel: &str,
+    (m, n, k): (usize, usize, usize),
+    (bm, bn, bk): (u32, u32, u32),
+    seed: u64,
+) {
     let dev = device();
     let module = l4();
     let kern = ok(module.kernel(kernel));
@@ -487,12 +577,15 @@ fn run_matmul_l4(kernel: &str, m: usize, n: usize, k: usize, bm: u32, bn: u32, b
     let bb = ok(dev.upload(&b_arg));
     // A sentinel tail after C catches stores past (M, N).
     let c = filled(&dev, m * n + 64, POISON_F32);
-    let grid = (m.div_ceil(bm as usize) as u32, n.div_ceil(bn as usize) as u32);
+    let grid = (
+        m.div_ceil(bm as usize) as u32,
+        n.div_ceil(bn as usize) as u32,
+    );
     ok(kern
         .launch(&dev, grid)
         .arg(&ab)
         .arg(&bb)
-        .arg(&c.slice(0..m * n))
+        .arg(c.slice(0..m * n))
         .arg(m as i32)
         .arg(n as i32)
         .arg(k as i32)
@@ -508,14 +601,14 @@ fn run_matmul_l4(kernel: &str, m: usize, n: usize, k: usize, bm: u32, bn: u32, b
 
 #[test]
 fn block_ptr_matmul_ragged() {
-    run_matmul_l4("matmul_bp_kernel", 70, 45, 33, 16, 16, 16, 401);
-    run_matmul_l4("matmul_bp_kernel", 19, 23, 41, 16, 8, 16, 402);
+    run_matmul_l4("matmul_bp_kernel", (70, 45, 33), (16, 16, 16), 401);
+    run_matmul_l4("matmul_bp_kernel", (19, 23, 41), (16, 8, 16), 402);
 }
 
 #[test]
 fn block_ptr_matmul_b_transposed() {
-    run_matmul_l4("matmul_bt_kernel", 70, 45, 33, 16, 16, 16, 403);
-    run_matmul_l4("matmul_bt_kernel", 9, 30, 17, 8, 16, 8, 404);
+    run_matmul_l4("matmul_bt_kernel", (70, 45, 33), (16, 16, 16), 403);
+    run_matmul_l4("matmul_bt_kernel", (9, 30, 17), (8, 16, 8), 404);
 }
 
 #[test]
@@ -535,7 +628,10 @@ fn block_ptr_row_copy_ragged() {
         .run());
     let got: Vec<f32> = ok(dev.download(&out));
     assert_eq!(&got[..n], &x[..]);
-    assert!(got[n..].iter().all(|&v| v == SENTINEL_F32), "boundary_check let a store past N");
+    assert!(
+        got[n..].iter().all(|&v| v == SENTINEL_F32),
+        "boundary_check let a store past N"
+    );
 }
 
 #[test]

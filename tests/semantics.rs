@@ -35,7 +35,11 @@ def bcast_kernel(out_ptr, A0: tl.constexpr, A1: tl.constexpr, B0: tl.constexpr, 
 /// NumPy's rule on two shapes (right-aligned; equal or one of them 1).
 fn broadcast_shape(a: &[u32], b: &[u32]) -> Option<Vec<u32>> {
     let rank = a.len().max(b.len());
-    let pad = |s: &[u32]| -> Vec<u32> { std::iter::repeat_n(1, rank - s.len()).chain(s.iter().copied()).collect() };
+    let pad = |s: &[u32]| -> Vec<u32> {
+        std::iter::repeat_n(1, rank - s.len())
+            .chain(s.iter().copied())
+            .collect()
+    };
     let (a, b) = (pad(a), pad(b));
     a.iter()
         .zip(&b)
@@ -128,8 +132,16 @@ def floordiv_kernel(a_ptr, b_ptr, out_ptr, BLOCK: tl.constexpr):
     tl.store(out_ptr + offs, a // b)
 ";
 
-const PROMO_TYPES: [DType; 8] =
-    [DType::I8, DType::U8, DType::I32, DType::U32, DType::I64, DType::F16, DType::BF16, DType::F32];
+const PROMO_TYPES: [DType; 8] = [
+    DType::I8,
+    DType::U8,
+    DType::I32,
+    DType::U32,
+    DType::I64,
+    DType::F16,
+    DType::BF16,
+    DType::F32,
+];
 
 /// Triton's promotion of two tensor dtypes (computation_type_impl), for `+`.
 /// `div_or_mod` selects the rules of `/`, `//` and `%`; `None` is a type error.
@@ -179,9 +191,19 @@ fn upload_as(dev: &Device, dtype: DType, vals: &[i64]) -> Buffer {
         DType::U8 => dev.upload(&vals.iter().map(|&v| v as u8).collect::<Vec<_>>()),
         DType::I32 => dev.upload(&vals.iter().map(|&v| v as i32).collect::<Vec<_>>()),
         DType::U32 => dev.upload(&vals.iter().map(|&v| v as u32).collect::<Vec<_>>()),
-        DType::I64 => dev.upload(&vals.iter().map(|&v| v).collect::<Vec<_>>()),
-        DType::F16 => dev.upload(&vals.iter().map(|&v| f16::from_f64(v as f64)).collect::<Vec<_>>()),
-        DType::BF16 => dev.upload(&vals.iter().map(|&v| bf16::from_f64(v as f64)).collect::<Vec<_>>()),
+        DType::I64 => dev.upload(vals),
+        DType::F16 => dev.upload(
+            &vals
+                .iter()
+                .map(|&v| f16::from_f64(v as f64))
+                .collect::<Vec<_>>(),
+        ),
+        DType::BF16 => dev.upload(
+            &vals
+                .iter()
+                .map(|&v| bf16::from_f64(v as f64))
+                .collect::<Vec<_>>(),
+        ),
         DType::F32 => dev.upload(&vals.iter().map(|&v| v as f32).collect::<Vec<_>>()),
         DType::F64 => dev.upload(&vals.iter().map(|&v| v as f64).collect::<Vec<_>>()),
         other => panic!("no upload for {other}"),
@@ -193,14 +215,38 @@ fn upload_as(dev: &Device, dtype: DType, vals: &[i64]) -> Buffer {
 /// (as the unsigned or signed value) or to f64 (as an integer-valued float).
 fn download_as(dev: &Device, dtype: DType, buf: &Buffer) -> Vec<f64> {
     match dtype {
-        DType::I8 => ok(dev.download::<i8>(buf)).into_iter().map(|v| v as f64).collect(),
-        DType::U8 => ok(dev.download::<u8>(buf)).into_iter().map(|v| v as f64).collect(),
-        DType::I32 => ok(dev.download::<i32>(buf)).into_iter().map(|v| v as f64).collect(),
-        DType::U32 => ok(dev.download::<u32>(buf)).into_iter().map(|v| v as f64).collect(),
-        DType::I64 => ok(dev.download::<i64>(buf)).into_iter().map(|v| v as f64).collect(),
-        DType::F16 => ok(dev.download::<f16>(buf)).into_iter().map(|v| v.to_f64()).collect(),
-        DType::BF16 => ok(dev.download::<bf16>(buf)).into_iter().map(|v| v.to_f64()).collect(),
-        DType::F32 => ok(dev.download::<f32>(buf)).into_iter().map(|v| v as f64).collect(),
+        DType::I8 => ok(dev.download::<i8>(buf))
+            .into_iter()
+            .map(|v| v as f64)
+            .collect(),
+        DType::U8 => ok(dev.download::<u8>(buf))
+            .into_iter()
+            .map(|v| v as f64)
+            .collect(),
+        DType::I32 => ok(dev.download::<i32>(buf))
+            .into_iter()
+            .map(|v| v as f64)
+            .collect(),
+        DType::U32 => ok(dev.download::<u32>(buf))
+            .into_iter()
+            .map(|v| v as f64)
+            .collect(),
+        DType::I64 => ok(dev.download::<i64>(buf))
+            .into_iter()
+            .map(|v| v as f64)
+            .collect(),
+        DType::F16 => ok(dev.download::<f16>(buf))
+            .into_iter()
+            .map(|v| v.to_f64())
+            .collect(),
+        DType::BF16 => ok(dev.download::<bf16>(buf))
+            .into_iter()
+            .map(|v| v.to_f64())
+            .collect(),
+        DType::F32 => ok(dev.download::<f32>(buf))
+            .into_iter()
+            .map(|v| v as f64)
+            .collect(),
         DType::F64 => ok(dev.download::<f64>(buf)).into_iter().collect(),
         other => panic!("no download for {other}"),
     }
@@ -221,8 +267,10 @@ fn wrap_to(dtype: DType, v: i64) -> f64 {
 /// The dtype a `tl.static_print(x.dtype)` line names, accepting either spelling
 /// (`f32`, `fp32`, `float32`, `tl.float32`); `None` if it names none or several.
 fn printed_dtype(line: &str) -> Option<DType> {
-    let found: Vec<DType> =
-        line.split(|c: char| !c.is_ascii_alphanumeric()).filter_map(DType::from_name).collect();
+    let found: Vec<DType> = line
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter_map(DType::from_name)
+        .collect();
     match found.as_slice() {
         [d] => Some(*d),
         [d, rest @ ..] if rest.iter().all(|r| r == d) => Some(*d),
@@ -232,7 +280,15 @@ fn printed_dtype(line: &str) -> Option<DType> {
 
 /// Values that are exact in every type of PROMO_TYPES (and whose sums are too).
 fn small_values(dtype: DType, rng: &mut Rng, n: usize) -> Vec<i64> {
-    (0..n).map(|_| if dtype.is_unsigned_int() { rng.int(0, 100) } else { rng.int(-50, 50) }).collect()
+    (0..n)
+        .map(|_| {
+            if dtype.is_unsigned_int() {
+                rng.int(0, 100)
+            } else {
+                rng.int(-50, 50)
+            }
+        })
+        .collect()
 }
 
 fn check_promotion(ta: DType, tb: DType, seed: u64) -> Result<(), TestCaseError> {
@@ -241,27 +297,51 @@ fn check_promotion(ta: DType, tb: DType, seed: u64) -> Result<(), TestCaseError>
     let m = module("promote.py", PROMOTE);
     let k = ok(m.kernel("promote_kernel"));
     let mut rng = Rng::new(seed);
-    let (va, vb) = (small_values(ta, &mut rng, 16), small_values(tb, &mut rng, 16));
+    let (va, vb) = (
+        small_values(ta, &mut rng, 16),
+        small_values(tb, &mut rng, 16),
+    );
     let (a, b) = (upload_as(&dev, ta, &va), upload_as(&dev, tb, &vb));
     // Poison: a value no sum reaches in any type (sums are integers in [-100, 200]).
     let poison: Vec<i64> = vec![if want.is_float() { 1000 } else { 121 }; 16];
     let out = upload_as(&dev, want, &poison);
-    let launch = k.launch(&dev, 1).arg(&a).arg(&b).arg(&out).constexpr("BLOCK", 16);
+    let launch = k
+        .launch(&dev, 1)
+        .arg(&a)
+        .arg(&b)
+        .arg(&out)
+        .constexpr("BLOCK", 16);
     let compiled = ok(launch.compile());
     let prints = compiled.static_prints();
     prop_assert_eq!(prints.len(), 1, "{:?}", prints);
-    prop_assert_eq!(printed_dtype(&prints[0]), Some(want), "{} + {}: printed {:?}", ta, tb, prints[0]);
+    prop_assert_eq!(
+        printed_dtype(&prints[0]),
+        Some(want),
+        "{} + {}: printed {:?}",
+        ta,
+        tb,
+        prints[0]
+    );
     ok(launch.run());
     let got = download_as(&dev, want, &out);
     for i in 0..16 {
         // Operands are converted to `want` first: exact for these values, or wrapped.
         let exact = wrap_to(ta, va[i]) as i64 + wrap_to(tb, vb[i]) as i64;
         let expect = if want.is_float() {
-            (wrap_to(ta, va[i]) + wrap_to(tb, vb[i])) as f64
+            wrap_to(ta, va[i]) + wrap_to(tb, vb[i])
         } else {
             wrap_to(want, exact)
         };
-        prop_assert_eq!(got[i], expect, "{} + {} at {}: {} + {}", ta, tb, i, va[i], vb[i]);
+        prop_assert_eq!(
+            got[i],
+            expect,
+            "{} + {} at {}: {} + {}",
+            ta,
+            tb,
+            i,
+            va[i],
+            vb[i]
+        );
     }
     Ok(())
 }
@@ -317,9 +397,19 @@ fn literals_do_not_participate_unless_of_a_higher_kind() {
         let va = small_values(ta, &mut rng, 16);
         let a = upload_as(&dev, ta, &va);
         let out = upload_as(&dev, want, &[121; 16]);
-        let launch = k.launch(&dev, 1).arg(&a).arg(&out).constexpr("LIT", lit.clone()).constexpr("BLOCK", 16);
+        let launch = k
+            .launch(&dev, 1)
+            .arg(&a)
+            .arg(&out)
+            .constexpr("LIT", lit.clone())
+            .constexpr("BLOCK", 16);
         let compiled = ok(launch.compile());
-        assert_eq!(printed_dtype(&compiled.static_prints()[0]), Some(want), "{ta} + {lit}: {:?}", compiled.static_prints());
+        assert_eq!(
+            printed_dtype(&compiled.static_prints()[0]),
+            Some(want),
+            "{ta} + {lit}: {:?}",
+            compiled.static_prints()
+        );
         ok(launch.run());
         let got = download_as(&dev, want, &out);
         for i in 0..16 {
@@ -336,12 +426,28 @@ fn mixed_signedness_floordiv_is_a_type_error() {
     let a = upload_as(&dev, DType::I32, &[7; 16]);
     let b = upload_as(&dev, DType::U32, &[2; 16]);
     let out = upload_as(&dev, DType::I32, &[0; 16]);
-    let e = err(k.launch(&dev, 1).arg(&a).arg(&b).arg(&out).constexpr("BLOCK", 16).run());
+    let e = err(k
+        .launch(&dev, 1)
+        .arg(&a)
+        .arg(&b)
+        .arg(&out)
+        .constexpr("BLOCK", 16)
+        .run());
     assert_eq!(e.kind, ErrorKind::Type, "{}", e.render());
-    assert_eq!(e.line_col(), Some(line_col_of(PROMOTE, "a // b", 0)), "{}", e.render());
+    assert_eq!(
+        e.line_col(),
+        Some(line_col_of(PROMOTE, "a // b", 0)),
+        "{}",
+        e.render()
+    );
     // Same signedness is fine.
     let b = upload_as(&dev, DType::I32, &[2; 16]);
-    ok(k.launch(&dev, 1).arg(&a).arg(&b).arg(&out).constexpr("BLOCK", 16).run());
+    ok(k.launch(&dev, 1)
+        .arg(&a)
+        .arg(&b)
+        .arg(&out)
+        .constexpr("BLOCK", 16)
+        .run());
     assert_eq!(ok(dev.download::<i32>(&out)), vec![3; 16]);
 }
 
@@ -431,7 +537,13 @@ fn division_by_negative_examples() {
     let qs = ok(dev.download::<i32>(&bufs[2]));
     let rs = ok(dev.download::<i32>(&bufs[3]));
     for i in 0..16 {
-        assert_eq!((q[i], r[i]), (a[i] / b[i], a[i] % b[i]), "{} / {}", a[i], b[i]);
+        assert_eq!(
+            (q[i], r[i]),
+            (a[i] / b[i], a[i] % b[i]),
+            "{} / {}",
+            a[i],
+            b[i]
+        );
         assert_eq!((qs[i], rs[i]), (a[i] / -3, a[i] % -3), "{} / -3", a[i]);
     }
 }

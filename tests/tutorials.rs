@@ -50,9 +50,9 @@ fn vector_add_on_views() {
     let (xb, yb) = (ok(dev.upload(&x)), ok(dev.upload(&y)));
     let out = filled(&dev, n + 20, SENTINEL_F32);
     ok(k.launch(&dev, n.div_ceil(128) as u32)
-        .arg(&xb.slice(10..10 + n))
-        .arg(&yb.slice(40..40 + n))
-        .arg(&out.slice(20..20 + n))
+        .arg(xb.slice(10..10 + n))
+        .arg(yb.slice(40..40 + n))
+        .arg(out.slice(20..20 + n))
         .arg(n as i32)
         .constexpr("BLOCK_SIZE", 128)
         .run());
@@ -105,8 +105,16 @@ fn grouped_matmul<T: tilewise::Element>(
     let dev = device();
     let kern = ok(module("matmul.py", MATMUL).kernel("matmul_kernel"));
     let mut rng = Rng::new(seed);
-    let a: Vec<T> = rng.vec_f32(m * k, -1.0, 1.0).into_iter().map(conv).collect();
-    let b: Vec<T> = rng.vec_f32(k * n, -1.0, 1.0).into_iter().map(conv).collect();
+    let a: Vec<T> = rng
+        .vec_f32(m * k, -1.0, 1.0)
+        .into_iter()
+        .map(conv)
+        .collect();
+    let b: Vec<T> = rng
+        .vec_f32(k * n, -1.0, 1.0)
+        .into_iter()
+        .map(conv)
+        .collect();
     let a64: Vec<f64> = a.iter().map(|&v| back(v)).collect();
     let b64: Vec<f64> = b.iter().map(|&v| back(v)).collect();
     let mut want = matmul_ref(&a64, &b64, m, n, k);
@@ -173,17 +181,43 @@ fn matmul_f32_grouped_ragged() {
 
 #[test]
 fn matmul_f32_strided_b_and_activation() {
-    let (got, want) = grouped_matmul(|v| v, |v| v as f64, (40, 37, 45), (16, 16, 16, 2), true, "", 14);
+    let (got, want) = grouped_matmul(
+        |v| v,
+        |v| v as f64,
+        (40, 37, 45),
+        (16, 16, 16, 2),
+        true,
+        "",
+        14,
+    );
     check("matmul f32 B^T strides", &got, &want, 1e-5);
-    let (got, want) = grouped_matmul(|v| v, |v| v as f64, (40, 37, 45), (16, 16, 16, 2), false, "leaky_relu", 15);
+    let (got, want) = grouped_matmul(
+        |v| v,
+        |v| v as f64,
+        (40, 37, 45),
+        (16, 16, 16, 2),
+        false,
+        "leaky_relu",
+        15,
+    );
     check("matmul f32 leaky_relu", &got, &want, 1e-5);
 }
 
 #[test]
 fn matmul_f16_inputs_f32_accumulation() {
-    for (shape, blocks, seed) in [((75, 61, 50), (32, 16, 16, 4), 21), ((64, 48, 100), (16, 16, 32, 2), 22)] {
-        let (got, want) =
-            grouped_matmul(f16::from_f32, |v: f16| v.to_f64(), shape, blocks, false, "", seed);
+    for (shape, blocks, seed) in [
+        ((75, 61, 50), (32, 16, 16, 4), 21),
+        ((64, 48, 100), (16, 16, 32, 2), 22),
+    ] {
+        let (got, want) = grouped_matmul(
+            f16::from_f32,
+            |v: f16| v.to_f64(),
+            shape,
+            blocks,
+            false,
+            "",
+            seed,
+        );
         check(&format!("matmul f16 {shape:?}"), &got, &want, 1e-2);
     }
 }
@@ -228,8 +262,9 @@ fn layer_norm_forward() {
     let mut rng = Rng::new(41);
     let (rows, cols) = (9usize, 1151usize);
     let eps = 1e-5f32;
-    let x: Vec<f32> =
-        (0..rows * cols).map(|i| (rng.uniform(-1.0, 1.0) + 1.0 + 0.37 * (i / cols) as f64) as f32).collect();
+    let x: Vec<f32> = (0..rows * cols)
+        .map(|i| (rng.uniform(-1.0, 1.0) + 1.0 + 0.37 * (i / cols) as f64) as f32)
+        .collect();
     let w = rng.vec_f32(cols, 0.5, 1.5);
     let b = rng.vec_f32(cols, -0.5, 0.5);
     let (xb, wb, bb) = (ok(dev.upload(&x)), ok(dev.upload(&w)), ok(dev.upload(&b)));
@@ -248,9 +283,26 @@ fn layer_norm_forward() {
         .arg(eps)
         .constexpr("BLOCK_SIZE", 256)
         .run());
-    let (want_y, want_mean, want_rstd) = layer_norm_ref(&to_f64(&x), &to_f64(&w), &to_f64(&b), rows, cols, eps as f64);
-    assert_close("layer_norm mean", &ok(dev.download::<f32>(&mean)), &want_mean, 1e-5);
-    assert_close("layer_norm rstd", &ok(dev.download::<f32>(&rstd)), &want_rstd, 1e-5);
+    let (want_y, want_mean, want_rstd) = layer_norm_ref(
+        &to_f64(&x),
+        &to_f64(&w),
+        &to_f64(&b),
+        rows,
+        cols,
+        eps as f64,
+    );
+    assert_close(
+        "layer_norm mean",
+        &ok(dev.download::<f32>(&mean)),
+        &want_mean,
+        1e-5,
+    );
+    assert_close(
+        "layer_norm rstd",
+        &ok(dev.download::<f32>(&rstd)),
+        &want_rstd,
+        1e-5,
+    );
     assert_close("layer_norm y", &ok(dev.download::<f32>(&y)), &want_y, 1e-5);
 }
 
@@ -272,7 +324,12 @@ fn swiglu_library_f32_and_f16() {
         .arg(n as i32)
         .constexpr("BLOCK_SIZE", 512)
         .run());
-    assert_close("swiglu f32", &ok(dev.download::<f32>(&out)), &swiglu_ref(&to_f64(&g), &to_f64(&u)), 1e-5);
+    assert_close(
+        "swiglu f32",
+        &ok(dev.download::<f32>(&out)),
+        &swiglu_ref(&to_f64(&g), &to_f64(&u)),
+        1e-5,
+    );
     // f16 in, f16 out (f32 math inside).
     let g16: Vec<f16> = g.iter().map(|&v| f16::from_f32(v)).collect();
     let u16: Vec<f16> = u.iter().map(|&v| f16::from_f32(v)).collect();
@@ -285,7 +342,10 @@ fn swiglu_library_f32_and_f16() {
         .arg(n as i32)
         .constexpr("BLOCK_SIZE", 512)
         .run());
-    let got: Vec<f32> = ok(dev.download::<f16>(&out)).iter().map(|v| v.to_f32()).collect();
+    let got: Vec<f32> = ok(dev.download::<f16>(&out))
+        .iter()
+        .map(|v| v.to_f32())
+        .collect();
     let g64: Vec<f64> = g16.iter().map(|v| v.to_f64()).collect();
     let u64_: Vec<f64> = u16.iter().map(|v| v.to_f64()).collect();
     assert_close("swiglu f16", &got, &swiglu_ref(&g64, &u64_), 1e-2);

@@ -77,15 +77,37 @@ macro_rules! int_case {
                         BinaryOp::Add => x.wrapping_add(y),
                         BinaryOp::Sub => x.wrapping_sub(y),
                         BinaryOp::Mul => x.wrapping_mul(y),
-                        BinaryOp::Div => if y == 0 { 0 } else { x.wrapping_div(y) },
-                        BinaryOp::Rem => if y == 0 { 0 } else { x.wrapping_rem(y) },
+                        BinaryOp::Div => {
+                            if y == 0 {
+                                0
+                            } else {
+                                x.wrapping_div(y)
+                            }
+                        }
+                        BinaryOp::Rem => {
+                            if y == 0 {
+                                0
+                            } else {
+                                x.wrapping_rem(y)
+                            }
+                        }
                         BinaryOp::And => x & y,
                         BinaryOp::Or => x | y,
                         BinaryOp::Xor => x ^ y,
-                        BinaryOp::Shl => if (y as i128) < 0 || (y as i128) >= $bits { 0 } else { x << (y as u32) },
+                        BinaryOp::Shl => {
+                            if (y as i128) < 0 || (y as i128) >= $bits {
+                                0
+                            } else {
+                                x << (y as u32)
+                            }
+                        }
                         BinaryOp::Shr => {
                             if (y as i128) < 0 || (y as i128) >= $bits {
-                                if (x as i128) < 0 { (!0u64) as $t } else { 0 }
+                                if (x as i128) < 0 {
+                                    (!0u64) as $t
+                                } else {
+                                    0
+                                }
                             } else {
                                 x >> (y as u32)
                             }
@@ -98,9 +120,29 @@ macro_rules! int_case {
                 }
             }
             // Comparisons into i1 buffers.
-            for pred in [CmpPred::Eq, CmpPred::Ne, CmpPred::Lt, CmpPred::Le, CmpPred::Gt, CmpPred::Ge] {
+            for pred in [
+                CmpPred::Eq,
+                CmpPred::Ne,
+                CmpPred::Lt,
+                CmpPred::Le,
+                CmpPred::Gt,
+                CmpPred::Ge,
+            ] {
                 let k = binary_kernel(<$t as HostElem>::DT, |k, x, y| k.cmp(pred, x, y));
-                let out = run_binary(&k, buf(&a), buf(&a.iter().zip(&b).enumerate().map(|(i, (&x, &y))| if i % 3 == 0 { x } else { y }).collect::<Vec<$t>>()), HostBuffer { dtype: DType::I1, bytes: vec![7; N as usize] });
+                let out = run_binary(
+                    &k,
+                    buf(&a),
+                    buf(&a
+                        .iter()
+                        .zip(&b)
+                        .enumerate()
+                        .map(|(i, (&x, &y))| if i % 3 == 0 { x } else { y })
+                        .collect::<Vec<$t>>()),
+                    HostBuffer {
+                        dtype: DType::I1,
+                        bytes: vec![7; N as usize],
+                    },
+                );
                 for i in 0..N as usize {
                     let (x, y) = (a[i], if i % 3 == 0 { a[i] } else { b[i] });
                     let want = match pred {
@@ -141,8 +183,16 @@ fn c_division_semantics() {
     assert_eq!(&got[..8], &[1, -1, 1, -1, 0, 0, 0, 0]);
 }
 
-const FLOAT_OPS: [BinaryOp; 8] =
-    [BinaryOp::Add, BinaryOp::Sub, BinaryOp::Mul, BinaryOp::Div, BinaryOp::Rem, BinaryOp::Min, BinaryOp::Max, BinaryOp::Pow];
+const FLOAT_OPS: [BinaryOp; 8] = [
+    BinaryOp::Add,
+    BinaryOp::Sub,
+    BinaryOp::Mul,
+    BinaryOp::Div,
+    BinaryOp::Rem,
+    BinaryOp::Min,
+    BinaryOp::Max,
+    BinaryOp::Pow,
+];
 
 fn f64_op(op: BinaryOp, x: f64, y: f64) -> f64 {
     match op {
@@ -193,7 +243,11 @@ fn f32_ops_match_f32_arithmetic() {
                 BinaryOp::Max => x.max(y),
                 _ => (x as f64).powf(y as f64) as f32,
             };
-            assert!(same(got[i] as f64, want as f64), "{op:?}({x}, {y}) = {} want {want}", got[i]);
+            assert!(
+                same(got[i] as f64, want as f64),
+                "{op:?}({x}, {y}) = {} want {want}",
+                got[i]
+            );
         }
     }
 }
@@ -204,17 +258,33 @@ fn half_and_double_ops_round_like_the_dtype() {
     let (a, b) = float_inputs(&mut rng);
     for op in FLOAT_OPS {
         // f16
-        let (ah, bh): (Vec<f16>, Vec<f16>) = (a.iter().map(|&x| f16::from_f64(x)).collect(), b.iter().map(|&x| f16::from_f64(x)).collect());
+        let (ah, bh): (Vec<f16>, Vec<f16>) = (
+            a.iter().map(|&x| f16::from_f64(x)).collect(),
+            b.iter().map(|&x| f16::from_f64(x)).collect(),
+        );
         let k = binary_kernel(DType::F16, |k, x, y| k.bin(op, x, y));
-        let got: Vec<f16> = read(&run_binary(&k, buf(&ah), buf(&bh), buf(&[f16::ZERO; N as usize])));
+        let got: Vec<f16> = read(&run_binary(
+            &k,
+            buf(&ah),
+            buf(&bh),
+            buf(&[f16::ZERO; N as usize]),
+        ));
         for i in 0..N as usize {
             let want = f16::from_f64(f64_op(op, ah[i].to_f64(), bh[i].to_f64()));
             assert!(same(got[i].to_f64(), want.to_f64()), "f16 {op:?}");
         }
         // bf16
-        let (ab, bb): (Vec<bf16>, Vec<bf16>) = (a.iter().map(|&x| bf16::from_f64(x)).collect(), b.iter().map(|&x| bf16::from_f64(x)).collect());
+        let (ab, bb): (Vec<bf16>, Vec<bf16>) = (
+            a.iter().map(|&x| bf16::from_f64(x)).collect(),
+            b.iter().map(|&x| bf16::from_f64(x)).collect(),
+        );
         let k = binary_kernel(DType::BF16, |k, x, y| k.bin(op, x, y));
-        let got: Vec<bf16> = read(&run_binary(&k, buf(&ab), buf(&bb), buf(&[bf16::ZERO; N as usize])));
+        let got: Vec<bf16> = read(&run_binary(
+            &k,
+            buf(&ab),
+            buf(&bb),
+            buf(&[bf16::ZERO; N as usize]),
+        ));
         for i in 0..N as usize {
             let want = bf16::from_f64(f64_op(op, ab[i].to_f64(), bb[i].to_f64()));
             assert!(same(got[i].to_f64(), want.to_f64()), "bf16 {op:?}");
@@ -246,13 +316,20 @@ fn fma_select_and_unary_math_f32() {
     let a: Vec<f32> = (0..N).map(|_| rng.f(0.1, 4.0) as f32).collect();
     let b: Vec<f32> = (0..N).map(|_| rng.f(-3.0, 3.0) as f32).collect();
     let k = binary_kernel(DType::F32, |k, x, y| {
-        let f = k.push1(Op::Fma { a: x, b: y, c: y }, Type::tile(DType::F32, vec![N]));
+        let f = k.push1(
+            Op::Fma { a: x, b: y, c: y },
+            Type::tile(DType::F32, vec![N]),
+        );
         let c = k.cmp(CmpPred::Gt, y, x);
         k.select(c, f, x)
     });
     let got: Vec<f32> = read(&run_binary(&k, buf(&a), buf(&b), buf(&[0f32; N as usize])));
     for i in 0..N as usize {
-        let want = if b[i] > a[i] { a[i].mul_add(b[i], b[i]) } else { a[i] };
+        let want = if b[i] > a[i] {
+            a[i].mul_add(b[i], b[i])
+        } else {
+            a[i]
+        };
         assert_eq!(got[i], want);
     }
     let unary: [(UnaryOp, fn(f64) -> f64); 13] = [
@@ -276,16 +353,36 @@ fn fma_select_and_unary_math_f32() {
         for i in 0..N as usize {
             let want = f(a[i] as f64);
             let tol = want.abs() * 2.0f64.powi(-23);
-            assert!((got[i] as f64 - want).abs() <= tol, "{op:?}({}) = {} want {want}", a[i], got[i]);
+            assert!(
+                (got[i] as f64 - want).abs() <= tol,
+                "{op:?}({}) = {} want {want}",
+                a[i],
+                got[i]
+            );
         }
     }
     // erf against a few known values via f64 inputs.
     let k = binary_kernel(DType::F64, |k, x, _| k.un(UnaryOp::Erf, x));
     let xs = [0.5f64, -1.0, 2.0, 4.0].repeat(16);
-    let got: Vec<f64> = read(&run_binary(&k, buf(&xs), buf(&xs), buf(&[0f64; N as usize])));
-    let want = [0.5204998778130465, -0.8427007929497149, 0.9953222650189527, 0.9999999845827421];
+    let got: Vec<f64> = read(&run_binary(
+        &k,
+        buf(&xs),
+        buf(&xs),
+        buf(&[0f64; N as usize]),
+    ));
+    let want = [
+        0.5204998778130465,
+        -0.8427007929497149,
+        0.9953222650189527,
+        0.9999999845827421,
+    ];
     for i in 0..4 {
-        assert!((got[i] - want[i]).abs() < 1e-13, "erf({}) = {}", xs[i], got[i]);
+        assert!(
+            (got[i] - want[i]).abs() < 1e-13,
+            "erf({}) = {}",
+            xs[i],
+            got[i]
+        );
     }
 }
 
@@ -313,46 +410,102 @@ fn run_cast(k: &Kernel, a: HostBuffer, out: HostBuffer) -> HostBuffer {
 fn casts_truncate_saturate_and_round() {
     let mut rng = Rng::new(21);
     let mut xs: Vec<f32> = (0..N).map(|_| rng.f(-1e10, 1e10) as f32).collect();
-    xs[..8].copy_from_slice(&[f32::NAN, f32::INFINITY, f32::NEG_INFINITY, -3.99, 3.99, -0.5, 255.5, 1e10]);
-    let got: Vec<i32> = read(&run_cast(&cast_kernel(DType::F32, DType::I32, false), buf(&xs), buf(&[7i32; N as usize])));
+    xs[..8].copy_from_slice(&[
+        f32::NAN,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        -3.99,
+        3.99,
+        -0.5,
+        255.5,
+        1e10,
+    ]);
+    let got: Vec<i32> = read(&run_cast(
+        &cast_kernel(DType::F32, DType::I32, false),
+        buf(&xs),
+        buf(&[7i32; N as usize]),
+    ));
     for i in 0..N as usize {
         assert_eq!(got[i], xs[i] as i32, "f32 {} -> i32", xs[i]);
     }
-    let got: Vec<u8> = read(&run_cast(&cast_kernel(DType::F32, DType::U8, false), buf(&xs), buf(&[7u8; N as usize])));
+    let got: Vec<u8> = read(&run_cast(
+        &cast_kernel(DType::F32, DType::U8, false),
+        buf(&xs),
+        buf(&[7u8; N as usize]),
+    ));
     for i in 0..N as usize {
         assert_eq!(got[i], xs[i] as u8, "f32 {} -> u8", xs[i]);
     }
-    let got: Vec<f16> = read(&run_cast(&cast_kernel(DType::F32, DType::F16, false), buf(&xs), buf(&[f16::ZERO; N as usize])));
+    let got: Vec<f16> = read(&run_cast(
+        &cast_kernel(DType::F32, DType::F16, false),
+        buf(&xs),
+        buf(&[f16::ZERO; N as usize]),
+    ));
     for i in 0..N as usize {
         assert!(same(got[i].to_f64(), f16::from_f32(xs[i]).to_f64()));
     }
     // int -> float rounds to nearest even; int -> narrower int wraps.
-    let is: Vec<i64> = (0..N as i64).map(|i| if i < 4 { [i64::MAX, (1 << 53) + 1, -(1 << 40) - 3, 16_777_217][i as usize] } else { rng.next_u64() as i64 }).collect();
-    let got: Vec<f32> = read(&run_cast(&cast_kernel(DType::I64, DType::F32, false), buf(&is), buf(&[0f32; N as usize])));
+    let is: Vec<i64> = (0..N as i64)
+        .map(|i| {
+            if i < 4 {
+                [i64::MAX, (1 << 53) + 1, -(1 << 40) - 3, 16_777_217][i as usize]
+            } else {
+                rng.next_u64() as i64
+            }
+        })
+        .collect();
+    let got: Vec<f32> = read(&run_cast(
+        &cast_kernel(DType::I64, DType::F32, false),
+        buf(&is),
+        buf(&[0f32; N as usize]),
+    ));
     for i in 0..N as usize {
         assert_eq!(got[i], is[i] as f32);
     }
-    let got: Vec<i8> = read(&run_cast(&cast_kernel(DType::I64, DType::I8, false), buf(&is), buf(&[0i8; N as usize])));
+    let got: Vec<i8> = read(&run_cast(
+        &cast_kernel(DType::I64, DType::I8, false),
+        buf(&is),
+        buf(&[0i8; N as usize]),
+    ));
     for i in 0..N as usize {
         assert_eq!(got[i], is[i] as i8);
     }
     let us: Vec<u64> = is.iter().map(|&x| x as u64).collect();
-    let got: Vec<f64> = read(&run_cast(&cast_kernel(DType::U64, DType::F64, false), buf(&us), buf(&[0f64; N as usize])));
+    let got: Vec<f64> = read(&run_cast(
+        &cast_kernel(DType::U64, DType::F64, false),
+        buf(&us),
+        buf(&[0f64; N as usize]),
+    ));
     for i in 0..N as usize {
         assert_eq!(got[i], us[i] as f64);
     }
     // to i1 is != 0
-    let got = run_cast(&cast_kernel(DType::F32, DType::I1, false), buf(&xs), HostBuffer { dtype: DType::I1, bytes: vec![9; N as usize] });
+    let got = run_cast(
+        &cast_kernel(DType::F32, DType::I1, false),
+        buf(&xs),
+        HostBuffer {
+            dtype: DType::I1,
+            bytes: vec![9; N as usize],
+        },
+    );
     for i in 0..N as usize {
         assert_eq!(got.bytes[i], (xs[i] != 0.0) as u8);
     }
     // bitcast f32 <-> u32
-    let got: Vec<u32> = read(&run_cast(&cast_kernel(DType::F32, DType::U32, true), buf(&xs), buf(&[0u32; N as usize])));
+    let got: Vec<u32> = read(&run_cast(
+        &cast_kernel(DType::F32, DType::U32, true),
+        buf(&xs),
+        buf(&[0u32; N as usize]),
+    ));
     for i in 0..N as usize {
         assert_eq!(got[i], xs[i].to_bits());
     }
     let bits: Vec<i32> = (0..N).map(|_| rng.next_u64() as i32).collect();
-    let got: Vec<f32> = read(&run_cast(&cast_kernel(DType::I32, DType::F32, true), buf(&bits), buf(&[0f32; N as usize])));
+    let got: Vec<f32> = read(&run_cast(
+        &cast_kernel(DType::I32, DType::F32, true),
+        buf(&bits),
+        buf(&[0f32; N as usize]),
+    ));
     for i in 0..N as usize {
         assert_eq!(got[i].to_bits(), bits[i] as u32);
     }

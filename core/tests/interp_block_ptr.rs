@@ -41,7 +41,11 @@ fn block_loads_pad_checked_dims_and_read_unchecked_ones() {
                 let mut bufs = vec![buf(&data), buf(&vec![-77f32; (bm * bn) as usize])];
                 // Shift the view so that negative offsets stay inside the buffer.
                 let args = [
-                    RtArg::Buffer { buffer: 0, offset: 50, len: 150 },
+                    RtArg::Buffer {
+                        buffer: 0,
+                        offset: 50,
+                        len: 150,
+                    },
                     whole(1, &bufs[1]),
                     RtArg::Scalar(tilewise_core::launch::ScalarValue::Int(DType::I64, m)),
                     RtArg::Scalar(tilewise_core::launch::ScalarValue::Int(DType::I64, n)),
@@ -58,7 +62,11 @@ fn block_loads_pad_checked_dims_and_read_unchecked_ones() {
                         let out_c = !(0..n).contains(&c) && bc.contains(&1);
                         let addr = r * n + c;
                         let want = if out_r || out_c {
-                            if pad == Padding::Nan { f32::NAN } else { 0.0 }
+                            if pad == Padding::Nan {
+                                f32::NAN
+                            } else {
+                                0.0
+                            }
                         } else if !(0..150).contains(&addr) {
                             oob_expected = true;
                             continue;
@@ -72,11 +80,19 @@ fn block_loads_pad_checked_dims_and_read_unchecked_ones() {
                     }
                 }
                 match res {
-                    Ok(()) => assert!(!oob_expected, "bc {bc:?} ({om},{on}): expected an out-of-bounds error"),
+                    Ok(()) => assert!(
+                        !oob_expected,
+                        "bc {bc:?} ({om},{on}): expected an out-of-bounds error"
+                    ),
                     Err(e) => {
                         assert!(oob_expected, "bc {bc:?} ({om},{on}): {e}");
                         assert_eq!(e.kind, ErrorKind::Runtime);
-                        assert!(e.message.starts_with("out-of-bounds load in kernel `tile_copy`"), "{}", e.message);
+                        assert!(
+                            e.message
+                                .starts_with("out-of-bounds load in kernel `tile_copy`"),
+                            "{}",
+                            e.message
+                        );
                     }
                 }
             }
@@ -101,7 +117,11 @@ fn block_stores_skip_checked_out_of_range_lanes() {
     for (a, &v) in got.iter().enumerate() {
         let (i, j) = (a as i64 / 7, a as i64 % 7);
         let inside = a < 35 && (3..5).contains(&i) && (5..7).contains(&j);
-        assert_eq!(v, if inside { 1 } else { 0xDEADBEEFu32 as i32 }, "address {a}");
+        assert_eq!(
+            v,
+            if inside { 1 } else { 0xDEADBEEFu32 as i32 },
+            "address {a}"
+        );
     }
 }
 
@@ -113,13 +133,37 @@ fn checked_mode_reports_block_pointers_past_their_buffer() {
     let data: Vec<f32> = (0..12).map(|i| i as f32).collect();
     let s64 = |v: i64| RtArg::Scalar(tilewise_core::launch::ScalarValue::Int(DType::I64, v));
     let mut bufs = vec![buf(&data), buf(&[0f32; 16])];
-    let args = [whole(0, &bufs[0]), whole(1, &bufs[1]), s64(3), s64(4), i32s(0), i32s(0)];
+    let args = [
+        whole(0, &bufs[0]),
+        whole(1, &bufs[1]),
+        s64(3),
+        s64(4),
+        i32s(0),
+        i32s(0),
+    ];
     run_checked(&k, 1, &args, &mut bufs).unwrap();
-    let args = [whole(0, &bufs[0]), whole(1, &bufs[1]), s64(4), s64(4), i32s(0), i32s(0)];
+    let args = [
+        whole(0, &bufs[0]),
+        whole(1, &bufs[1]),
+        s64(4),
+        s64(4),
+        i32s(0),
+        i32s(0),
+    ];
     run(&k, 1, &args, &mut bufs).unwrap_err(); // unchecked: a real OOB read at lane (3, 0)
     let e = run_checked(&k, 1, &args, &mut bufs).unwrap_err();
-    assert!(e.message.starts_with("block pointer reaches past its buffer in kernel `tile_copy`"), "{}", e.message);
-    assert!(e.message.contains("covers element index 15, outside a buffer of 12 elements (argument `x`)"), "{}", e.message);
+    assert!(
+        e.message
+            .starts_with("block pointer reaches past its buffer in kernel `tile_copy`"),
+        "{}",
+        e.message
+    );
+    assert!(
+        e.message
+            .contains("covers element index 15, outside a buffer of 12 elements (argument `x`)"),
+        "{}",
+        e.message
+    );
 }
 
 /// The seed's matmul_bp_kernel: C = A @ B with block pointers and a K loop.
@@ -156,18 +200,42 @@ pub fn matmul_kernel(bm: u32, bn: u32, bk: u32, dt: DType) -> Kernel {
     k.finish()
 }
 
-fn run_matmul(m: usize, n: usize, kd: usize, (bm, bn, bk): (u32, u32, u32)) -> (Vec<f32>, Vec<f64>) {
+fn run_matmul(
+    m: usize,
+    n: usize,
+    kd: usize,
+    (bm, bn, bk): (u32, u32, u32),
+) -> (Vec<f32>, Vec<f64>) {
     let mut rng = Rng::new((m * 131 + n * 17 + kd) as u64);
     let a = rng.vec_f32(m * kd);
     let b = rng.vec_f32(kd * n);
     let k = matmul_kernel(bm, bn, bk, DType::F32);
     let mut bufs = vec![buf(&a), buf(&b), buf(&vec![f32::NAN; m * n])];
-    let s64 = |v: usize| RtArg::Scalar(tilewise_core::launch::ScalarValue::Int(DType::I64, v as i64));
-    let args = [whole(0, &bufs[0]), whole(1, &bufs[1]), whole(2, &bufs[2]), s64(m), s64(n), s64(kd), i32s(kd.div_ceil(bk as usize) as i32)];
-    let grid = [m.div_ceil(bm as usize) as u32, n.div_ceil(bn as usize) as u32];
+    let s64 = |v: usize| {
+        RtArg::Scalar(tilewise_core::launch::ScalarValue::Int(
+            DType::I64,
+            v as i64,
+        ))
+    };
+    let args = [
+        whole(0, &bufs[0]),
+        whole(1, &bufs[1]),
+        whole(2, &bufs[2]),
+        s64(m),
+        s64(n),
+        s64(kd),
+        i32s(kd.div_ceil(bk as usize) as i32),
+    ];
+    let grid = [
+        m.div_ceil(bm as usize) as u32,
+        n.div_ceil(bn as usize) as u32,
+    ];
     let t = std::time::Instant::now();
     run(&k, grid, &args, &mut bufs).unwrap();
-    eprintln!("matmul {m}x{n}x{kd} blocks {bm}x{bn}x{bk}: {:?}", t.elapsed());
+    eprintln!(
+        "matmul {m}x{n}x{kd} blocks {bm}x{bn}x{bk}: {:?}",
+        t.elapsed()
+    );
     let mut want = vec![0f64; m * n];
     for i in 0..m {
         for p in 0..kd {
@@ -181,11 +249,20 @@ fn run_matmul(m: usize, n: usize, kd: usize, (bm, bn, bk): (u32, u32, u32)) -> (
 
 #[test]
 fn ragged_block_pointer_matmul_matches_f64_reference() {
-    for (m, n, kd, blocks) in [(70, 50, 45, (16, 16, 16)), (33, 65, 17, (32, 32, 8)), (8, 8, 8, (16, 16, 16))] {
+    for (m, n, kd, blocks) in [
+        (70, 50, 45, (16, 16, 16)),
+        (33, 65, 17, (32, 32, 8)),
+        (8, 8, 8, (16, 16, 16)),
+    ] {
         let (got, want) = run_matmul(m, n, kd, blocks);
         for i in 0..m * n {
             let tol = 1e-5 * (kd as f64).sqrt() * 4.0;
-            assert!((got[i] as f64 - want[i]).abs() <= tol, "{m}x{n}x{kd} element {i}: {} want {}", got[i], want[i]);
+            assert!(
+                (got[i] as f64 - want[i]).abs() <= tol,
+                "{m}x{n}x{kd} element {i}: {} want {}",
+                got[i],
+                want[i]
+            );
         }
     }
 }
@@ -194,18 +271,41 @@ fn ragged_block_pointer_matmul_matches_f64_reference() {
 fn f16_dot_accumulates_in_f32() {
     let (m, n, kd) = (16usize, 16usize, 64usize);
     let mut rng = Rng::new(5);
-    let a: Vec<half::f16> = (0..m * kd).map(|_| half::f16::from_f64(rng.f(-1.0, 1.0))).collect();
-    let b: Vec<half::f16> = (0..kd * n).map(|_| half::f16::from_f64(rng.f(-1.0, 1.0))).collect();
+    let a: Vec<half::f16> = (0..m * kd)
+        .map(|_| half::f16::from_f64(rng.f(-1.0, 1.0)))
+        .collect();
+    let b: Vec<half::f16> = (0..kd * n)
+        .map(|_| half::f16::from_f64(rng.f(-1.0, 1.0)))
+        .collect();
     let k = matmul_kernel(16, 16, 32, DType::F16);
     let mut bufs = vec![buf(&a), buf(&b), buf(&vec![f32::NAN; m * n])];
-    let s64 = |v: usize| RtArg::Scalar(tilewise_core::launch::ScalarValue::Int(DType::I64, v as i64));
-    let args = [whole(0, &bufs[0]), whole(1, &bufs[1]), whole(2, &bufs[2]), s64(m), s64(n), s64(kd), i32s(2)];
+    let s64 = |v: usize| {
+        RtArg::Scalar(tilewise_core::launch::ScalarValue::Int(
+            DType::I64,
+            v as i64,
+        ))
+    };
+    let args = [
+        whole(0, &bufs[0]),
+        whole(1, &bufs[1]),
+        whole(2, &bufs[2]),
+        s64(m),
+        s64(n),
+        s64(kd),
+        i32s(2),
+    ];
     run(&k, [1u32, 1], &args, &mut bufs).unwrap();
     let got: Vec<f32> = read(&bufs[2]);
     for i in 0..m {
         for j in 0..n {
-            let want: f64 = (0..kd).map(|p| a[i * kd + p].to_f64() * b[p * n + j].to_f64()).sum();
-            assert!((got[i * n + j] as f64 - want).abs() < 1e-5, "{} vs {want}", got[i * n + j]);
+            let want: f64 = (0..kd)
+                .map(|p| a[i * kd + p].to_f64() * b[p * n + j].to_f64())
+                .sum();
+            assert!(
+                (got[i * n + j] as f64 - want).abs() < 1e-5,
+                "{} vs {want}",
+                got[i * n + j]
+            );
         }
     }
 }

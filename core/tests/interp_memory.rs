@@ -38,14 +38,22 @@ fn masked_vector_add_leaves_masked_lanes_untouched() {
     // The output is longer than n and poisoned: lanes past n must stay NaN.
     let out = vec![f32::NAN; n + 100];
     let mut bufs = vec![buf(&x), buf(&y), buf(&out)];
-    let args = [whole(0, &bufs[0]), whole(1, &bufs[1]), whole(2, &bufs[2]), i32s(n as i32)];
+    let args = [
+        whole(0, &bufs[0]),
+        whole(1, &bufs[1]),
+        whole(2, &bufs[2]),
+        i32s(n as i32),
+    ];
     let grid = n.div_ceil(block as usize) as u32;
     run(&k, grid, &args, &mut bufs).unwrap();
     let got: Vec<f32> = read(&bufs[2]);
     for i in 0..n {
         assert_eq!(got[i], x[i] + y[i], "element {i}");
     }
-    assert!(got[n..].iter().all(|v| v.is_nan()), "masked lanes were written");
+    assert!(
+        got[n..].iter().all(|v| v.is_nan()),
+        "masked lanes were written"
+    );
 }
 
 #[test]
@@ -53,8 +61,17 @@ fn unmasked_out_of_bounds_load_is_a_located_runtime_error() {
     let (k, load_line) = add_kernel(64, false);
     let mut rng = Rng::new(2);
     let n = 1000usize;
-    let mut bufs = vec![buf(&rng.vec_f32(n)), buf(&rng.vec_f32(n)), buf(&vec![0f32; n])];
-    let args = [whole(0, &bufs[0]), whole(1, &bufs[1]), whole(2, &bufs[2]), i32s(n as i32)];
+    let mut bufs = vec![
+        buf(&rng.vec_f32(n)),
+        buf(&rng.vec_f32(n)),
+        buf(&vec![0f32; n]),
+    ];
+    let args = [
+        whole(0, &bufs[0]),
+        whole(1, &bufs[1]),
+        whole(2, &bufs[2]),
+        i32s(n as i32),
+    ];
     let err = run(&k, 16, &args, &mut bufs).unwrap_err();
     assert_eq!(err.kind, ErrorKind::Runtime);
     let want = format!(
@@ -83,13 +100,32 @@ fn views_bound_accesses_and_index_from_their_offset() {
     let k = k.finish();
     let data: Vec<i32> = (0..100).map(|i| i * 7 - 300).collect();
     let mut bufs = vec![buf(&data), buf(&vec![0xDEADBEEFu32 as i32; 64])];
-    let args = [RtArg::Buffer { buffer: 0, offset: 10, len: 64 }, whole(1, &bufs[1])];
+    let args = [
+        RtArg::Buffer {
+            buffer: 0,
+            offset: 10,
+            len: 64,
+        },
+        whole(1, &bufs[1]),
+    ];
     run(&k, 1, &args, &mut bufs).unwrap();
     assert_eq!(read::<i32>(&bufs[1]), data[10..74].to_vec());
     // A view one element too short: lane 63 is out of bounds.
-    let args = [RtArg::Buffer { buffer: 0, offset: 10, len: 63 }, whole(1, &bufs[1])];
+    let args = [
+        RtArg::Buffer {
+            buffer: 0,
+            offset: 10,
+            len: 63,
+        },
+        whole(1, &bufs[1]),
+    ];
     let err = run(&k, 1, &args, &mut bufs).unwrap_err();
-    assert!(err.message.contains("element index 63 of a buffer of 63 elements (argument `x`)"), "{}", err.message);
+    assert!(
+        err.message
+            .contains("element index 63 of a buffer of 63 elements (argument `x`)"),
+        "{}",
+        err.message
+    );
 }
 
 #[test]
@@ -119,7 +155,9 @@ fn masked_load_gives_other_and_masked_store_writes_nothing() {
     let po = k.addptr(o, ar);
     k.store(po, v, Some(m2));
     let k = k.finish();
-    let xs: Vec<half::f16> = (0..12).map(|i| half::f16::from_f32(i as f32 + 0.5)).collect();
+    let xs: Vec<half::f16> = (0..12)
+        .map(|i| half::f16::from_f32(i as f32 + 0.5))
+        .collect();
     let sentinel = half::f16::from_f32(1234.0);
     let mut bufs = vec![buf(&xs), buf(&vec![sentinel; 32])];
     run(&k, 1, &[whole(0, &bufs[0]), whole(1, &bufs[1])], &mut bufs).unwrap();
@@ -142,17 +180,37 @@ fn launch_errors() {
     let mut bufs = vec![buf(&[0f32; 4]), buf(&[0f32; 4]), buf(&[0i32; 4])];
     let e = run(&k, 1, &[whole(0, &bufs[0])], &mut bufs).unwrap_err();
     assert_eq!(e.kind, ErrorKind::Launch);
-    assert!(e.message.contains("1 arguments given, the kernel takes 4"), "{}", e.message);
-    let args = [whole(0, &bufs[0]), whole(1, &bufs[1]), whole(2, &bufs[2]), i32s(4)];
+    assert!(
+        e.message.contains("1 arguments given, the kernel takes 4"),
+        "{}",
+        e.message
+    );
+    let args = [
+        whole(0, &bufs[0]),
+        whole(1, &bufs[1]),
+        whole(2, &bufs[2]),
+        i32s(4),
+    ];
     let e = run(&k, 1, &args, &mut bufs).unwrap_err();
     assert_eq!(e.kind, ErrorKind::Launch);
-    assert!(e.message.contains("argument `out_ptr` is a buffer of i32, but the kernel expects a pointer to f32"), "{}", e.message);
+    assert!(
+        e.message.contains(
+            "argument `out_ptr` is a buffer of i32, but the kernel expects a pointer to f32"
+        ),
+        "{}",
+        e.message
+    );
     let args = [whole(0, &bufs[0]), whole(1, &bufs[1]), i32s(0), i32s(4)];
     let e = run(&k, 1, &args, &mut bufs).unwrap_err();
     assert_eq!(e.kind, ErrorKind::Launch);
     // A grid with a zero dimension runs nothing, even with bad offsets.
     let mut bufs = vec![buf(&[0f32; 4]), buf(&[0f32; 4]), buf(&[7f32; 4])];
-    let args = [whole(0, &bufs[0]), whole(1, &bufs[1]), whole(2, &bufs[2]), i32s(1 << 20)];
+    let args = [
+        whole(0, &bufs[0]),
+        whole(1, &bufs[1]),
+        whole(2, &bufs[2]),
+        i32s(1 << 20),
+    ];
     run(&k, [0u32, 1, 1], &args, &mut bufs).unwrap();
     assert_eq!(read::<f32>(&bufs[2]), vec![7.0; 4]);
 }
@@ -172,7 +230,15 @@ fn program_ids_run_x_fastest_and_num_programs() {
     let idx = k.add(a, b);
     let idx = k.add(idx, px);
     let one = k.ci32(1);
-    let old = k.push1(Op::Atomic { op: AtomicOp::Add, ptr: c, value: one, mask: None }, Type::scalar(DType::I32));
+    let old = k.push1(
+        Op::Atomic {
+            op: AtomicOp::Add,
+            ptr: c,
+            value: one,
+            mask: None,
+        },
+        Type::scalar(DType::I32),
+    );
     let np = k.push1(Op::NumPrograms { axis: 1 }, Type::scalar(DType::I32));
     let thousand = k.ci32(1000);
     let np = k.mul(np, thousand);
@@ -181,7 +247,13 @@ fn program_ids_run_x_fastest_and_num_programs() {
     k.store(p, v, None);
     let k = k.finish();
     let mut bufs = vec![buf(&[-1i32; 24]), buf(&[0i32])];
-    run(&k, [4u32, 3, 2], &[whole(0, &bufs[0]), whole(1, &bufs[1])], &mut bufs).unwrap();
+    run(
+        &k,
+        [4u32, 3, 2],
+        &[whole(0, &bufs[0]), whole(1, &bufs[1])],
+        &mut bufs,
+    )
+    .unwrap();
     let want: Vec<i32> = (0..24).map(|i| 3000 + i).collect();
     assert_eq!(read::<i32>(&bufs[0]), want);
     assert_eq!(read::<i32>(&bufs[1]), vec![24]);
@@ -199,14 +271,29 @@ fn atomics_return_old_values_and_skip_masked_lanes() {
     let six = k.konst(Const::Int(6), DType::I32, &[8]);
     let m = k.cmp(CmpPred::Lt, ar, six);
     let pc = k.addptr(c, idx);
-    let old = k.push1(Op::Atomic { op: AtomicOp::Add, ptr: pc, value: ar, mask: Some(m) }, Type::tile(DType::I32, vec![8]));
+    let old = k.push1(
+        Op::Atomic {
+            op: AtomicOp::Add,
+            ptr: pc,
+            value: ar,
+            mask: Some(m),
+        },
+        Type::tile(DType::I32, vec![8]),
+    );
     let po = k.addptr(o, ar);
     k.store(po, old, None);
     // CAS: counter 0 == 4 ? set 99
     let p0 = c;
     let cmpv = k.ci32(4);
     let newv = k.ci32(99);
-    k.push1(Op::AtomicCas { ptr: p0, cmp: cmpv, value: newv }, Type::scalar(DType::I32));
+    k.push1(
+        Op::AtomicCas {
+            ptr: p0,
+            cmp: cmpv,
+            value: newv,
+        },
+        Type::scalar(DType::I32),
+    );
     let k = k.finish();
     let mut bufs = vec![buf(&[10i32, 20, 30, 40]), buf(&[-7i32; 8])];
     run(&k, 1, &[whole(0, &bufs[0]), whole(1, &bufs[1])], &mut bufs).unwrap();

@@ -35,7 +35,13 @@ fn store_1d(k: &mut K, o: Value, v: Value) {
 fn sums_and_maxes_along_each_axis() {
     let mut rng = Rng::new(41);
     let x = rng.vec_f32((R * C) as usize);
-    for (axis, comb) in [(0, Combiner::Add), (1, Combiner::Add), (0, Combiner::Max), (1, Combiner::Min), (1, Combiner::Mul)] {
+    for (axis, comb) in [
+        (0, Combiner::Add),
+        (1, Combiner::Add),
+        (0, Combiner::Max),
+        (1, Combiner::Min),
+        (1, Combiner::Mul),
+    ] {
         let mut k = K::new("red");
         let xp = k.ptr_param("x", DType::F32);
         let op = k.ptr_param("o", DType::F32);
@@ -49,9 +55,13 @@ fn sums_and_maxes_along_each_axis() {
         let got: Vec<f32> = read(&bufs[1]);
         for o in 0..outn {
             let vals: Vec<f64> = if axis == 0 {
-                (0..R as usize).map(|i| x[i * C as usize + o] as f64).collect()
+                (0..R as usize)
+                    .map(|i| x[i * C as usize + o] as f64)
+                    .collect()
             } else {
-                (0..C as usize).map(|j| x[o * C as usize + j] as f64).collect()
+                (0..C as usize)
+                    .map(|j| x[o * C as usize + j] as f64)
+                    .collect()
             };
             let want = match comb {
                 Combiner::Add => vals.iter().sum::<f64>(),
@@ -59,7 +69,11 @@ fn sums_and_maxes_along_each_axis() {
                 Combiner::Max => vals.iter().cloned().fold(f64::NAN, f64::max),
                 _ => vals.iter().cloned().fold(f64::NAN, f64::min),
             };
-            assert!((got[o] as f64 - want).abs() <= 1e-6 * want.abs().max(1.0), "{comb:?} axis {axis} [{o}]: {} want {want}", got[o]);
+            assert!(
+                (got[o] as f64 - want).abs() <= 1e-6 * want.abs().max(1.0),
+                "{comb:?} axis {axis} [{o}]: {} want {want}",
+                got[o]
+            );
         }
     }
 }
@@ -94,7 +108,13 @@ fn argmax_ties_go_to_the_smaller_index_and_nan_loses() {
                 }
                 let better = match best {
                     None => true,
-                    Some((b, _)) => if matches!(comb, Combiner::ArgMax) { v > b } else { v < b },
+                    Some((b, _)) => {
+                        if matches!(comb, Combiner::ArgMax) {
+                            v > b
+                        } else {
+                            v < b
+                        }
+                    }
                 };
                 if better {
                     best = Some((v, j));
@@ -126,7 +146,8 @@ fn scans_forward_reverse_and_region_combiner() {
             let t = k.load(p, None, None);
             let comb = if region {
                 // combine(a, b) = a + b written as a region
-                let args = k.b.begin_block(vec![Type::scalar(DType::I32), Type::scalar(DType::I32)]);
+                let args =
+                    k.b.begin_block(vec![Type::scalar(DType::I32), Type::scalar(DType::I32)]);
                 let s = k.add(args[0], args[1]);
                 k.push0(Op::Yield(vec![s]));
                 Combiner::Region(Box::new(k.b.end_block()))
@@ -143,8 +164,16 @@ fn scans_forward_reverse_and_region_combiner() {
             for r in 0..R as usize {
                 let row = &x[r * C as usize..(r + 1) * C as usize];
                 for j in 0..C as usize {
-                    let want: i32 = if reverse { row[j..].iter().sum() } else { row[..=j].iter().sum() };
-                    assert_eq!(got[r * C as usize + j], want, "reverse {reverse} region {region} ({r},{j})");
+                    let want: i32 = if reverse {
+                        row[j..].iter().sum()
+                    } else {
+                        row[..=j].iter().sum()
+                    };
+                    assert_eq!(
+                        got[r * C as usize + j],
+                        want,
+                        "reverse {reverse} region {region} ({r},{j})"
+                    );
                 }
             }
         }
@@ -184,7 +213,13 @@ fn seed_softmax_with_where_max_exp_sum() {
     let mut rng = Rng::new(43);
     let xs: Vec<f32> = (0..m * n).map(|_| rng.f(-5.0, 5.0) as f32).collect();
     let mut bufs = vec![buf(&xs), buf(&vec![f32::NAN; m * n])];
-    run(&k, m as u32, &[whole(0, &bufs[0]), whole(1, &bufs[1]), i32s(n as i32)], &mut bufs).unwrap();
+    run(
+        &k,
+        m as u32,
+        &[whole(0, &bufs[0]), whole(1, &bufs[1]), i32s(n as i32)],
+        &mut bufs,
+    )
+    .unwrap();
     let got: Vec<f32> = read(&bufs[1]);
     for r in 0..m {
         let row = &xs[r * n..(r + 1) * n];
@@ -209,7 +244,12 @@ fn control_kernel() -> Kernel {
     let sum = k.for_loop(lo, hi, step, &[zero], |k, iv, c| vec![k.add(c[0], iv)])[0];
     let zero2 = k.ci32(0);
     let pos = k.cmp(CmpPred::Gt, sum, zero2);
-    let sign = k.if_else(pos, vec![Type::scalar(DType::I32)], |k| vec![k.ci32(1)], |k| vec![k.ci32(-1)])[0];
+    let sign = k.if_else(
+        pos,
+        vec![Type::scalar(DType::I32)],
+        |k| vec![k.ci32(1)],
+        |k| vec![k.ci32(-1)],
+    )[0];
     let z3 = k.ci32(0);
     let absd = k.un(UnaryOp::Abs, hi);
     let cnt = k.while_loop(
@@ -236,20 +276,48 @@ fn control_kernel() -> Kernel {
 #[test]
 fn for_if_while_follow_python_semantics() {
     let k = control_kernel();
-    for (lo, hi, step) in [(0, 10, 1), (3, 17, 4), (10, 0, -1), (10, -7, -3), (5, 5, 1), (5, 0, 1), (-3, 3, 2)] {
+    for (lo, hi, step) in [
+        (0, 10, 1),
+        (3, 17, 4),
+        (10, 0, -1),
+        (10, -7, -3),
+        (5, 5, 1),
+        (5, 0, 1),
+        (-3, 3, 2),
+    ] {
         let mut bufs = vec![buf(&[0x0BAD_F00Di32; 3])];
-        run(&k, 1, &[whole(0, &bufs[0]), i32s(lo), i32s(hi), i32s(step)], &mut bufs).unwrap();
-        let want_sum: i32 = if step > 0 { (lo..hi).step_by(step as usize).sum() } else { (hi + 1..=lo).rev().step_by((-step) as usize).sum() };
+        run(
+            &k,
+            1,
+            &[whole(0, &bufs[0]), i32s(lo), i32s(hi), i32s(step)],
+            &mut bufs,
+        )
+        .unwrap();
+        let want_sum: i32 = if step > 0 {
+            (lo..hi).step_by(step as usize).sum()
+        } else {
+            (hi + 1..=lo).rev().step_by((-step) as usize).sum()
+        };
         let mut h = hi.abs();
         let mut cnt = 0;
         while h > 0 {
             h /= 2;
             cnt += 1;
         }
-        assert_eq!(read::<i32>(&bufs[0]), vec![want_sum, if want_sum > 0 { 1 } else { -1 }, cnt], "range({lo}, {hi}, {step})");
+        assert_eq!(
+            read::<i32>(&bufs[0]),
+            vec![want_sum, if want_sum > 0 { 1 } else { -1 }, cnt],
+            "range({lo}, {hi}, {step})"
+        );
     }
     let mut bufs = vec![buf(&[0i32; 3])];
-    let e = run(&k, 1, &[whole(0, &bufs[0]), i32s(0), i32s(5), i32s(0)], &mut bufs).unwrap_err();
+    let e = run(
+        &k,
+        1,
+        &[whole(0, &bufs[0]), i32s(0), i32s(5), i32s(0)],
+        &mut bufs,
+    )
+    .unwrap_err();
     assert_eq!(e.kind, ErrorKind::Runtime);
     assert!(e.message.contains("step 0"), "{}", e.message);
 }
@@ -264,7 +332,10 @@ fn device_assert_fails_the_launch_with_its_message() {
     let lim = k.konst(Const::Int(9), DType::I32, &[8]);
     let c = k.cmp(CmpPred::Lt, s, lim);
     let line = k.next_line();
-    k.push0(Op::DeviceAssert { cond: c, message: "x < 9".into() });
+    k.push0(Op::DeviceAssert {
+        cond: c,
+        message: "x < 9".into(),
+    });
     let k = k.finish();
     let e = run(&k, 3, &[], &mut []).unwrap_err();
     assert_eq!(e.kind, ErrorKind::Runtime);
@@ -289,8 +360,20 @@ fn checked_mode_verifies_hints() {
             k.add(base, ar)
         };
         let line = k.next_line();
-        let h = k.push1(Op::Hint { value: offs, hint: HintKind::MultipleOf(vec![8]) }, Type::tile(DType::I32, vec![8]));
-        k.push1(Op::Hint { value: h, hint: HintKind::MaxContiguous(vec![8]) }, Type::tile(DType::I32, vec![8]));
+        let h = k.push1(
+            Op::Hint {
+                value: offs,
+                hint: HintKind::MultipleOf(vec![8]),
+            },
+            Type::tile(DType::I32, vec![8]),
+        );
+        k.push1(
+            Op::Hint {
+                value: h,
+                hint: HintKind::MaxContiguous(vec![8]),
+            },
+            Type::tile(DType::I32, vec![8]),
+        );
         (k.finish(), line)
     };
     let (k, _) = build(false);

@@ -119,12 +119,15 @@ pub fn max_rel_err(got: &[f32], want: &[f64]) -> f64 {
 #[track_caller]
 pub fn assert_close(what: &str, got: &[f32], want: &[f64], tol: f64) {
     let e = max_rel_err(got, want);
-    if !(e < tol) {
+    if e.is_nan() || e >= tol {
         let scale = want.iter().fold(0.0f64, |m, w| m.max(w.abs())).max(1e-30);
         let bad = got
             .iter()
             .zip(want)
-            .position(|(g, w)| !((*g as f64 - w).abs() / scale < tol))
+            .position(|(g, w)| {
+                let e = (*g as f64 - w).abs() / scale;
+                e.is_nan() || e >= tol
+            })
             .unwrap_or(0);
         panic!(
             "{what}: max relative error {e:e} >= {tol:e} (len got {} want {}); first bad index {bad}: got {:?}, want {:?}",
@@ -192,7 +195,10 @@ pub fn layer_norm_ref(
 
 /// silu(g) * u in f64.
 pub fn swiglu_ref(g: &[f64], u: &[f64]) -> Vec<f64> {
-    g.iter().zip(u).map(|(g, u)| g / (1.0 + (-g).exp()) * u).collect()
+    g.iter()
+        .zip(u)
+        .map(|(g, u)| g / (1.0 + (-g).exp()) * u)
+        .collect()
 }
 
 /// The 1-based (line, column) of the `nth` (0-based) occurrence of `needle` in `src`.

@@ -203,7 +203,7 @@ impl WgpuContext {
             ));
         }
         let elem = spec.element_size.max(1) as u64;
-        if arg.offset % elem != 0 {
+        if !arg.offset.is_multiple_of(elem) {
             return Err(launch_error(
                 &p.name,
                 format!(
@@ -215,7 +215,7 @@ impl WgpuContext {
         let align = caps.min_storage_buffer_offset_alignment.max(4) as u64;
         let bind_offset = if base_offsets {
             arg.offset - arg.offset % align
-        } else if arg.offset % align != 0 {
+        } else if !arg.offset.is_multiple_of(align) {
             return Err(launch_error(
                 &p.name,
                 format!(

@@ -24,6 +24,7 @@ pub mod context;
 pub mod dispatch;
 pub mod memory;
 pub mod pipeline;
+pub mod print;
 pub mod timing;
 pub mod validate;
 
@@ -34,6 +35,7 @@ pub use pipeline::{
     cache_key, KernelLayout, KernelPipeline, KernelSpec, PipelineCache, ResourceUsage,
     StorageBinding, UniformLayout,
 };
+pub use print::{print_wgsl, WgslKernel};
 pub use timing::GpuTiming;
 pub use validate::{validate_wgsl, ValidModule};
 

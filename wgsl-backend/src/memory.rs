@@ -151,7 +151,7 @@ impl WgpuContext {
     /// Reads the buffer back as elements of `T` (the length must be a multiple).
     pub fn read_vec<T: bytemuck::Pod>(&self, buf: &GpuBuffer) -> Result<Vec<T>> {
         let size = std::mem::size_of::<T>() as u64;
-        if size == 0 || buf.len % size != 0 {
+        if size == 0 || !buf.len.is_multiple_of(size) {
             return Err(Diagnostic::new(
                 ErrorKind::Launch,
                 format!(

@@ -712,20 +712,25 @@ impl Tracer<'_> {
                 )?;
                 let (p, pointee) = self.pointer_tile(&b.req(0)?.0.clone(), b.span_of(0), f)?;
                 let v = self.materialize(&b.req(1)?.0.clone(), pointee, b.span_of(1))?;
-                let (p, v) = self.broadcast_pair(p, v, span)?;
+                let mut shape = self.shape(p);
+                let vshape = self.shape(v);
+                shape = self.broadcast_shapes(&shape, &vshape, span)?;
                 let mask = match b.get(2) {
                     Some((m, ms)) => {
                         let m = self.tensor_of(m, *ms)?;
                         let m = self.as_i1(m, *ms)?;
-                        let shape = self.shape(p);
-                        Some(self.broadcast_to(m, &shape, *ms)?)
+                        let mshape = self.shape(m);
+                        shape = self.broadcast_shapes(&shape, &mshape, *ms)?;
+                        Some(m)
                     }
                     None => None,
                 };
-                if let Some(m) = mask {
-                    // The pointer may have grown with the mask.
-                    let _ = m;
-                }
+                let p = self.broadcast_to(p, &shape, span)?;
+                let v = self.broadcast_to(v, &shape, span)?;
+                let mask = match mask {
+                    Some(m) => Some(self.broadcast_to(m, &shape, span)?),
+                    None => None,
+                };
                 let ty = self.ty(p).with_dtype(pointee);
                 Ok(Val::T(self.b.push1(
                     Op::Atomic {
@@ -996,10 +1001,6 @@ impl Tracer<'_> {
 
     /// `tl.where(cond, x, y)`.
     pub fn where_(&mut self, c: Val, x: Val, y: Val, span: Span) -> Result<Val> {
-        if let Some(t) = c.truthy() {
-            // A constant condition still yields the promoted, broadcast value.
-            let _ = t;
-        }
         let cv = self.tensor_of(&c, span)?;
         let cv = self.as_i1(cv, span)?;
         let (a, b, _) = self.promote_pair(&x, &y, false, span, "where")?;
@@ -1035,9 +1036,6 @@ impl Tracer<'_> {
     /// A float-only math function: ints go through f32; f16 / bf16 compute in f32
     /// and are cast back (as Triton's libdevice path).
     pub fn math1(&mut self, op: UnaryOp, v: &Val, s: Span, span: Span) -> Result<Val> {
-        if let Val::Float(_) | Val::Int(_) = v {
-            // Constant inputs still produce a runtime scalar (as Triton does).
-        }
         let (x, d) = self.data_tensor(v, s, &format!("tl.{}", op.name()))?;
         let (x, back) = match d {
             DType::F32 | DType::F64 => (x, None),

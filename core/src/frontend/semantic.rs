@@ -456,7 +456,7 @@ mod tests {
         assert_eq!(computation_type(F16, false, I32, true, true), Ok(F32));
         assert_eq!(computation_type(I8, false, I32, true, false), Ok(I8));
         assert_eq!(computation_type(I32, false, F32, true, false), Ok(F32));
-        assert_eq!(computation_type(F16, false, BF16, false, false), Ok(F32));
+        assert_eq!(computation_type(F16, false, BF16, false, false), Ok(F16));
         assert_eq!(computation_type(BF16, false, BF16, false, false), Ok(BF16));
         assert_eq!(computation_type(BF16, false, BF16, false, true), Ok(F32));
         assert_eq!(computation_type(F16, false, F64, false, false), Ok(F64));

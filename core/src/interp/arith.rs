@@ -160,13 +160,15 @@ pub fn binary(op: BinaryOp, dt: DType, a: &Data, b: &Data) -> Result<Data, Strin
                 // Values of unsigned dtypes narrower than 64 bits are stored
                 // non-negative, so an arithmetic shift of the i64 is a logical one.
                 B::Shr if u64_ => zip_i(a, b, |x, y| {
-                    if y < 0 || y >= 64 {
+                    if !(0..64).contains(&y) {
                         0
                     } else {
                         ((x as u64) >> y) as i64
                     }
                 }),
-                B::Shr if unsigned => zip_i(a, b, |x, y| if y < 0 || y >= bits { 0 } else { x >> y }),
+                B::Shr if unsigned => {
+                    zip_i(a, b, |x, y| if y < 0 || y >= bits { 0 } else { x >> y })
+                }
                 B::Shr => zip_i(a, b, |x, y| {
                     if y < 0 || y >= bits {
                         if x < 0 {
@@ -223,15 +225,21 @@ pub fn fma(dt: DType, a: &Data, b: &Data, c: &Data) -> Result<Data, String> {
         (Data::F(a), Data::F(b), Data::F(c)) => {
             let it = a.iter().zip(b).zip(c);
             let mut v: Vec<f64> = match dt {
-                DType::F32 => it.map(|((&x, &y), &z)| (x as f32).mul_add(y as f32, z as f32) as f64).collect(),
+                DType::F32 => it
+                    .map(|((&x, &y), &z)| (x as f32).mul_add(y as f32, z as f32) as f64)
+                    .collect(),
                 _ => it.map(|((&x, &y), &z)| x.mul_add(y, z)).collect(),
             };
             round_f(dt, &mut v);
             Ok(Data::F(v))
         }
         (Data::I(a), Data::I(b), Data::I(c)) => {
-            let mut v: Vec<i64> =
-                a.iter().zip(b).zip(c).map(|((&x, &y), &z)| x.wrapping_mul(y).wrapping_add(z)).collect();
+            let mut v: Vec<i64> = a
+                .iter()
+                .zip(b)
+                .zip(c)
+                .map(|((&x, &y), &z)| x.wrapping_mul(y).wrapping_add(z))
+                .collect();
             wrap_i(dt, &mut v);
             Ok(Data::I(v))
         }
@@ -241,7 +249,10 @@ pub fn fma(dt: DType, a: &Data, b: &Data, c: &Data) -> Result<Data, String> {
 
 /// `where(cond, t, f)`.
 pub fn select<T: Copy>(cond: &[i64], t: &[T], f: &[T]) -> Vec<T> {
-    cond.iter().zip(t.iter().zip(f)).map(|(&c, (&x, &y))| if c != 0 { x } else { y }).collect()
+    cond.iter()
+        .zip(t.iter().zip(f))
+        .map(|(&c, (&x, &y))| if c != 0 { x } else { y })
+        .collect()
 }
 
 /// Float to integer: truncation toward zero, saturating, NaN to 0; `i1` is `!= 0`.
@@ -297,7 +308,9 @@ pub fn cast(from: DType, to: DType, x: &Data, bitcast: bool) -> Result<Data, Str
             return Err(format!("bitcast from {from} to {to}: widths differ"));
         }
         return Ok(match x {
-            Data::F(a) if to.is_float() => Data::F(map_f(a, |v| bits_float(float_bits(v, from), to))),
+            Data::F(a) if to.is_float() => {
+                Data::F(map_f(a, |v| bits_float(float_bits(v, from), to)))
+            }
             Data::F(a) => Data::I(a.iter().map(|&v| wrap1(to, float_bits(v, from))).collect()),
             Data::I(a) if to.is_float() => Data::F(a.iter().map(|&v| bits_float(v, to)).collect()),
             Data::I(a) => Data::I(map_i(a, |v| wrap1(to, v))),
@@ -322,9 +335,20 @@ mod tests {
 
     #[test]
     fn erf_matches_known_values() {
-        let cases = [(0.0, 0.0), (0.5, 0.5204998778130465), (1.0, 0.8427007929497149), (2.0, 0.9953222650189527), (3.5, 0.9999992569016276), (-1.0, -0.8427007929497149)];
+        let cases = [
+            (0.0, 0.0),
+            (0.5, 0.5204998778130465),
+            (1.0, 0.8427007929497149),
+            (2.0, 0.9953222650189527),
+            (3.5, 0.9999992569016276),
+            (-1.0, -0.8427007929497149),
+        ];
         for (x, want) in cases {
-            assert!((erf(x) - want).abs() < 1e-13, "erf({x}) = {} want {want}", erf(x));
+            assert!(
+                (erf(x) - want).abs() < 1e-13,
+                "erf({x}) = {} want {want}",
+                erf(x)
+            );
         }
     }
 
@@ -332,17 +356,35 @@ mod tests {
     fn c_division() {
         let a = Data::I(vec![7, -7, 7, -7, 5, i32::MIN as i64]);
         let b = Data::I(vec![2, 2, -2, -2, 0, -1]);
-        assert_eq!(binary(BinaryOp::Div, DType::I32, &a, &b).unwrap(), Data::I(vec![3, -3, -3, 3, 0, i32::MIN as i64]));
-        assert_eq!(binary(BinaryOp::Rem, DType::I32, &a, &b).unwrap(), Data::I(vec![1, -1, 1, -1, 0, 0]));
+        assert_eq!(
+            binary(BinaryOp::Div, DType::I32, &a, &b).unwrap(),
+            Data::I(vec![3, -3, -3, 3, 0, i32::MIN as i64])
+        );
+        assert_eq!(
+            binary(BinaryOp::Rem, DType::I32, &a, &b).unwrap(),
+            Data::I(vec![1, -1, 1, -1, 0, 0])
+        );
     }
 
     #[test]
     fn casts_saturate() {
         let x = Data::F(vec![f64::NAN, 1e10, -1e10, -3.7, 3.7]);
-        assert_eq!(cast(DType::F32, DType::I32, &x, false).unwrap(), Data::I(vec![0, i32::MAX as i64, i32::MIN as i64, -3, 3]));
-        assert_eq!(cast(DType::F32, DType::U8, &x, false).unwrap(), Data::I(vec![0, 255, 0, 0, 3]));
+        assert_eq!(
+            cast(DType::F32, DType::I32, &x, false).unwrap(),
+            Data::I(vec![0, i32::MAX as i64, i32::MIN as i64, -3, 3])
+        );
+        assert_eq!(
+            cast(DType::F32, DType::U8, &x, false).unwrap(),
+            Data::I(vec![0, 255, 0, 0, 3])
+        );
         let y = Data::F(vec![1.0]);
-        assert_eq!(cast(DType::F32, DType::I32, &y, true).unwrap(), Data::I(vec![0x3f80_0000]));
-        assert_eq!(cast(DType::I32, DType::U32, &Data::I(vec![-1]), true).unwrap(), Data::I(vec![u32::MAX as i64]));
+        assert_eq!(
+            cast(DType::F32, DType::I32, &y, true).unwrap(),
+            Data::I(vec![0x3f80_0000])
+        );
+        assert_eq!(
+            cast(DType::I32, DType::U32, &Data::I(vec![-1]), true).unwrap(),
+            Data::I(vec![u32::MAX as i64])
+        );
     }
 }

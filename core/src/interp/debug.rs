@@ -38,7 +38,13 @@ impl<'a> Interp<'a> {
             if let HintKind::MultipleOf(p) = hint {
                 if let Some(&k) = p.first() {
                     if k > 1 && v[0].rem_euclid(k as i64) != 0 {
-                        return Err(self.false_hint(inst, name, &[], v[0], &format!("not a multiple of {k}")));
+                        return Err(self.false_hint(
+                            inst,
+                            name,
+                            &[],
+                            v[0],
+                            &format!("not a multiple of {k}"),
+                        ));
                     }
                 }
             }
@@ -84,17 +90,38 @@ impl<'a> Interp<'a> {
         Ok(())
     }
 
-    fn false_hint(&self, inst: &Inst, name: &str, idx: &[usize], x: i64, why: &str) -> crate::Diagnostic {
-        self.rt_err(inst.span, &format!("false `{name}` hint"), &format!("element {} is {x}, which {why}", fmt_index(idx)))
+    fn false_hint(
+        &self,
+        inst: &Inst,
+        name: &str,
+        idx: &[usize],
+        x: i64,
+        why: &str,
+    ) -> crate::Diagnostic {
+        self.rt_err(
+            inst.span,
+            &format!("false `{name}` hint"),
+            &format!("element {} is {x}, which {why}", fmt_index(idx)),
+        )
     }
 
-    pub fn device_print(&mut self, inst: &Inst, prefix: &str, values: &[Value], hex: bool) -> Result<()> {
+    pub fn device_print(
+        &mut self,
+        inst: &Inst,
+        prefix: &str,
+        values: &[Value],
+        hex: bool,
+    ) -> Result<()> {
         let sp = inst.span;
         let [x, y, z] = self.pid;
         let mut out = String::new();
         for (k, v) in values.iter().enumerate() {
             let shape = self.shape(*v);
-            let label = if values.len() > 1 { format!("{prefix} (operand {k})") } else { prefix.to_string() };
+            let label = if values.len() > 1 {
+                format!("{prefix} (operand {k})")
+            } else {
+                prefix.to_string()
+            };
             let texts: Vec<String> = match self.get(*v, sp)? {
                 RtValue::Data(t) => match &t.data {
                     Data::F(d) if hex => d.iter().map(|f| format!("0x{:x}", f.to_bits())).collect(),
@@ -102,7 +129,11 @@ impl<'a> Interp<'a> {
                     Data::I(d) if hex => d.iter().map(|i| format!("0x{i:x}")).collect(),
                     Data::I(d) => d.iter().map(|i| i.to_string()).collect(),
                 },
-                RtValue::Ptr(p) => p.offs.iter().map(|o| format!("{}+{o}", self.param_name(p.roots.get(0)))).collect(),
+                RtValue::Ptr(p) => p
+                    .offs
+                    .iter()
+                    .map(|o| format!("{}+{o}", self.param_name(p.roots.get(0))))
+                    .collect(),
                 RtValue::Block(b) => vec![format!("{b:?}")],
             };
             for (i, t) in texts.iter().enumerate() {
@@ -122,7 +153,11 @@ impl<'a> Interp<'a> {
         };
         if let Some(i) = c.iter().position(|&b| b == 0) {
             let idx = fmt_index(&unflatten(i, self.shape(cond)));
-            return Err(self.rt_err(sp, "device assertion failed", &format!("`{message}` is false at element {idx}")));
+            return Err(self.rt_err(
+                sp,
+                "device assertion failed",
+                &format!("`{message}` is false at element {idx}"),
+            ));
         }
         Ok(())
     }

@@ -24,7 +24,12 @@ where
         let (c1, rest) = rest.split_at_mut(n);
         let (c2, c3) = rest.split_at_mut(n);
         for p in 0..k {
-            let (a0, a1, a2, a3) = (a[i * k + p], a[(i + 1) * k + p], a[(i + 2) * k + p], a[(i + 3) * k + p]);
+            let (a0, a1, a2, a3) = (
+                a[i * k + p],
+                a[(i + 1) * k + p],
+                a[(i + 2) * k + p],
+                a[(i + 3) * k + p],
+            );
             let br = &b[p * n..p * n + n];
             for j in 0..n {
                 let bv = br[j];
@@ -123,11 +128,19 @@ mod tests {
         let a: Vec<f64> = (0..m * k).map(|i| (i % 7) as f64 - 3.0).collect();
         let b: Vec<f64> = (0..k * n).map(|i| (i % 5) as f64 * 0.5).collect();
         let acc: Vec<f64> = (0..m * n).map(|i| i as f64).collect();
-        let r = dot((m, n, k), (&Data::F(a.clone()), DType::F32), (&Data::F(b.clone()), DType::F32), &Data::F(acc.clone()), DType::F32).unwrap();
+        let r = dot(
+            (m, n, k),
+            (&Data::F(a.clone()), DType::F32),
+            (&Data::F(b.clone()), DType::F32),
+            &Data::F(acc.clone()),
+            DType::F32,
+        )
+        .unwrap();
         let Data::F(r) = r else { panic!() };
         for i in 0..m {
             for j in 0..n {
-                let want: f64 = acc[i * n + j] + (0..k).map(|p| a[i * k + p] * b[p * n + j]).sum::<f64>();
+                let want: f64 =
+                    acc[i * n + j] + (0..k).map(|p| a[i * k + p] * b[p * n + j]).sum::<f64>();
                 assert_eq!(r[i * n + j], want);
             }
         }

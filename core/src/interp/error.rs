@@ -12,14 +12,19 @@ pub fn runtime(k: &Kernel, span: Span, pid: [u32; 3], what: &str, detail: &str) 
         "{what} in kernel `{}` (line {line}), program ({}, {}, {}): {detail}",
         k.name, pid[0], pid[1], pid[2]
     );
-    Diagnostic::new(ErrorKind::Runtime, msg).at(span, what).with_source(&k.source)
+    Diagnostic::new(ErrorKind::Runtime, msg)
+        .at(span, what)
+        .with_source(&k.source)
 }
 
 /// A launch error (bad arguments).
 pub fn launch(k: &Kernel, msg: String) -> Diagnostic {
-    Diagnostic::new(ErrorKind::Launch, format!("launch of kernel `{}`: {msg}", k.name))
-        .at(k.span, "")
-        .with_source(&k.source)
+    Diagnostic::new(
+        ErrorKind::Launch,
+        format!("launch of kernel `{}`: {msg}", k.name),
+    )
+    .at(k.span, "")
+    .with_source(&k.source)
 }
 
 /// Malformed IR that the verifier would reject.

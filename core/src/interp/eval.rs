@@ -7,7 +7,9 @@
 use super::arith;
 use super::error::{self, Oob};
 use super::memory::{self, Memory, SKIP};
-use super::value::{round1, row_major, strided, wrap1, BlockPtr, Data, PtrTile, Roots, RtValue, Tile};
+use super::value::{
+    round1, row_major, strided, wrap1, BlockPtr, Data, PtrTile, Roots, RtValue, Tile,
+};
 use crate::diag::{Diagnostic, Result, Span};
 use crate::ir::{Block, Const, DType, Elem, Inst, Kernel, Op, Padding, Type, Value};
 
@@ -20,6 +22,9 @@ pub enum Term {
     /// `condition` of a while's before-block.
     Cond(bool, Vec<RtValue>),
 }
+
+/// The lanes of a memory access: roots, element offsets, optional mask, pointee.
+type Lanes = (Roots, Vec<i64>, Option<Vec<i64>>, DType);
 
 /// The interpreter state of one launch.
 pub struct Interp<'a> {
@@ -35,7 +40,15 @@ pub struct Interp<'a> {
 
 impl<'a> Interp<'a> {
     pub fn new(k: &'a Kernel, grid: [u32; 3], mem: Memory<'a>, checked: bool) -> Interp<'a> {
-        Interp { k, vals: vec![None; k.values.len()], pid: [0; 3], grid, mem, checked, lanes: vec![] }
+        Interp {
+            k,
+            vals: vec![None; k.values.len()],
+            pid: [0; 3],
+            grid,
+            mem,
+            checked,
+            lanes: vec![],
+        }
     }
 
     // ---- value access -------------------------------------------------------------
@@ -102,11 +115,17 @@ impl<'a> Interp<'a> {
     }
 
     pub fn dtype(&self, v: Value, span: Span) -> Result<DType> {
-        self.k.ty(v).dtype().ok_or_else(|| self.ierr(span, format!("{v} is not a data tile")))
+        self.k
+            .ty(v)
+            .dtype()
+            .ok_or_else(|| self.ierr(span, format!("{v} is not a data tile")))
     }
 
     fn res0(&self, inst: &Inst) -> Result<Value> {
-        inst.results.first().copied().ok_or_else(|| self.ierr(inst.span, format!("`{}` has no result", inst.op.name())))
+        inst.results
+            .first()
+            .copied()
+            .ok_or_else(|| self.ierr(inst.span, format!("`{}` has no result", inst.op.name())))
     }
 
     fn data(&mut self, inst: &Inst, dtype: DType, data: Data) -> Result<()> {
@@ -126,12 +145,18 @@ impl<'a> Interp<'a> {
         for inst in &b.insts {
             match &inst.op {
                 Op::Yield(vals) => {
-                    let out = vals.iter().map(|v| self.get(*v, inst.span).cloned()).collect::<Result<_>>()?;
+                    let out = vals
+                        .iter()
+                        .map(|v| self.get(*v, inst.span).cloned())
+                        .collect::<Result<_>>()?;
                     return Ok(Term::Yield(out));
                 }
                 Op::Condition { cond, args } => {
                     let c = self.int(*cond, inst.span)? != 0;
-                    let out = args.iter().map(|v| self.get(*v, inst.span).cloned()).collect::<Result<_>>()?;
+                    let out = args
+                        .iter()
+                        .map(|v| self.get(*v, inst.span).cloned())
+                        .collect::<Result<_>>()?;
                     return Ok(Term::Cond(c, out));
                 }
                 _ => self.exec(inst)?,
@@ -151,7 +176,9 @@ impl<'a> Interp<'a> {
                 let data = match *c {
                     Const::Float(f) if dt.is_float() => Data::F(vec![round1(dt, f); n]),
                     Const::Float(f) => Data::I(vec![arith::f2i(f, dt); n]),
-                    Const::Int(i) if dt.is_float() => Data::F(vec![arith::i2f(i, DType::I64, dt); n]),
+                    Const::Int(i) if dt.is_float() => {
+                        Data::F(vec![arith::i2f(i, DType::I64, dt); n])
+                    }
                     Const::Int(i) if dt == DType::I1 => Data::I(vec![(i != 0) as i64; n]),
                     Const::Int(i) => Data::I(vec![wrap1(dt, i); n]),
                     Const::Bool(b) if dt.is_float() => Data::F(vec![b as i64 as f64; n]),
@@ -164,13 +191,21 @@ impl<'a> Interp<'a> {
                 if a > 2 {
                     return Err(self.ierr(sp, format!("program axis {a}")));
                 }
-                let v = if matches!(inst.op, Op::ProgramId { .. }) { self.pid[a] } else { self.grid[a] };
+                let v = if matches!(inst.op, Op::ProgramId { .. }) {
+                    self.pid[a]
+                } else {
+                    self.grid[a]
+                };
                 let dt = self.dtype(self.res0(inst)?, sp)?;
                 self.data(inst, dt, Data::I(vec![wrap1(dt, v as i64)]))
             }
             Op::Arange { start, end } => {
                 let dt = self.dtype(self.res0(inst)?, sp)?;
-                self.data(inst, dt, Data::I((*start..*end).map(|x| wrap1(dt, x)).collect()))
+                self.data(
+                    inst,
+                    dt,
+                    Data::I((*start..*end).map(|x| wrap1(dt, x)).collect()),
+                )
             }
             Op::Splat(x) => {
                 let n = self.ty(self.res0(inst)?).numel();
@@ -200,7 +235,9 @@ impl<'a> Interp<'a> {
                     return Err(self.ierr(sp, "broadcast changes the rank"));
                 }
                 let rm = row_major(src);
-                let strides: Vec<usize> = (0..src.len()).map(|d| if src[d] == 1 { 0 } else { rm[d] }).collect();
+                let strides: Vec<usize> = (0..src.len())
+                    .map(|d| if src[d] == 1 { 0 } else { rm[d] })
+                    .collect();
                 let out = self.gather_value(*x, sp, dst, &strides)?;
                 self.set(r, out);
                 Ok(())
@@ -242,15 +279,24 @@ impl<'a> Interp<'a> {
                     // Pointer comparison: by (root, offset).
                     (RtValue::Ptr(a), RtValue::Ptr(b)) => {
                         let key = |p: &PtrTile| -> Vec<i64> {
-                            (0..p.offs.len()).map(|i| ((p.roots.get(i) as i64) << 48).wrapping_add(p.offs[i])).collect()
+                            (0..p.offs.len())
+                                .map(|i| ((p.roots.get(i) as i64) << 48).wrapping_add(p.offs[i]))
+                                .collect()
                         };
-                        self.with_msg(sp, arith::cmp(*pred, DType::I64, &Data::I(key(a)), &Data::I(key(b))))?
+                        self.with_msg(
+                            sp,
+                            arith::cmp(*pred, DType::I64, &Data::I(key(a)), &Data::I(key(b))),
+                        )?
                     }
                     _ => return Err(self.ierr(sp, "cmp operands of different kinds")),
                 };
                 self.data(inst, DType::I1, d)
             }
-            Op::Select { cond, on_true, on_false } => {
+            Op::Select {
+                cond,
+                on_true,
+                on_false,
+            } => {
                 let c = match &self.tile(*cond, sp)?.data {
                     Data::I(c) => c,
                     _ => return Err(self.ierr(sp, "select condition is not i1")),
@@ -269,10 +315,22 @@ impl<'a> Interp<'a> {
                         let roots = match (&t.roots, &f.roots) {
                             (Roots::One(a), Roots::One(b)) if a == b => Roots::One(*a),
                             _ => Roots::Many(
-                                (0..c.len()).map(|i| if c[i] != 0 { t.roots.get(i) } else { f.roots.get(i) }).collect(),
+                                (0..c.len())
+                                    .map(|i| {
+                                        if c[i] != 0 {
+                                            t.roots.get(i)
+                                        } else {
+                                            f.roots.get(i)
+                                        }
+                                    })
+                                    .collect(),
                             ),
                         };
-                        RtValue::Ptr(PtrTile { pointee: t.pointee, roots, offs })
+                        RtValue::Ptr(PtrTile {
+                            pointee: t.pointee,
+                            roots,
+                            offs,
+                        })
                     }
                     _ => return Err(self.ierr(sp, "select of block pointers")),
                 };
@@ -297,10 +355,16 @@ impl<'a> Interp<'a> {
                             return Err(self.rt_err(
                                 sp,
                                 "unsupported pointer cast",
-                                &format!("from ptr<{}> to ptr<{to}> changes the element size", p.pointee),
+                                &format!(
+                                    "from ptr<{}> to ptr<{to}> changes the element size",
+                                    p.pointee
+                                ),
                             ));
                         }
-                        let out = PtrTile { pointee: to, ..p.clone() };
+                        let out = PtrTile {
+                            pointee: to,
+                            ..p.clone()
+                        };
                         self.set(r, RtValue::Ptr(out));
                         Ok(())
                     }
@@ -313,12 +377,27 @@ impl<'a> Interp<'a> {
                     Data::I(o) => o,
                     _ => return Err(self.ierr(sp, "addptr offset is not an integer tile")),
                 };
-                let offs: Vec<i64> = p.offs.iter().zip(o).map(|(&a, &b)| a.wrapping_add(b)).collect();
-                let out = PtrTile { pointee: p.pointee, roots: p.roots.clone(), offs };
+                let offs: Vec<i64> = p
+                    .offs
+                    .iter()
+                    .zip(o)
+                    .map(|(&a, &b)| a.wrapping_add(b))
+                    .collect();
+                let out = PtrTile {
+                    pointee: p.pointee,
+                    roots: p.roots.clone(),
+                    offs,
+                };
                 self.set(self.res0(inst)?, RtValue::Ptr(out));
                 Ok(())
             }
-            Op::MakeBlockPtr { base, shape, strides, offsets, order } => self.make_block_ptr(inst, *base, shape, strides, offsets, order),
+            Op::MakeBlockPtr {
+                base,
+                shape,
+                strides,
+                offsets,
+                order,
+            } => self.make_block_ptr(inst, *base, shape, strides, offsets, order),
             Op::Advance { ptr, deltas } => {
                 let mut bp = self.bptr(*ptr, sp)?.clone();
                 let d = self.ints(deltas, sp)?;
@@ -331,12 +410,30 @@ impl<'a> Interp<'a> {
                 self.set(self.res0(inst)?, RtValue::Block(Box::new(bp)));
                 Ok(())
             }
-            Op::Load { ptr, mask, other, boundary_check, padding, .. } => {
-                self.load(inst, *ptr, *mask, *other, boundary_check, *padding)
+            Op::Load {
+                ptr,
+                mask,
+                other,
+                boundary_check,
+                padding,
+                ..
+            } => self.load(inst, *ptr, *mask, *other, boundary_check, *padding),
+            Op::Store {
+                ptr,
+                value,
+                mask,
+                boundary_check,
+                ..
+            } => self.store(inst, *ptr, *value, *mask, boundary_check),
+            Op::Atomic {
+                op,
+                ptr,
+                value,
+                mask,
+            } => self.atomic(inst, Some(*op), *ptr, None, *value, *mask),
+            Op::AtomicCas { ptr, cmp, value } => {
+                self.atomic(inst, None, *ptr, Some(*cmp), *value, None)
             }
-            Op::Store { ptr, value, mask, boundary_check, .. } => self.store(inst, *ptr, *value, *mask, boundary_check),
-            Op::Atomic { op, ptr, value, mask } => self.atomic(inst, Some(*op), *ptr, None, *value, *mask),
-            Op::AtomicCas { ptr, cmp, value } => self.atomic(inst, None, *ptr, Some(*cmp), *value, None),
             Op::Dot { a, b, acc, .. } => {
                 let r = self.res0(inst)?;
                 let (sa, sb) = (self.shape(*a), self.shape(*b));
@@ -346,12 +443,27 @@ impl<'a> Interp<'a> {
                 let (m, k, n) = (sa[0] as usize, sa[1] as usize, sb[1] as usize);
                 let out = self.dtype(r, sp)?;
                 let (ta, tb, tc) = (self.tile(*a, sp)?, self.tile(*b, sp)?, self.tile(*acc, sp)?);
-                let d = super::dot::dot((m, n, k), (&ta.data, ta.dtype), (&tb.data, tb.dtype), &tc.data, out);
+                let d = super::dot::dot(
+                    (m, n, k),
+                    (&ta.data, ta.dtype),
+                    (&tb.data, tb.dtype),
+                    &tc.data,
+                    out,
+                );
                 let d = self.with_msg(sp, d)?;
                 self.data(inst, out, d)
             }
-            Op::Reduce { operands, axis, combiner } => self.reduce(inst, operands, *axis, combiner),
-            Op::Scan { operands, axis, reverse, combiner } => self.scan(inst, operands, *axis, *reverse, combiner),
+            Op::Reduce {
+                operands,
+                axis,
+                combiner,
+            } => self.reduce(inst, operands, *axis, combiner),
+            Op::Scan {
+                operands,
+                axis,
+                reverse,
+                combiner,
+            } => self.scan(inst, operands, *axis, *reverse, combiner),
             Op::Hint { value, hint } => {
                 if self.checked {
                     self.check_hint(inst, *value, hint)?;
@@ -360,19 +472,45 @@ impl<'a> Interp<'a> {
                 self.set(self.res0(inst)?, out);
                 Ok(())
             }
-            Op::DevicePrint { prefix, values, hex } => self.device_print(inst, prefix, values, *hex),
+            Op::DevicePrint {
+                prefix,
+                values,
+                hex,
+            } => self.device_print(inst, prefix, values, *hex),
             Op::DeviceAssert { cond, message } => self.device_assert(inst, *cond, message),
-            Op::For { lower, upper, step, init, body, .. } => self.exec_for(inst, *lower, *upper, *step, init, body),
-            Op::If { cond, then_block, else_block } => self.exec_if(inst, *cond, then_block, else_block),
-            Op::While { init, before, after } => self.exec_while(inst, init, before, after),
-            Op::Yield(_) | Op::Condition { .. } => {
-                Err(self.ierr(sp, format!("`{}` outside the end of a nested block", inst.op.name())))
-            }
+            Op::For {
+                lower,
+                upper,
+                step,
+                init,
+                body,
+                ..
+            } => self.exec_for(inst, *lower, *upper, *step, init, body),
+            Op::If {
+                cond,
+                then_block,
+                else_block,
+            } => self.exec_if(inst, *cond, then_block, else_block),
+            Op::While {
+                init,
+                before,
+                after,
+            } => self.exec_while(inst, init, before, after),
+            Op::Yield(_) | Op::Condition { .. } => Err(self.ierr(
+                sp,
+                format!("`{}` outside the end of a nested block", inst.op.name()),
+            )),
         }
     }
 
     /// A data or pointer tile gathered to `shape` with per-dimension source strides.
-    fn gather_value(&self, v: Value, sp: Span, shape: &[u32], strides: &[usize]) -> Result<RtValue> {
+    fn gather_value(
+        &self,
+        v: Value,
+        sp: Span,
+        shape: &[u32],
+        strides: &[usize],
+    ) -> Result<RtValue> {
         Ok(match self.get(v, sp)? {
             RtValue::Data(t) => RtValue::Data(Tile::new(
                 t.dtype,
@@ -405,7 +543,10 @@ impl<'a> Interp<'a> {
         let sp = inst.span;
         let r = self.res0(inst)?;
         let (pointee, block) = match self.ty(r) {
-            Type::BlockPtr { pointee, block_shape } => (*pointee, block_shape.clone()),
+            Type::BlockPtr {
+                pointee,
+                block_shape,
+            } => (*pointee, block_shape.clone()),
             _ => return Err(self.ierr(sp, "make_block_ptr result is not a block pointer")),
         };
         let p = self.ptr(base, sp)?;
@@ -422,7 +563,10 @@ impl<'a> Interp<'a> {
         };
         let rank = bp.block.len();
         if bp.shape.len() != rank || bp.strides.len() != rank || bp.offsets.len() != rank {
-            return Err(self.ierr(sp, "make_block_ptr: shape, strides, offsets and block shape differ in rank"));
+            return Err(self.ierr(
+                sp,
+                "make_block_ptr: shape, strides, offsets and block shape differ in rank",
+            ));
         }
         if self.checked {
             if let Some((lo, hi)) = memory::declared_extent(&bp) {
@@ -448,11 +592,20 @@ impl<'a> Interp<'a> {
     }
 
     pub fn view_len(&self, root: u32) -> usize {
-        self.mem.views.get(root as usize).and_then(|v| v.as_ref()).map(|v| v.len).unwrap_or(0)
+        self.mem
+            .views
+            .get(root as usize)
+            .and_then(|v| v.as_ref())
+            .map(|v| v.len)
+            .unwrap_or(0)
     }
 
     pub fn param_name(&self, root: u32) -> &'a str {
-        self.k.params.get(root as usize).map(|p| p.name.as_str()).unwrap_or("?")
+        self.k
+            .params
+            .get(root as usize)
+            .map(|p| p.name.as_str())
+            .unwrap_or("?")
     }
 
     fn oob(&self, inst: &Inst, what: &str, shape: &[u32], e: Oob) -> Diagnostic {
@@ -467,7 +620,11 @@ impl<'a> Interp<'a> {
                 self.param_name(e.param)
             ),
         )
-        .with_note(format!("at lane {} of the {} tile", super::value::fmt_index(&idx), crate::ir::fmt_shape(shape)))
+        .with_note(format!(
+            "at lane {} of the {} tile",
+            super::value::fmt_index(&idx),
+            crate::ir::fmt_shape(shape)
+        ))
         .with_note("mask the access (mask=, boundary_check=) or fix the offsets")
     }
 
@@ -478,7 +635,7 @@ impl<'a> Interp<'a> {
         ptr: Value,
         mask: Option<Value>,
         boundary_check: &[u32],
-    ) -> Result<(Roots, Vec<i64>, Option<Vec<i64>>, DType)> {
+    ) -> Result<Lanes> {
         let sp = inst.span;
         match self.get(ptr, sp)? {
             RtValue::Ptr(p) => {
@@ -492,7 +649,10 @@ impl<'a> Interp<'a> {
                 Ok((p.roots.clone(), p.offs.clone(), m, p.pointee))
             }
             RtValue::Block(bp) => {
-                if let Some(&d) = boundary_check.iter().find(|&&d| d as usize >= bp.block.len()) {
+                if let Some(&d) = boundary_check
+                    .iter()
+                    .find(|&&d| d as usize >= bp.block.len())
+                {
                     return Err(self.rt_err(
                         sp,
                         "bad boundary_check",
@@ -507,6 +667,7 @@ impl<'a> Interp<'a> {
     }
 
     /// Resolves every root's lanes and calls `f(self, buffer, lanes)` per root.
+    #[allow(clippy::too_many_arguments)]
     fn for_each_root(
         &mut self,
         inst: &Inst,
@@ -570,19 +731,34 @@ impl<'a> Interp<'a> {
         if out.len() != n {
             return Err(self.ierr(sp, "load: `other` and pointer tiles differ in size"));
         }
-        self.for_each_root(inst, "load", shape, &roots, &offs, m.as_deref(), |it, buffer, lanes| {
-            if !it.mem.gather(buffer, pointee, lanes, &mut out) {
-                return Err(it.ierr(sp, "load: representation mismatch"));
-            }
-            Ok(())
-        })?;
+        self.for_each_root(
+            inst,
+            "load",
+            shape,
+            &roots,
+            &offs,
+            m.as_deref(),
+            |it, buffer, lanes| {
+                if !it.mem.gather(buffer, pointee, lanes, &mut out) {
+                    return Err(it.ierr(sp, "load: representation mismatch"));
+                }
+                Ok(())
+            },
+        )?;
         if pointee != dt {
             out = self.with_msg(sp, arith::cast(pointee, dt, &out, false))?;
         }
         self.data(inst, dt, out)
     }
 
-    fn store(&mut self, inst: &Inst, ptr: Value, value: Value, mask: Option<Value>, boundary_check: &[u32]) -> Result<()> {
+    fn store(
+        &mut self,
+        inst: &Inst,
+        ptr: Value,
+        value: Value,
+        mask: Option<Value>,
+        boundary_check: &[u32],
+    ) -> Result<()> {
         let sp = inst.span;
         let shape = self.shape(value);
         let (roots, offs, m, pointee) = self.lanes_of(inst, ptr, mask, boundary_check)?;
@@ -603,12 +779,20 @@ impl<'a> Interp<'a> {
         } else {
             return Err(self.ierr(sp, "store: value and pointer tiles differ in size"));
         };
-        self.for_each_root(inst, "store", shape, &roots, &offs, m.as_deref(), |it, buffer, lanes| {
-            if !it.mem.scatter(buffer, pointee, lanes, &vals) {
-                return Err(it.ierr(sp, "store: representation mismatch"));
-            }
-            Ok(())
-        })
+        self.for_each_root(
+            inst,
+            "store",
+            shape,
+            &roots,
+            &offs,
+            m.as_deref(),
+            |it, buffer, lanes| {
+                if !it.mem.scatter(buffer, pointee, lanes, &vals) {
+                    return Err(it.ierr(sp, "store: representation mismatch"));
+                }
+                Ok(())
+            },
+        )
     }
 
     /// `atomic_*` (with `op`) or `atomic_cas` (with `cmp`): lane by lane, in order.
@@ -629,7 +813,11 @@ impl<'a> Interp<'a> {
         let n = offs.len();
         let conv = |it: &Self, v: Value| -> Result<Data> {
             let t = it.tile(v, sp)?;
-            let d = if t.dtype == pointee { t.data.clone() } else { it.with_msg(sp, arith::cast(t.dtype, pointee, &t.data, false))? };
+            let d = if t.dtype == pointee {
+                t.data.clone()
+            } else {
+                it.with_msg(sp, arith::cast(t.dtype, pointee, &t.data, false))?
+            };
             Ok(if d.len() == 1 && n != 1 {
                 match d {
                     Data::F(v) => Data::F(vec![v[0]; n]),
@@ -646,68 +834,84 @@ impl<'a> Interp<'a> {
         };
         let mut old = Data::zeros(pointee, n);
         let u64_ = pointee == DType::U64;
-        self.for_each_root(inst, "atomic", shape, &roots, &offs, m.as_deref(), |it, buffer, lanes| {
-            for (i, &l) in lanes.iter().enumerate() {
-                if l == SKIP {
-                    continue;
+        self.for_each_root(
+            inst,
+            "atomic",
+            shape,
+            &roots,
+            &offs,
+            m.as_deref(),
+            |it, buffer, lanes| {
+                for (i, &l) in lanes.iter().enumerate() {
+                    if l == SKIP {
+                        continue;
+                    }
+                    let one = [l];
+                    let mut cur = Data::zeros(pointee, 1);
+                    it.mem.gather(buffer, pointee, &one, &mut cur);
+                    let new = match (&cur, &val) {
+                        (Data::F(c), Data::F(v)) => {
+                            let (c, v) = (c[0], v[i]);
+                            let nv = match (op, &cmpv) {
+                                (None, Some(Data::F(k))) => {
+                                    if round1(pointee, c).to_bits()
+                                        == round1(pointee, k[i]).to_bits()
+                                    {
+                                        v
+                                    } else {
+                                        c
+                                    }
+                                }
+                                (Some(A::Add), _) => round1(pointee, c + v),
+                                (Some(A::Max), _) => c.max(v),
+                                (Some(A::Min), _) => c.min(v),
+                                (Some(A::Xchg), _) => v,
+                                _ => {
+                                    return Err(it.rt_err(
+                                        sp,
+                                        "unsupported atomic",
+                                        &format!("bitwise atomic on {pointee}"),
+                                    ))
+                                }
+                            };
+                            if let Data::F(o) = &mut old {
+                                o[i] = c;
+                            }
+                            Data::F(vec![nv])
+                        }
+                        (Data::I(c), Data::I(v)) => {
+                            let (c, v) = (c[0], v[i]);
+                            let nv = match (op, &cmpv) {
+                                (None, Some(Data::I(k))) => {
+                                    if c == k[i] {
+                                        v
+                                    } else {
+                                        c
+                                    }
+                                }
+                                (Some(A::Add), _) => c.wrapping_add(v),
+                                (Some(A::Max), _) if u64_ => (c as u64).max(v as u64) as i64,
+                                (Some(A::Min), _) if u64_ => (c as u64).min(v as u64) as i64,
+                                (Some(A::Max), _) => c.max(v),
+                                (Some(A::Min), _) => c.min(v),
+                                (Some(A::And), _) => c & v,
+                                (Some(A::Or), _) => c | v,
+                                (Some(A::Xor), _) => c ^ v,
+                                (Some(A::Xchg), _) => v,
+                                _ => return Err(it.ierr(sp, "atomic: bad operands")),
+                            };
+                            if let Data::I(o) = &mut old {
+                                o[i] = c;
+                            }
+                            Data::I(vec![wrap1(pointee, nv)])
+                        }
+                        _ => return Err(it.ierr(sp, "atomic: representation mismatch")),
+                    };
+                    it.mem.scatter(buffer, pointee, &one, &new);
                 }
-                let one = [l];
-                let mut cur = Data::zeros(pointee, 1);
-                it.mem.gather(buffer, pointee, &one, &mut cur);
-                let new = match (&cur, &val) {
-                    (Data::F(c), Data::F(v)) => {
-                        let (c, v) = (c[0], v[i]);
-                        let nv = match (op, &cmpv) {
-                            (None, Some(Data::F(k))) => {
-                                if round1(pointee, c).to_bits() == round1(pointee, k[i]).to_bits() {
-                                    v
-                                } else {
-                                    c
-                                }
-                            }
-                            (Some(A::Add), _) => round1(pointee, c + v),
-                            (Some(A::Max), _) => c.max(v),
-                            (Some(A::Min), _) => c.min(v),
-                            (Some(A::Xchg), _) => v,
-                            _ => return Err(it.rt_err(sp, "unsupported atomic", &format!("bitwise atomic on {pointee}"))),
-                        };
-                        if let Data::F(o) = &mut old {
-                            o[i] = c;
-                        }
-                        Data::F(vec![nv])
-                    }
-                    (Data::I(c), Data::I(v)) => {
-                        let (c, v) = (c[0], v[i]);
-                        let nv = match (op, &cmpv) {
-                            (None, Some(Data::I(k))) => {
-                                if c == k[i] {
-                                    v
-                                } else {
-                                    c
-                                }
-                            }
-                            (Some(A::Add), _) => c.wrapping_add(v),
-                            (Some(A::Max), _) if u64_ => (c as u64).max(v as u64) as i64,
-                            (Some(A::Min), _) if u64_ => (c as u64).min(v as u64) as i64,
-                            (Some(A::Max), _) => c.max(v),
-                            (Some(A::Min), _) => c.min(v),
-                            (Some(A::And), _) => c & v,
-                            (Some(A::Or), _) => c | v,
-                            (Some(A::Xor), _) => c ^ v,
-                            (Some(A::Xchg), _) => v,
-                            _ => return Err(it.ierr(sp, "atomic: bad operands")),
-                        };
-                        if let Data::I(o) = &mut old {
-                            o[i] = c;
-                        }
-                        Data::I(vec![wrap1(pointee, nv)])
-                    }
-                    _ => return Err(it.ierr(sp, "atomic: representation mismatch")),
-                };
-                it.mem.scatter(buffer, pointee, &one, &new);
-            }
-            Ok(())
-        })?;
+                Ok(())
+            },
+        )?;
         let dt = self.dtype(r, sp)?;
         if dt != pointee {
             old = self.with_msg(sp, arith::cast(pointee, dt, &old, false))?;

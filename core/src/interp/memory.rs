@@ -50,11 +50,16 @@ impl Memory<'_> {
         let (vo, vl) = view.map(|v| (v.offset, v.len)).unwrap_or((0, 0));
         let len = vl as i64;
         for (i, &e) in offs.iter().enumerate() {
-            let on = mask.map_or(true, |m| m[i] != 0) && roots.get(i) == root;
+            let on = mask.is_none_or(|m| m[i] != 0) && roots.get(i) == root;
             if !on {
                 lanes.push(SKIP);
             } else if e < 0 || e >= len {
-                return Err(Oob { lane: i, index: e, len: vl, param: root });
+                return Err(Oob {
+                    lane: i,
+                    index: e,
+                    len: vl,
+                    param: root,
+                });
             } else {
                 lanes.push(vo + e as usize);
             }
@@ -135,13 +140,18 @@ pub fn scatter_from(b: &mut [u8], dtype: DType, lanes: &[usize], vals: &Data) ->
 /// on every checked dimension (1 = accessed).
 pub fn block_lanes(bp: &BlockPtr, boundary_check: &[u32]) -> (Vec<i64>, Option<Vec<i64>>) {
     let mut addrs = vec![bp.base];
-    let mut mask: Option<Vec<i64>> = if boundary_check.is_empty() { None } else { Some(vec![1]) };
+    let mut mask: Option<Vec<i64>> = if boundary_check.is_empty() {
+        None
+    } else {
+        Some(vec![1])
+    };
     for d in 0..bp.block.len() {
         let bd = bp.block[d] as i64;
         let checked = boundary_check.contains(&(d as u32));
         let (off, stride, shape) = (bp.offsets[d], bp.strides[d], bp.shape[d]);
-        let contrib: Vec<i64> =
-            (0..bd).map(|i| off.wrapping_add(i).wrapping_mul(stride)).collect();
+        let contrib: Vec<i64> = (0..bd)
+            .map(|i| off.wrapping_add(i).wrapping_mul(stride))
+            .collect();
         let mut na = Vec::with_capacity(addrs.len() * bd as usize);
         for &a in &addrs {
             na.extend(contrib.iter().map(|&c| a.wrapping_add(c)));

@@ -61,7 +61,11 @@ impl HostBuffer {
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum RtArg {
     /// Elements `[offset, offset + len)` of `buffers[buffer]`.
-    Buffer { buffer: usize, offset: usize, len: usize },
+    Buffer {
+        buffer: usize,
+        offset: usize,
+        len: usize,
+    },
     Scalar(ScalarValue),
 }
 
@@ -84,7 +88,10 @@ fn scalar_tile(k: &Kernel, name: &str, dt: DType, s: ScalarValue) -> Result<Tile
         (s, _, _) => {
             return Err(error::launch(
                 k,
-                format!("argument `{name}` is a {} scalar, but the kernel expects {dt}", s.dtype()),
+                format!(
+                    "argument `{name}` is a {} scalar, but the kernel expects {dt}",
+                    s.dtype()
+                ),
             ))
         }
     };
@@ -93,11 +100,19 @@ fn scalar_tile(k: &Kernel, name: &str, dt: DType, s: ScalarValue) -> Result<Tile
 
 /// Checks `args` against the kernel's parameters; returns the pointer views and the
 /// initial values of the parameters.
-fn bind_args(k: &Kernel, args: &[RtArg], buffers: &[HostBuffer]) -> Result<(Vec<Option<View>>, Vec<RtValue>)> {
+fn bind_args(
+    k: &Kernel,
+    args: &[RtArg],
+    buffers: &[HostBuffer],
+) -> Result<(Vec<Option<View>>, Vec<RtValue>)> {
     if args.len() != k.params.len() {
         return Err(error::launch(
             k,
-            format!("{} arguments given, the kernel takes {}", args.len(), k.params.len()),
+            format!(
+                "{} arguments given, the kernel takes {}",
+                args.len(),
+                k.params.len()
+            ),
         ));
     }
     let mut views = vec![];
@@ -105,11 +120,24 @@ fn bind_args(k: &Kernel, args: &[RtArg], buffers: &[HostBuffer]) -> Result<(Vec<
     for (i, (p, a)) in k.params.iter().zip(args).enumerate() {
         let name = &p.name;
         match (&p.ty, a) {
-            (Type::Tile { elem: Elem::Ptr(dt), shape }, RtArg::Buffer { buffer, offset, len }) if shape.is_empty() => {
+            (
+                Type::Tile {
+                    elem: Elem::Ptr(dt),
+                    shape,
+                },
+                RtArg::Buffer {
+                    buffer,
+                    offset,
+                    len,
+                },
+            ) if shape.is_empty() => {
                 let Some(b) = buffers.get(*buffer) else {
                     return Err(error::launch(
                         k,
-                        format!("argument `{name}` names buffer {buffer}, but {} buffers were given", buffers.len()),
+                        format!(
+                            "argument `{name}` names buffer {buffer}, but {} buffers were given",
+                            buffers.len()
+                        ),
                     ));
                 };
                 if b.dtype != *dt {
@@ -118,7 +146,7 @@ fn bind_args(k: &Kernel, args: &[RtArg], buffers: &[HostBuffer]) -> Result<(Vec<
                         format!("argument `{name}` is a buffer of {}, but the kernel expects a pointer to {dt}", b.dtype),
                     ));
                 }
-                if offset.checked_add(*len).map_or(true, |end| end > b.len()) {
+                if offset.checked_add(*len).is_none_or(|end| end > b.len()) {
                     return Err(error::launch(
                         k,
                         format!(
@@ -127,10 +155,24 @@ fn bind_args(k: &Kernel, args: &[RtArg], buffers: &[HostBuffer]) -> Result<(Vec<
                         ),
                     ));
                 }
-                views.push(Some(View { buffer: *buffer, offset: *offset, len: *len }));
-                vals.push(RtValue::Ptr(PtrTile { pointee: *dt, roots: Roots::One(i as u32), offs: vec![0] }));
+                views.push(Some(View {
+                    buffer: *buffer,
+                    offset: *offset,
+                    len: *len,
+                }));
+                vals.push(RtValue::Ptr(PtrTile {
+                    pointee: *dt,
+                    roots: Roots::One(i as u32),
+                    offs: vec![0],
+                }));
             }
-            (Type::Tile { elem: Elem::Data(dt), shape }, RtArg::Scalar(s)) if shape.is_empty() => {
+            (
+                Type::Tile {
+                    elem: Elem::Data(dt),
+                    shape,
+                },
+                RtArg::Scalar(s),
+            ) if shape.is_empty() => {
                 views.push(None);
                 vals.push(RtValue::Data(scalar_tile(k, name, *dt, *s)?));
             }
@@ -139,7 +181,10 @@ fn bind_args(k: &Kernel, args: &[RtArg], buffers: &[HostBuffer]) -> Result<(Vec<
                     RtArg::Buffer { .. } => "a buffer".to_string(),
                     RtArg::Scalar(s) => format!("a {} scalar", s.dtype()),
                 };
-                return Err(error::launch(k, format!("argument `{name}` is {got}, but the kernel expects {ty}")));
+                return Err(error::launch(
+                    k,
+                    format!("argument `{name}` is {got}, but the kernel expects {ty}"),
+                ));
             }
         }
     }
@@ -147,12 +192,21 @@ fn bind_args(k: &Kernel, args: &[RtArg], buffers: &[HostBuffer]) -> Result<(Vec<
 }
 
 /// Runs `kernel` over `grid`. `args[i]` feeds `kernel.params[i]`.
-pub fn run(kernel: &Kernel, grid: Grid, args: &[RtArg], buffers: &mut [HostBuffer], options: &Options) -> Result<()> {
+pub fn run(
+    kernel: &Kernel,
+    grid: Grid,
+    args: &[RtArg],
+    buffers: &mut [HostBuffer],
+    options: &Options,
+) -> Result<()> {
     let (views, vals) = bind_args(kernel, args, buffers)?;
     if grid.total() == 0 {
         return Ok(());
     }
-    let mem = Memory { bufs: buffers, views };
+    let mem = Memory {
+        bufs: buffers,
+        views,
+    };
     let mut it = Interp::new(kernel, grid.0, mem, options.checked);
     for (p, v) in kernel.params.iter().zip(vals) {
         it.set(p.value, v);

@@ -118,9 +118,19 @@ fn put(d: &mut Data, i: usize, e: Elem, dt: DType) {
 
 impl<'a> Interp<'a> {
     /// Runs a combine region on `(acc..., x...)`.
-    fn region(&mut self, inst: &Inst, b: &'a Block, dts: &[DType], acc: &mut [Elem], x: &[Elem]) -> Result<()> {
+    fn region(
+        &mut self,
+        inst: &Inst,
+        b: &'a Block,
+        dts: &[DType],
+        acc: &mut [Elem],
+        x: &[Elem],
+    ) -> Result<()> {
         if b.args.len() != 2 * acc.len() {
-            return Err(self.ierr(inst.span, "combine region takes the wrong number of arguments"));
+            return Err(self.ierr(
+                inst.span,
+                "combine region takes the wrong number of arguments",
+            ));
         }
         for (i, e) in acc.iter().chain(x).enumerate() {
             let dt = dts[i % dts.len()];
@@ -132,7 +142,9 @@ impl<'a> Interp<'a> {
         }
         let vals = match self.exec_block(b)? {
             Term::Yield(v) if v.len() == acc.len() => v,
-            _ => return Err(self.ierr(inst.span, "combine region must yield one value per operand")),
+            _ => {
+                return Err(self.ierr(inst.span, "combine region must yield one value per operand"))
+            }
         };
         for (a, v) in acc.iter_mut().zip(vals) {
             match v {
@@ -143,7 +155,12 @@ impl<'a> Interp<'a> {
         Ok(())
     }
 
-    fn operands(&self, inst: &Inst, operands: &[Value], axis: u32) -> Result<(Vec<Tile>, usize, usize, usize)> {
+    fn operands(
+        &self,
+        inst: &Inst,
+        operands: &[Value],
+        axis: u32,
+    ) -> Result<(Vec<Tile>, usize, usize, usize)> {
         let sp = inst.span;
         let Some(&first) = operands.first() else {
             return Err(self.ierr(sp, "reduction without operands"));
@@ -156,11 +173,20 @@ impl<'a> Interp<'a> {
         let outer: usize = shape[..a].iter().map(|&d| d as usize).product();
         let len = shape[a] as usize;
         let inner: usize = shape[a + 1..].iter().map(|&d| d as usize).product();
-        let tiles = operands.iter().map(|v| self.tile(*v, sp).cloned()).collect::<Result<Vec<_>>>()?;
+        let tiles = operands
+            .iter()
+            .map(|v| self.tile(*v, sp).cloned())
+            .collect::<Result<Vec<_>>>()?;
         Ok((tiles, outer, len, inner))
     }
 
-    pub fn reduce(&mut self, inst: &'a Inst, operands: &[Value], axis: u32, combiner: &'a Combiner) -> Result<()> {
+    pub fn reduce(
+        &mut self,
+        inst: &'a Inst,
+        operands: &[Value],
+        axis: u32,
+        combiner: &'a Combiner,
+    ) -> Result<()> {
         let (tiles, outer, len, inner) = self.operands(inst, operands, axis)?;
         let dts: Vec<DType> = tiles.iter().map(|t| t.dtype).collect();
         let nout = outer * inner;
@@ -168,7 +194,10 @@ impl<'a> Interp<'a> {
             return Err(self.ierr(inst.span, "reduce: one result per operand"));
         }
         // Fast whole-tile paths for single-operand sums and max/min.
-        if tiles.len() == 1 && len > 0 && matches!(combiner, Combiner::Add | Combiner::Max | Combiner::Min) {
+        if tiles.len() == 1
+            && len > 0
+            && matches!(combiner, Combiner::Add | Combiner::Max | Combiner::Min)
+        {
             let dt = dts[0];
             let out = match &tiles[0].data {
                 Data::F(x) => {
@@ -180,7 +209,9 @@ impl<'a> Interp<'a> {
                             let src = &x[base + l * inner..base + (l + 1) * inner];
                             match combiner {
                                 Combiner::Add => row.iter_mut().zip(src).for_each(|(a, b)| *a += b),
-                                Combiner::Max => row.iter_mut().zip(src).for_each(|(a, b)| *a = a.max(*b)),
+                                Combiner::Max => {
+                                    row.iter_mut().zip(src).for_each(|(a, b)| *a = a.max(*b))
+                                }
                                 _ => row.iter_mut().zip(src).for_each(|(a, b)| *a = a.min(*b)),
                             }
                         }
@@ -199,8 +230,13 @@ impl<'a> Interp<'a> {
                         for l in 1..len {
                             let src = &x[base + l * inner..base + (l + 1) * inner];
                             match combiner {
-                                Combiner::Add => row.iter_mut().zip(src).for_each(|(a, b)| *a = a.wrapping_add(*b)),
-                                Combiner::Max => row.iter_mut().zip(src).for_each(|(a, b)| *a = (*a).max(*b)),
+                                Combiner::Add => row
+                                    .iter_mut()
+                                    .zip(src)
+                                    .for_each(|(a, b)| *a = a.wrapping_add(*b)),
+                                Combiner::Max => {
+                                    row.iter_mut().zip(src).for_each(|(a, b)| *a = (*a).max(*b))
+                                }
                                 _ => row.iter_mut().zip(src).for_each(|(a, b)| *a = (*a).min(*b)),
                             }
                         }
@@ -262,7 +298,14 @@ impl<'a> Interp<'a> {
         Ok(())
     }
 
-    pub fn scan(&mut self, inst: &'a Inst, operands: &[Value], axis: u32, reverse: bool, combiner: &'a Combiner) -> Result<()> {
+    pub fn scan(
+        &mut self,
+        inst: &'a Inst,
+        operands: &[Value],
+        axis: u32,
+        reverse: bool,
+        combiner: &'a Combiner,
+    ) -> Result<()> {
         let (tiles, outer, len, inner) = self.operands(inst, operands, axis)?;
         let dts: Vec<DType> = tiles.iter().map(|t| t.dtype).collect();
         if inst.results.len() != tiles.len() {

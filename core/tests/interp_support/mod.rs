@@ -75,28 +75,48 @@ pub fn buf<T: HostElem>(v: &[T]) -> HostBuffer {
     for &x in v {
         x.to_bytes(&mut bytes);
     }
-    HostBuffer { dtype: T::DT, bytes }
+    HostBuffer {
+        dtype: T::DT,
+        bytes,
+    }
 }
 
 pub fn read<T: HostElem>(b: &HostBuffer) -> Vec<T> {
     assert_eq!(b.dtype, T::DT);
-    b.bytes.chunks(b.dtype.size_bytes()).map(T::from_bytes).collect()
+    b.bytes
+        .chunks(b.dtype.size_bytes())
+        .map(T::from_bytes)
+        .collect()
 }
 
 pub fn whole(i: usize, b: &HostBuffer) -> RtArg {
-    RtArg::Buffer { buffer: i, offset: 0, len: b.len() }
+    RtArg::Buffer {
+        buffer: i,
+        offset: 0,
+        len: b.len(),
+    }
 }
 
 pub fn i32s(v: i32) -> RtArg {
     RtArg::Scalar(ScalarValue::Int(DType::I32, v as i64))
 }
 
-pub fn run(k: &Kernel, grid: impl Into<Grid>, args: &[RtArg], bufs: &mut [HostBuffer]) -> Result<()> {
+pub fn run(
+    k: &Kernel,
+    grid: impl Into<Grid>,
+    args: &[RtArg],
+    bufs: &mut [HostBuffer],
+) -> Result<()> {
     verify::verify(k)?;
     interp::run(k, grid.into(), args, bufs, &Options::default())
 }
 
-pub fn run_checked(k: &Kernel, grid: impl Into<Grid>, args: &[RtArg], bufs: &mut [HostBuffer]) -> Result<()> {
+pub fn run_checked(
+    k: &Kernel,
+    grid: impl Into<Grid>,
+    args: &[RtArg],
+    bufs: &mut [HostBuffer],
+) -> Result<()> {
     verify::verify(k)?;
     interp::run(k, grid.into(), args, bufs, &Options { checked: true })
 }
@@ -123,7 +143,10 @@ impl K {
             text.push_str(&format!("    op_{i:04}\n"));
         }
         let src = SourceFile::new("test.py", text);
-        K { b: KernelBuilder::new(name, src, Span::new(0, 10)), lines: 1 }
+        K {
+            b: KernelBuilder::new(name, src, Span::new(0, 10)),
+            lines: 1,
+        }
     }
 
     /// The span of the next op's line.
@@ -188,7 +211,10 @@ impl K {
         self.push1(Op::ProgramId { axis }, Type::scalar(DType::I32))
     }
     pub fn arange(&mut self, start: i64, end: i64) -> Value {
-        self.push1(Op::Arange { start, end }, Type::tile(DType::I32, vec![(end - start) as u32]))
+        self.push1(
+            Op::Arange { start, end },
+            Type::tile(DType::I32, vec![(end - start) as u32]),
+        )
     }
     pub fn splat(&mut self, v: Value, shape: &[u32]) -> Value {
         let t = self.ty(v).with_shape(shape.to_vec());
@@ -212,7 +238,13 @@ impl K {
         let s = self.shape(v);
         let ns: Vec<u32> = perm.iter().map(|&p| s[p as usize]).collect();
         let t = self.ty(v).with_shape(ns);
-        self.push1(Op::Permute { value: v, perm: perm.to_vec() }, t)
+        self.push1(
+            Op::Permute {
+                value: v,
+                perm: perm.to_vec(),
+            },
+            t,
+        )
     }
     /// Makes a scalar or tile match `shape` (splat a scalar, broadcast a tile).
     pub fn to_shape(&mut self, v: Value, shape: &[u32]) -> Value {
@@ -241,11 +273,25 @@ impl K {
     }
     pub fn cmp(&mut self, pred: CmpPred, a: Value, b: Value) -> Value {
         let t = self.ty(a).with_dtype(DType::I1);
-        self.push1(Op::Cmp { pred, lhs: a, rhs: b }, t)
+        self.push1(
+            Op::Cmp {
+                pred,
+                lhs: a,
+                rhs: b,
+            },
+            t,
+        )
     }
     pub fn select(&mut self, c: Value, t: Value, f: Value) -> Value {
         let ty = self.ty(t);
-        self.push1(Op::Select { cond: c, on_true: t, on_false: f }, ty)
+        self.push1(
+            Op::Select {
+                cond: c,
+                on_true: t,
+                on_false: f,
+            },
+            ty,
+        )
     }
     pub fn cast(&mut self, v: Value, dt: DType, bitcast: bool) -> Value {
         let t = self.ty(v).with_dtype(dt);
@@ -255,61 +301,170 @@ impl K {
         let s = self.shape(off);
         let p = self.to_shape(p, &s);
         let t = self.ty(p);
-        self.push1(Op::AddPtr { ptr: p, offset: off }, t)
+        self.push1(
+            Op::AddPtr {
+                ptr: p,
+                offset: off,
+            },
+            t,
+        )
     }
     pub fn load(&mut self, p: Value, mask: Option<Value>, other: Option<Value>) -> Value {
-        let Type::Tile { elem: Elem::Ptr(dt), shape } = self.ty(p) else { panic!("load of non-pointer") };
+        let Type::Tile {
+            elem: Elem::Ptr(dt),
+            shape,
+        } = self.ty(p)
+        else {
+            panic!("load of non-pointer")
+        };
         self.push1(
-            Op::Load { ptr: p, mask, other, boundary_check: vec![], padding: Padding::None, hints: CacheHints::default() },
+            Op::Load {
+                ptr: p,
+                mask,
+                other,
+                boundary_check: vec![],
+                padding: Padding::None,
+                hints: CacheHints::default(),
+            },
             Type::tile(dt, shape),
         )
     }
     pub fn store(&mut self, p: Value, v: Value, mask: Option<Value>) {
-        self.push0(Op::Store { ptr: p, value: v, mask, boundary_check: vec![], hints: CacheHints::default() })
+        self.push0(Op::Store {
+            ptr: p,
+            value: v,
+            mask,
+            boundary_check: vec![],
+            hints: CacheHints::default(),
+        })
     }
     /// `make_block_ptr` with i64 shape/strides and i32 offsets (all runtime scalars).
-    pub fn block_ptr(&mut self, base: Value, shape: &[Value], strides: &[Value], offsets: &[Value], block: &[u32], order: &[u32]) -> Value {
-        let Type::Tile { elem: Elem::Ptr(dt), .. } = self.ty(base) else { panic!() };
+    pub fn block_ptr(
+        &mut self,
+        base: Value,
+        shape: &[Value],
+        strides: &[Value],
+        offsets: &[Value],
+        block: &[u32],
+        order: &[u32],
+    ) -> Value {
+        let Type::Tile {
+            elem: Elem::Ptr(dt),
+            ..
+        } = self.ty(base)
+        else {
+            panic!()
+        };
         self.push1(
-            Op::MakeBlockPtr { base, shape: shape.to_vec(), strides: strides.to_vec(), offsets: offsets.to_vec(), order: order.to_vec() },
-            Type::BlockPtr { pointee: dt, block_shape: block.to_vec() },
+            Op::MakeBlockPtr {
+                base,
+                shape: shape.to_vec(),
+                strides: strides.to_vec(),
+                offsets: offsets.to_vec(),
+                order: order.to_vec(),
+            },
+            Type::BlockPtr {
+                pointee: dt,
+                block_shape: block.to_vec(),
+            },
         )
     }
     pub fn advance(&mut self, p: Value, deltas: &[Value]) -> Value {
         let t = self.ty(p);
-        self.push1(Op::Advance { ptr: p, deltas: deltas.to_vec() }, t)
+        self.push1(
+            Op::Advance {
+                ptr: p,
+                deltas: deltas.to_vec(),
+            },
+            t,
+        )
     }
     pub fn bload(&mut self, p: Value, boundary_check: &[u32], padding: Padding) -> Value {
-        let Type::BlockPtr { pointee, block_shape } = self.ty(p) else { panic!() };
+        let Type::BlockPtr {
+            pointee,
+            block_shape,
+        } = self.ty(p)
+        else {
+            panic!()
+        };
         self.push1(
-            Op::Load { ptr: p, mask: None, other: None, boundary_check: boundary_check.to_vec(), padding, hints: CacheHints::default() },
+            Op::Load {
+                ptr: p,
+                mask: None,
+                other: None,
+                boundary_check: boundary_check.to_vec(),
+                padding,
+                hints: CacheHints::default(),
+            },
             Type::tile(pointee, block_shape),
         )
     }
     pub fn bstore(&mut self, p: Value, v: Value, boundary_check: &[u32]) {
-        self.push0(Op::Store { ptr: p, value: v, mask: None, boundary_check: boundary_check.to_vec(), hints: CacheHints::default() })
+        self.push0(Op::Store {
+            ptr: p,
+            value: v,
+            mask: None,
+            boundary_check: boundary_check.to_vec(),
+            hints: CacheHints::default(),
+        })
     }
     pub fn dot(&mut self, a: Value, b: Value, acc: Value) -> Value {
         let t = self.ty(acc);
-        self.push1(Op::Dot { a, b, acc, precision: Precision::Ieee }, t)
+        self.push1(
+            Op::Dot {
+                a,
+                b,
+                acc,
+                precision: Precision::Ieee,
+            },
+            t,
+        )
     }
     pub fn reduce(&mut self, v: Value, axis: u32, combiner: Combiner) -> Value {
         let mut s = self.shape(v);
         s.remove(axis as usize);
         let t = self.ty(v).with_shape(s);
-        self.push1(Op::Reduce { operands: vec![v], axis, combiner }, t)
+        self.push1(
+            Op::Reduce {
+                operands: vec![v],
+                axis,
+                combiner,
+            },
+            t,
+        )
     }
     /// `(max value, index)` style reduction over `(v, idx)`.
-    pub fn reduce2(&mut self, v: Value, idx: Value, axis: u32, combiner: Combiner) -> (Value, Value) {
+    pub fn reduce2(
+        &mut self,
+        v: Value,
+        idx: Value,
+        axis: u32,
+        combiner: Combiner,
+    ) -> (Value, Value) {
         let mut s = self.shape(v);
         s.remove(axis as usize);
         let (t0, t1) = (self.ty(v).with_shape(s.clone()), self.ty(idx).with_shape(s));
-        let r = self.push(Op::Reduce { operands: vec![v, idx], axis, combiner }, vec![t0, t1]);
+        let r = self.push(
+            Op::Reduce {
+                operands: vec![v, idx],
+                axis,
+                combiner,
+            },
+            vec![t0, t1],
+        );
         (r[0], r[1])
     }
     pub fn scan(&mut self, v: Value, axis: u32, reverse: bool, combiner: Combiner) -> Value {
         let t = self.ty(v);
-        self.push1(Op::Scan { operands: vec![v], axis, reverse, combiner }, t)
+        self.push1(
+            Op::Scan {
+                operands: vec![v],
+                axis,
+                reverse,
+                combiner,
+            },
+            t,
+        )
     }
 
     /// `for iv in range(lo, hi, step)` carrying `init`; `body(k, iv, carried) -> next`.
@@ -329,7 +484,14 @@ impl K {
         self.push0(Op::Yield(next));
         let block = self.b.end_block();
         self.push(
-            Op::For { lower: lo, upper: hi, step, init: init.to_vec(), body: block, num_stages: None },
+            Op::For {
+                lower: lo,
+                upper: hi,
+                step,
+                init: init.to_vec(),
+                body: block,
+                num_stages: None,
+            },
             carried_tys,
         )
     }
@@ -349,7 +511,14 @@ impl K {
         let e = else_b(self);
         self.push0(Op::Yield(e));
         let else_block = self.b.end_block();
-        self.push(Op::If { cond, then_block, else_block }, tys)
+        self.push(
+            Op::If {
+                cond,
+                then_block,
+                else_block,
+            },
+            tys,
+        )
     }
 
     /// `while before(carried) -> (cond, fwd)`; `after(fwd) -> next carried`.
@@ -368,7 +537,14 @@ impl K {
         let next = after(self, &aargs);
         self.push0(Op::Yield(next));
         let after_b = self.b.end_block();
-        self.push(Op::While { init: init.to_vec(), before: before_b, after: after_b }, tys)
+        self.push(
+            Op::While {
+                init: init.to_vec(),
+                before: before_b,
+                after: after_b,
+            },
+            tys,
+        )
     }
 }
 

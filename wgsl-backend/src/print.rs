@@ -1,0 +1,726 @@
+//! The WGSL printer: Thread IR in, one compute shader out.
+//!
+//! A thin printer: every semantic decision was taken by the shared lowering; this file
+//! only spells each Thread IR statement in WGSL so that it means exactly what the tile
+//! IR says (see `tilewise_core::ir::ops`):
+//!
+//! - **Bindings.** Pointer parameter `i` is storage binding `i` (`read` when never
+//!   written); the last binding is the parameter block: a `u32` element base offset per
+//!   storage binding (sub-range views), then one 32-bit word per scalar argument.
+//! - **Types.** f32, i32, u32 and bool are native; f16 is native with `enable f16;`
+//!   when the device has SHADER_F16, else emulated in f32 and rounded to f16 after each
+//!   op; bf16 is f32 rounded to bf16 after each op; 8- and 16-bit integers live in
+//!   i32/u32 registers wrapped after each op. In memory, 8- and 16-bit elements (and
+//!   `i1`, stored one byte each) are packed four or two to a `u32` word; stores to
+//!   packed words use `atomicAnd` / `atomicOr` so that neighbours never race. 64-bit
+//!   types are a clear error: WGSL has none.
+//! - **Semantics.** Integer division by zero gives 0; shifts by at least the width give
+//!   0 or the sign fill; float min/max let a number win over NaN (NaN is tested on the
+//!   bits, since WGSL lets compilers assume NaN away); float-to-int conversion saturates
+//!   and maps NaN to 0; `select` argument order is WGSL's (false value first).
+//! - **Loads** with a mask read index 0 of the view where the mask is false and select
+//!   `other`: no out-of-range access ever reaches the driver. Masked stores are guarded.
+
+use crate::context::Capabilities;
+use crate::pipeline::{KernelLayout, StorageBinding, UniformLayout};
+use std::fmt::Write;
+use tilewise_core::ir::{AtomicOp, BinaryOp, CmpPred, Const, DType, UnaryOp};
+use tilewise_core::launch::ScalarValue;
+use tilewise_core::thread_ir::{Expr, ParamKind, Reg, Special, Stmt, ThreadKernel};
+use tilewise_core::{Diagnostic, ErrorKind, Result};
+
+/// A kernel printed as WGSL, with what the runtime needs to bind it.
+#[derive(Clone, Debug)]
+pub struct WgslKernel {
+    pub name: String,
+    pub source: String,
+    pub entry_point: String,
+    pub layout: KernelLayout,
+    pub workgroup_size: u32,
+    /// For each scalar slot of the parameter block, in order: the Thread IR parameter
+    /// index it carries and that parameter's dtype.
+    pub scalar_slots: Vec<(usize, DType)>,
+    /// For each storage binding, in order: the Thread IR parameter index.
+    pub buffer_params: Vec<usize>,
+}
+
+impl WgslKernel {
+    /// Encodes scalar arguments (indexed by Thread IR parameter) as parameter words.
+    pub fn encode_scalars(&self, scalar_of: impl Fn(usize) -> Option<ScalarValue>) -> Result<Vec<u8>> {
+        let mut out = Vec::with_capacity(4 * self.scalar_slots.len());
+        for &(p, dt) in &self.scalar_slots {
+            let v = scalar_of(p).ok_or_else(|| Diagnostic::new(ErrorKind::Launch, format!("missing scalar argument {p}")))?;
+            let word: u32 = match (v, dt) {
+                (ScalarValue::Bool(b), _) => b as u32,
+                (ScalarValue::Int(_, i), d) if d.is_float() => (i as f32).to_bits(),
+                (ScalarValue::Int(_, i), _) => i as u32,
+                (ScalarValue::Float(_, f), d) if d.is_float() => (f as f32).to_bits(),
+                (ScalarValue::Float(_, f), _) => f as i64 as u32,
+            };
+            out.extend_from_slice(&word.to_le_bytes());
+        }
+        Ok(out)
+    }
+}
+
+/// How a buffer parameter is declared and accessed.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Repr {
+    /// `array<T>` of the element type.
+    Plain,
+    /// `array<atomic<u32|i32>>`, 32-bit elements (f32 through bit casts).
+    Atomic32,
+    /// `bits`-wide elements packed in `u32` words; `atomic` when written.
+    Packed { bits: u32, atomic: bool },
+}
+
+fn backend_err(kernel: &str, msg: String) -> Diagnostic {
+    Diagnostic::new(ErrorKind::Backend, format!("kernel `{kernel}` cannot run on the WGSL backend: {msg}"))
+}
+
+struct Printer<'a> {
+    k: &'a ThreadKernel,
+    f16: bool,
+    out: String,
+    reprs: Vec<Option<Repr>>,
+    /// Binding slot of each buffer parameter.
+    binding: Vec<Option<usize>>,
+    /// Scalar slot of each scalar parameter.
+    scalar_slot: Vec<Option<usize>>,
+}
+
+/// Prints `k` as WGSL for a device with `caps`.
+pub fn print_wgsl(k: &ThreadKernel, caps: &Capabilities) -> Result<WgslKernel> {
+    let mut p = Printer {
+        k,
+        f16: caps.f16,
+        out: String::new(),
+        reprs: vec![None; k.params.len()],
+        binding: vec![None; k.params.len()],
+        scalar_slot: vec![None; k.params.len()],
+    };
+    for ty in &k.regs {
+        p.check_type(ty.dtype)?;
+        if ty.lanes != 1 {
+            return Err(Diagnostic::internal("vector registers are not printed for WGSL yet"));
+        }
+    }
+    let atomics = atomic_buffers(&k.body);
+    let mut storage = vec![];
+    let mut buffer_params = vec![];
+    let mut scalar_slots = vec![];
+    for (i, prm) in k.params.iter().enumerate() {
+        match &prm.kind {
+            ParamKind::Buffer { dtype, written } => {
+                p.check_type(*dtype)?;
+                let repr = match (dtype.size_bytes(), atomics.contains(&(i as u32))) {
+                    (4, true) => Repr::Atomic32,
+                    (4, false) => Repr::Plain,
+                    (2, false) if *dtype == DType::F16 && p.f16 => Repr::Plain,
+                    (n, _) => Repr::Packed { bits: 8 * n as u32, atomic: *written },
+                };
+                p.reprs[i] = Some(repr);
+                p.binding[i] = Some(storage.len());
+                storage.push(StorageBinding { read_only: !*written, element_size: dtype.size_bytes() as u32 });
+                buffer_params.push(i);
+            }
+            ParamKind::Scalar { dtype } => {
+                p.check_type(*dtype)?;
+                p.scalar_slot[i] = Some(scalar_slots.len());
+                scalar_slots.push((i, *dtype));
+            }
+        }
+    }
+    let layout = KernelLayout {
+        uniform: Some(UniformLayout { base_offsets: true, scalar_bytes: 4 * scalar_slots.len() as u32 }),
+        storage,
+    };
+    p.header(&layout, &scalar_slots)?;
+    p.body()?;
+    Ok(WgslKernel {
+        name: k.name.clone(),
+        source: p.out,
+        entry_point: "main".into(),
+        layout,
+        workgroup_size: k.threads,
+        scalar_slots,
+        buffer_params,
+    })
+}
+
+/// Buffer parameters used by atomics.
+fn atomic_buffers(body: &[Stmt]) -> Vec<u32> {
+    let mut out = vec![];
+    fn go(b: &[Stmt], out: &mut Vec<u32>) {
+        for s in b {
+            match s {
+                Stmt::Atomic { buf, .. } | Stmt::AtomicCas { buf, .. } => out.push(*buf),
+                Stmt::For { body, .. } => go(body, out),
+                Stmt::If { then_body, else_body, .. } => {
+                    go(then_body, out);
+                    go(else_body, out);
+                }
+                Stmt::While { cond_body, body, .. } => {
+                    go(cond_body, out);
+                    go(body, out);
+                }
+                _ => {}
+            }
+        }
+    }
+    go(body, &mut out);
+    out
+}
+
+/// The WGSL type of a register of `dt`.
+fn reg_ty(dt: DType, f16: bool) -> &'static str {
+    match dt {
+        DType::I1 => "bool",
+        DType::I8 | DType::I16 | DType::I32 => "i32",
+        DType::U8 | DType::U16 | DType::U32 => "u32",
+        DType::F16 if f16 => "f16",
+        DType::F16 | DType::BF16 | DType::F32 => "f32",
+        DType::I64 | DType::U64 | DType::F64 => "i32", // rejected by check_type
+    }
+}
+
+const PRELUDE: &str = "
+fn tw_isnan(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u; }
+fn tw_minf(a: f32, b: f32) -> f32 { if (tw_isnan(a)) { return b; } if (tw_isnan(b)) { return a; } return min(a, b); }
+fn tw_maxf(a: f32, b: f32) -> f32 { if (tw_isnan(a)) { return b; } if (tw_isnan(b)) { return a; } return max(a, b); }
+fn tw_bf16_bits(x: f32) -> u32 {
+  let b = bitcast<u32>(x);
+  if (tw_isnan(x)) { return 0x7fc0u; }
+  return (b + 0x7fffu + ((b >> 16u) & 1u)) >> 16u;
+}
+fn tw_bf16(x: f32) -> f32 { return bitcast<f32>(tw_bf16_bits(x) << 16u); }
+fn tw_f16_bits(x: f32) -> u32 { return pack2x16float(vec2<f32>(x, 0.0)) & 0xffffu; }
+fn tw_f16(x: f32) -> f32 { return unpack2x16float(tw_f16_bits(x)).x; }
+fn tw_f2i(x: f32) -> i32 {
+  if (tw_isnan(x)) { return 0; }
+  if (x >= 2147483647.0) { return 2147483647; }
+  if (x <= -2147483648.0) { return -2147483647 - 1; }
+  return i32(x);
+}
+fn tw_f2u(x: f32) -> u32 {
+  if (tw_isnan(x) || x <= 0.0) { return 0u; }
+  if (x >= 4294967295.0) { return 4294967295u; }
+  return u32(x);
+}
+fn tw_erf(x: f32) -> f32 {
+  let a = abs(x);
+  if (a < 1.0) {
+    let z = x * x;
+    var s = 1.0 / 76204800.0;
+    s = s * z - 1.0 / 6894720.0;
+    s = s * z + 1.0 / 685440.0;
+    s = s * z - 1.0 / 75600.0;
+    s = s * z + 1.0 / 9360.0;
+    s = s * z - 1.0 / 1320.0;
+    s = s * z + 1.0 / 216.0;
+    s = s * z - 1.0 / 42.0;
+    s = s * z + 1.0 / 10.0;
+    s = s * z - 1.0 / 3.0;
+    s = s * z + 1.0;
+    return 1.1283791670955126 * x * s;
+  }
+  let t = 1.0 / (1.0 + 0.3275911 * a);
+  let y = 1.0 - (((((1.061405429 * t - 1.453152027) * t) + 1.421413741) * t - 0.284496736) * t + 0.254829592) * t * exp(-a * a);
+  return select(y, -y, x < 0.0);
+}
+fn tw_idiv(a: i32, b: i32) -> i32 { if (b == 0) { return 0; } if (b == -1) { return 0 - a; } return a / b; }
+fn tw_irem(a: i32, b: i32) -> i32 { if (b == 0 || b == -1) { return 0; } return a % b; }
+fn tw_udiv(a: u32, b: u32) -> u32 { if (b == 0u) { return 0u; } return a / b; }
+fn tw_urem(a: u32, b: u32) -> u32 { if (b == 0u) { return 0u; } return a % b; }
+";
+
+const PRELUDE_F16: &str = "
+fn tw_isnanh(x: f16) -> bool { return tw_isnan(f32(x)); }
+fn tw_minh(a: f16, b: f16) -> f16 { if (tw_isnanh(a)) { return b; } if (tw_isnanh(b)) { return a; } return min(a, b); }
+fn tw_maxh(a: f16, b: f16) -> f16 { if (tw_isnanh(a)) { return b; } if (tw_isnanh(b)) { return a; } return max(a, b); }
+";
+
+impl Printer<'_> {
+    fn check_type(&self, dt: DType) -> Result<()> {
+        if matches!(dt, DType::I64 | DType::U64 | DType::F64) {
+            return Err(backend_err(
+                &self.k.name,
+                format!("it uses {dt}, and WGSL has no 64-bit types (use the CUDA backend, or 32-bit types)"),
+            ));
+        }
+        Ok(())
+    }
+
+    fn rty(&self, dt: DType) -> &'static str {
+        reg_ty(dt, self.f16)
+    }
+
+    fn dt(&self, r: Reg) -> DType {
+        self.k.reg_ty(r).dtype
+    }
+
+    fn header(&mut self, layout: &KernelLayout, scalars: &[(usize, DType)]) -> Result<()> {
+        let uses_f16 = self.f16 && (self.k.regs.iter().any(|t| t.dtype == DType::F16) || self.k.shared.iter().any(|a| a.dtype == DType::F16) || self.k.params.iter().any(|p| matches!(p.kind, ParamKind::Buffer { dtype: DType::F16, .. })));
+        let mut h = String::new();
+        let _ = writeln!(h, "// tilewise: kernel `{}`, {} threads per program", self.k.name, self.k.threads);
+        if uses_f16 {
+            h.push_str("enable f16;\n");
+        }
+        h.push_str(PRELUDE);
+        if uses_f16 {
+            h.push_str(PRELUDE_F16);
+        }
+        let nb = layout.storage.len();
+        let nbw = nb.div_ceil(4).max(1);
+        let nsw = scalars.len().div_ceil(4).max(1);
+        let _ = writeln!(h, "\nstruct Params {{\n  bases: array<vec4<u32>, {nbw}>,\n  words: array<vec4<u32>, {nsw}>,\n}}");
+        for (i, prm) in self.k.params.iter().enumerate() {
+            let (Some(b), Some(repr)) = (self.binding[i], self.reprs[i]) else { continue };
+            let ParamKind::Buffer { dtype, written } = prm.kind else { continue };
+            let access = if written { "read_write" } else { "read" };
+            let elem = match repr {
+                Repr::Plain => self.rty(dtype).to_string(),
+                Repr::Atomic32 if dtype == DType::I32 => "atomic<i32>".into(),
+                Repr::Atomic32 => "atomic<u32>".into(),
+                Repr::Packed { atomic: true, .. } => "atomic<u32>".into(),
+                Repr::Packed { atomic: false, .. } => "u32".into(),
+            };
+            let _ = writeln!(h, "@group(0) @binding({b}) var<storage, {access}> b{i}: array<{elem}>; // {}: {dtype}", prm.name);
+        }
+        let _ = writeln!(h, "@group(0) @binding({nb}) var<uniform> P: Params;");
+        // With a nonzero base of a scalar-only kernel layout still valid: bases is sized >= 1.
+        for (i, a) in self.k.shared.iter().enumerate() {
+            let _ = writeln!(h, "var<workgroup> s{i}: array<{}, {}>; // {}", self.rty(a.dtype), a.len.max(1), a.name);
+        }
+        let _ = writeln!(
+            h,
+            "\n@compute @workgroup_size({})\nfn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_wg: vec3<u32>, @builtin(num_workgroups) tw_nwg: vec3<u32>) {{",
+            self.k.threads
+        );
+        for (i, t) in self.k.regs.iter().enumerate() {
+            let _ = writeln!(h, "  var r{i}: {};", self.rty(t.dtype));
+        }
+        self.out = h;
+        Ok(())
+    }
+
+    fn body(&mut self) -> Result<()> {
+        let body = self.k.body.clone();
+        self.stmts(&body, 1)?;
+        self.out.push_str("}\n");
+        Ok(())
+    }
+
+    fn base(&self, p: u32) -> String {
+        let b = self.binding[p as usize].unwrap_or(0);
+        format!("P.bases[{}][{}]", b / 4, b % 4)
+    }
+
+    fn scalar(&self, p: u32, dt: DType) -> String {
+        let s = self.scalar_slot[p as usize].unwrap_or(0);
+        let w = format!("P.words[{}][{}]", s / 4, s % 4);
+        match dt {
+            DType::I1 => format!("({w} != 0u)"),
+            DType::I8 | DType::I16 | DType::I32 => format!("bitcast<i32>({w})"),
+            DType::U8 | DType::U16 | DType::U32 => w,
+            DType::F16 if self.f16 => format!("f16(bitcast<f32>({w}))"),
+            _ => format!("bitcast<f32>({w})"),
+        }
+    }
+
+    /// Wraps or rounds a freshly computed value of `dt` held in its register type.
+    fn fix(&self, dt: DType, e: String) -> String {
+        match dt {
+            DType::I8 => format!("(({e}) << 24u) >> 24u"),
+            DType::I16 => format!("(({e}) << 16u) >> 16u"),
+            DType::U8 => format!("(({e}) & 0xffu)"),
+            DType::U16 => format!("(({e}) & 0xffffu)"),
+            DType::BF16 => format!("tw_bf16({e})"),
+            DType::F16 if !self.f16 => format!("tw_f16({e})"),
+            _ => e,
+        }
+    }
+
+    fn is_f16_native(&self, dt: DType) -> bool {
+        dt == DType::F16 && self.f16
+    }
+
+    fn constant(&self, dt: DType, c: Const) -> String {
+        let f = |x: f64| -> String {
+            let x32 = x as f32;
+            if x32.is_nan() {
+                "bitcast<f32>(0x7fc00000u)".into()
+            } else if x32.is_infinite() {
+                if x32 > 0.0 { "bitcast<f32>(0x7f800000u)".into() } else { "bitcast<f32>(0xff800000u)".into() }
+            } else {
+                format!("bitcast<f32>({:#x}u)", x32.to_bits())
+            }
+        };
+        match (dt, c) {
+            (DType::I1, Const::Bool(b)) => b.to_string(),
+            (DType::I1, Const::Int(i)) => (i != 0).to_string(),
+            (DType::I1, Const::Float(x)) => (x != 0.0).to_string(),
+            (d, c) if d.is_float() => {
+                let x = match c {
+                    Const::Float(x) => x,
+                    Const::Int(i) => i as f64,
+                    Const::Bool(b) => b as i64 as f64,
+                };
+                let v = self.fix(d, f(x));
+                if self.is_f16_native(d) { format!("f16({v})") } else { v }
+            }
+            (d, c) => {
+                let i = match c {
+                    Const::Int(i) => i,
+                    Const::Bool(b) => b as i64,
+                    Const::Float(x) => x as i64,
+                };
+                if d.is_unsigned_int() { format!("{}u", i as u32) } else { format!("bitcast<i32>({:#x}u)", i as i32 as u32) }
+            }
+        }
+    }
+
+    /// Reads element `idx` (an absolute u32 index expression) of buffer `p`.
+    fn read_elem(&self, p: u32, idx: &str) -> String {
+        let ParamKind::Buffer { dtype, .. } = self.k.params[p as usize].kind else { return "0".into() };
+        match self.reprs[p as usize].unwrap_or(Repr::Plain) {
+            Repr::Plain => format!("b{p}[{idx}]"),
+            Repr::Atomic32 => match dtype {
+                DType::F32 => format!("bitcast<f32>(atomicLoad(&b{p}[{idx}]))"),
+                _ => format!("atomicLoad(&b{p}[{idx}])"),
+            },
+            Repr::Packed { bits, atomic } => {
+                let per = 32 / bits;
+                let word_idx = format!("({idx}) / {per}u");
+                let word = if atomic { format!("atomicLoad(&b{p}[{word_idx}])") } else { format!("b{p}[{word_idx}]") };
+                let mask = if bits == 8 { "0xffu" } else { "0xffffu" };
+                let raw = format!("(({word} >> ((({idx}) % {per}u) * {bits}u)) & {mask})");
+                match dtype {
+                    DType::I1 => format!("({raw} != 0u)"),
+                    DType::I8 => format!("((bitcast<i32>({raw}) << 24u) >> 24u)"),
+                    DType::I16 => format!("((bitcast<i32>({raw}) << 16u) >> 16u)"),
+                    DType::U8 | DType::U16 => raw,
+                    DType::BF16 => format!("bitcast<f32>({raw} << 16u)"),
+                    DType::F16 if self.f16 => format!("f16(unpack2x16float({raw}).x)"),
+                    DType::F16 => format!("unpack2x16float({raw}).x"),
+                    _ => raw,
+                }
+            }
+        }
+    }
+
+    /// The raw bits of a register value `v` of `dt` for a packed store.
+    fn packed_bits(&self, dt: DType, v: &str) -> String {
+        match dt {
+            DType::I1 => format!("select(0u, 1u, {v})"),
+            DType::I8 | DType::I16 => format!("bitcast<u32>({v})"),
+            DType::BF16 => format!("tw_bf16_bits({v})"),
+            DType::F16 if self.f16 => format!("tw_f16_bits(f32({v}))"),
+            DType::F16 => format!("tw_f16_bits({v})"),
+            _ => v.to_string(),
+        }
+    }
+
+    /// A statement writing `v` (a register of the buffer's dtype) at `idx`.
+    fn write_elem(&self, p: u32, idx: &str, v: &str) -> String {
+        let ParamKind::Buffer { dtype, .. } = self.k.params[p as usize].kind else { return String::new() };
+        match self.reprs[p as usize].unwrap_or(Repr::Plain) {
+            Repr::Plain => format!("b{p}[{idx}] = {v};"),
+            Repr::Atomic32 => match dtype {
+                DType::F32 => format!("atomicStore(&b{p}[{idx}], bitcast<u32>({v}));"),
+                _ => format!("atomicStore(&b{p}[{idx}], {v});"),
+            },
+            Repr::Packed { bits, .. } => {
+                let per = 32 / bits;
+                let mask = if bits == 8 { "0xffu" } else { "0xffffu" };
+                let bitsv = self.packed_bits(dtype, v);
+                format!(
+                    "{{ let tw_e = {idx}; let tw_w = tw_e / {per}u; let tw_s = (tw_e % {per}u) * {bits}u; atomicAnd(&b{p}[tw_w], ~({mask} << tw_s)); atomicOr(&b{p}[tw_w], (({bitsv}) & {mask}) << tw_s); }}"
+                )
+            }
+        }
+    }
+
+    fn index(&self, p: u32, r: Reg) -> String {
+        format!("({} + bitcast<u32>(r{}))", self.base(p), r.0)
+    }
+
+    fn unary(&self, op: UnaryOp, dt: DType, x: &str) -> String {
+        let is_float = dt.is_float();
+        let e = match op {
+            UnaryOp::Neg if dt.is_unsigned_int() => format!("(0u - {x})"),
+            UnaryOp::Neg => format!("(-{x})"),
+            UnaryOp::Not if dt == DType::I1 => format!("(!{x})"),
+            UnaryOp::Not => format!("(~{x})"),
+            UnaryOp::Abs if dt.is_unsigned_int() => x.to_string(),
+            UnaryOp::Abs => format!("abs({x})"),
+            UnaryOp::Exp => format!("exp({x})"),
+            UnaryOp::Exp2 => format!("exp2({x})"),
+            UnaryOp::Log => format!("log({x})"),
+            UnaryOp::Log2 => format!("log2({x})"),
+            UnaryOp::Sqrt => format!("sqrt({x})"),
+            UnaryOp::Rsqrt => format!("inverseSqrt({x})"),
+            UnaryOp::Sin => format!("sin({x})"),
+            UnaryOp::Cos => format!("cos({x})"),
+            UnaryOp::Floor => format!("floor({x})"),
+            UnaryOp::Ceil => format!("ceil({x})"),
+            UnaryOp::Tanh => format!("tanh({x})"),
+            UnaryOp::Erf if self.is_f16_native(dt) => format!("f16(tw_erf(f32({x})))"),
+            UnaryOp::Erf => format!("tw_erf({x})"),
+        };
+        if is_float || !matches!(op, UnaryOp::Not) { self.fix(dt, e) } else { e }
+    }
+
+    fn binary(&self, op: BinaryOp, dt: DType, a: &str, b: &str) -> String {
+        let signed = dt.is_signed_int() && dt != DType::I1;
+        let e = match op {
+            BinaryOp::Add => format!("({a} + {b})"),
+            BinaryOp::Sub => format!("({a} - {b})"),
+            BinaryOp::Mul => format!("({a} * {b})"),
+            BinaryOp::Div if dt.is_float() => format!("({a} / {b})"),
+            BinaryOp::Div if signed => format!("tw_idiv({a}, {b})"),
+            BinaryOp::Div => format!("tw_udiv({a}, {b})"),
+            BinaryOp::Rem if dt.is_float() => format!("({a} % {b})"),
+            BinaryOp::Rem if signed => format!("tw_irem({a}, {b})"),
+            BinaryOp::Rem => format!("tw_urem({a}, {b})"),
+            BinaryOp::And if dt == DType::I1 => format!("({a} && {b})"),
+            BinaryOp::Or if dt == DType::I1 => format!("({a} || {b})"),
+            BinaryOp::Xor if dt == DType::I1 => format!("({a} != {b})"),
+            BinaryOp::And => format!("({a} & {b})"),
+            BinaryOp::Or => format!("({a} | {b})"),
+            BinaryOp::Xor => format!("({a} ^ {b})"),
+            BinaryOp::Shl => {
+                let w = dt.bits();
+                let zero = if signed { "0" } else { "0u" };
+                format!("select({a} << (bitcast<u32>({b}) % 32u), {zero}, bitcast<u32>({b}) >= {w}u)")
+            }
+            BinaryOp::Shr if signed => {
+                format!("select({a} >> (bitcast<u32>({b}) % 32u), {a} >> 31u, bitcast<u32>({b}) >= {}u)", dt.bits())
+            }
+            BinaryOp::Shr => format!("select({a} >> ({b} % 32u), 0u, {b} >= {}u)", dt.bits()),
+            BinaryOp::Min if self.is_f16_native(dt) => format!("tw_minh({a}, {b})"),
+            BinaryOp::Max if self.is_f16_native(dt) => format!("tw_maxh({a}, {b})"),
+            BinaryOp::Min if dt.is_float() => format!("tw_minf({a}, {b})"),
+            BinaryOp::Max if dt.is_float() => format!("tw_maxf({a}, {b})"),
+            BinaryOp::Min if dt == DType::I1 => format!("({a} && {b})"),
+            BinaryOp::Max if dt == DType::I1 => format!("({a} || {b})"),
+            BinaryOp::Min => format!("min({a}, {b})"),
+            BinaryOp::Max => format!("max({a}, {b})"),
+            BinaryOp::Pow => format!("pow({a}, {b})"),
+        };
+        if dt == DType::I1 { e } else { self.fix(dt, e) }
+    }
+
+    fn cmp(&self, p: CmpPred, dt: DType, a: &str, b: &str) -> String {
+        if dt == DType::I1 && !matches!(p, CmpPred::Eq | CmpPred::Ne) {
+            let (a, b) = (format!("select(0u, 1u, {a})"), format!("select(0u, 1u, {b})"));
+            return self.cmp(p, DType::U32, &a, &b);
+        }
+        let o = match p {
+            CmpPred::Eq => "==",
+            CmpPred::Ne => "!=",
+            CmpPred::Lt => "<",
+            CmpPred::Le => "<=",
+            CmpPred::Gt => ">",
+            CmpPred::Ge => ">=",
+        };
+        format!("({a} {o} {b})")
+    }
+
+    fn cast(&self, from: DType, to: DType, x: &str, bitcast: bool) -> Result<String> {
+        if bitcast {
+            return Ok(match (from.bits(), to.bits()) {
+                (32, 32) => format!("bitcast<{}>({x})", self.rty(to)),
+                (16, 16) | (8, 8) => {
+                    // Through the raw bits.
+                    let bits = self.packed_bits(from, x);
+                    let mask = if from.bits() == 8 { "0xffu" } else { "0xffffu" };
+                    let raw = format!("(({bits}) & {mask})");
+                    match to {
+                        DType::BF16 => format!("bitcast<f32>({raw} << 16u)"),
+                        DType::F16 if self.f16 => format!("f16(unpack2x16float({raw}).x)"),
+                        DType::F16 => format!("unpack2x16float({raw}).x"),
+                        DType::I8 => format!("((bitcast<i32>({raw}) << 24u) >> 24u)"),
+                        DType::I16 => format!("((bitcast<i32>({raw}) << 16u) >> 16u)"),
+                        _ => raw,
+                    }
+                }
+                _ => return Err(Diagnostic::internal(format!("bitcast {from} -> {to}"))),
+            });
+        }
+        let t = self.rty(to);
+        Ok(match (from.is_float(), to.is_float(), from, to) {
+            (_, _, f, t2) if f == t2 => x.to_string(),
+            (_, _, _, DType::I1) if from.is_float() => format!("({x} != 0.0)"),
+            (_, _, DType::I1, _) if to.is_float() => self.fix(to, format!("select({t}(0), {t}(1), {x})")),
+            (_, _, DType::I1, _) => format!("select({t}(0), {t}(1), {x})"),
+            (_, _, _, DType::I1) => format!("({x} != {t}(0))", t = self.rty(from)),
+            (true, true, _, _) => {
+                let widened = if self.is_f16_native(from) { format!("f32({x})") } else { x.to_string() };
+                if self.is_f16_native(to) { format!("f16({widened})") } else { self.fix(to, widened) }
+            }
+            (true, false, _, _) => {
+                let w = if self.is_f16_native(from) { format!("f32({x})") } else { x.to_string() };
+                let v = if to.is_unsigned_int() { format!("tw_f2u({w})") } else { format!("tw_f2i({w})") };
+                // Saturate to narrow integer ranges too.
+                match to {
+                    DType::I8 => format!("clamp({v}, -128, 127)"),
+                    DType::I16 => format!("clamp({v}, -32768, 32767)"),
+                    DType::U8 => format!("min({v}, 255u)"),
+                    DType::U16 => format!("min({v}, 65535u)"),
+                    _ => v,
+                }
+            }
+            (false, true, _, _) => self.fix(to, format!("{t}({x})")),
+            (false, false, _, _) => self.fix(to, format!("bitcast<{t}>({x})")),
+        })
+    }
+
+    fn expr(&self, dt: DType, e: &Expr) -> Result<String> {
+        let r = |x: &Reg| format!("r{}", x.0);
+        Ok(match e {
+            Expr::Const(c) => self.constant(dt, *c),
+            Expr::Special(Special::ThreadId) => "bitcast<i32>(tw_tid)".into(),
+            Expr::Special(Special::ProgramId(a)) => format!("bitcast<i32>(tw_wg[{a}])"),
+            Expr::Special(Special::NumPrograms(a)) => format!("bitcast<i32>(tw_nwg[{a}])"),
+            Expr::Param(p) => self.scalar(*p, dt),
+            Expr::Copy(x) => r(x),
+            Expr::Unary(op, x) => self.unary(*op, dt, &r(x)),
+            Expr::Binary(op, a, b) => self.binary(*op, self.dt(*a), &r(a), &r(b)),
+            Expr::Cmp(p, a, b) => self.cmp(*p, self.dt(*a), &r(a), &r(b)),
+            Expr::Select { cond, on_true, on_false } => format!("select({}, {}, {})", r(on_false), r(on_true), r(cond)),
+            Expr::Fma(a, b, c) if dt.is_float() => self.fix(dt, format!("fma({}, {}, {})", r(a), r(b), r(c))),
+            Expr::Fma(a, b, c) => self.fix(dt, format!("({} * {} + {})", r(a), r(b), r(c))),
+            Expr::Cast { value, bitcast } => self.cast(self.dt(*value), dt, &r(value), *bitcast)?,
+            Expr::Load { buf, index, mask, other } => {
+                let idx = self.index(*buf, *index);
+                match (mask, other) {
+                    (Some(m), Some(o)) => {
+                        let safe = format!("select({}, {idx}, r{})", self.base(*buf), m.0);
+                        format!("select(r{}, {}, r{})", o.0, self.read_elem(*buf, &safe), m.0)
+                    }
+                    _ => self.read_elem(*buf, &idx),
+                }
+            }
+            Expr::SharedLoad { arr, index } => format!("s{arr}[r{}]", index.0),
+            Expr::Extract { .. } | Expr::Construct(_) => {
+                return Err(Diagnostic::internal("vector registers are not printed for WGSL yet"))
+            }
+        })
+    }
+
+    fn line(&mut self, depth: usize, s: &str) {
+        for _ in 0..depth {
+            self.out.push_str("  ");
+        }
+        self.out.push_str(s);
+        self.out.push('\n');
+    }
+
+    fn atomic(&self, op: AtomicOp, p: u32, idx: &str, v: &str, dt: DType) -> Result<String> {
+        let a = format!("&b{p}[{idx}]");
+        if dt == DType::F32 {
+            // Compare-and-swap loop on the bits.
+            let apply = match op {
+                AtomicOp::Add => format!("bitcast<f32>(tw_old) + {v}"),
+                AtomicOp::Max => format!("tw_maxf(bitcast<f32>(tw_old), {v})"),
+                AtomicOp::Min => format!("tw_minf(bitcast<f32>(tw_old), {v})"),
+                AtomicOp::Xchg => v.to_string(),
+                _ => return Err(backend_err(&self.k.name, format!("atomic {} on f32", op.name()))),
+            };
+            return Ok(format!(
+                "loop {{ let tw_old = atomicLoad({a}); let tw_r = atomicCompareExchangeWeak({a}, tw_old, bitcast<u32>({apply})); if (tw_r.exchanged) {{ RESULT = bitcast<f32>(tw_old); break; }} }}"
+            ));
+        }
+        if !matches!(dt, DType::I32 | DType::U32) {
+            return Err(backend_err(&self.k.name, format!("atomics on {dt} elements")));
+        }
+        let f = match op {
+            AtomicOp::Add => "atomicAdd",
+            AtomicOp::Max => "atomicMax",
+            AtomicOp::Min => "atomicMin",
+            AtomicOp::And => "atomicAnd",
+            AtomicOp::Or => "atomicOr",
+            AtomicOp::Xor => "atomicXor",
+            AtomicOp::Xchg => "atomicExchange",
+        };
+        Ok(format!("RESULT = {f}({a}, {v});"))
+    }
+
+    fn stmts(&mut self, body: &[Stmt], depth: usize) -> Result<()> {
+        for s in body {
+            match s {
+                Stmt::Assign { dst, expr } => {
+                    let e = self.expr(self.dt(*dst), expr)?;
+                    self.line(depth, &format!("r{} = {e};", dst.0));
+                }
+                Stmt::Store { buf, index, value, mask } => {
+                    let idx = self.index(*buf, *index);
+                    let w = self.write_elem(*buf, &idx, &format!("r{}", value.0));
+                    match mask {
+                        Some(m) => self.line(depth, &format!("if (r{}) {{ {w} }}", m.0)),
+                        None => self.line(depth, &w),
+                    }
+                }
+                Stmt::SharedStore { arr, index, value } => {
+                    self.line(depth, &format!("s{arr}[r{}] = r{};", index.0, value.0));
+                }
+                Stmt::Atomic { dst, op, buf, index, value, mask } => {
+                    let idx = self.index(*buf, *index);
+                    let ParamKind::Buffer { dtype, .. } = self.k.params[*buf as usize].kind else {
+                        return Err(Diagnostic::internal("atomic on a scalar"));
+                    };
+                    let code = self.atomic(*op, *buf, &idx, &format!("r{}", value.0), dtype)?.replace("RESULT", &format!("r{}", dst.0));
+                    match mask {
+                        Some(m) => self.line(depth, &format!("if (r{}) {{ {code} }}", m.0)),
+                        None => self.line(depth, &code),
+                    }
+                }
+                Stmt::AtomicCas { dst, buf, index, cmp, value } => {
+                    let idx = self.index(*buf, *index);
+                    let ParamKind::Buffer { dtype, .. } = self.k.params[*buf as usize].kind else {
+                        return Err(Diagnostic::internal("atomic on a scalar"));
+                    };
+                    let (c, v, back) = match dtype {
+                        DType::F32 => (format!("bitcast<u32>(r{})", cmp.0), format!("bitcast<u32>(r{})", value.0), "bitcast<f32>"),
+                        DType::I32 | DType::U32 => (format!("r{}", cmp.0), format!("r{}", value.0), ""),
+                        other => return Err(backend_err(&self.k.name, format!("atomic_cas on {other} elements"))),
+                    };
+                    self.line(depth, &format!("r{} = {back}(atomicCompareExchangeWeak(&b{buf}[{idx}], {c}, {v}).old_value);", dst.0));
+                }
+                Stmt::Barrier => self.line(depth, "workgroupBarrier();"),
+                Stmt::For { iv, lower, upper, step, body } => {
+                    self.line(
+                        depth,
+                        &format!(
+                            "for (r{iv} = r{lo}; (r{st} > 0 && r{iv} < r{hi}) || (r{st} < 0 && r{iv} > r{hi}); r{iv} = r{iv} + r{st}) {{",
+                            iv = iv.0,
+                            lo = lower.0,
+                            hi = upper.0,
+                            st = step.0
+                        ),
+                    );
+                    self.stmts(body, depth + 1)?;
+                    self.line(depth, "}");
+                }
+                Stmt::If { cond, then_body, else_body } => {
+                    self.line(depth, &format!("if (r{}) {{", cond.0));
+                    self.stmts(then_body, depth + 1)?;
+                    if !else_body.is_empty() {
+                        self.line(depth, "} else {");
+                        self.stmts(else_body, depth + 1)?;
+                    }
+                    self.line(depth, "}");
+                }
+                Stmt::While { cond_body, cond, body } => {
+                    self.line(depth, "loop {");
+                    self.stmts(cond_body, depth + 1)?;
+                    self.line(depth + 1, &format!("if (!r{}) {{ break; }}", cond.0));
+                    self.stmts(body, depth + 1)?;
+                    self.line(depth, "}");
+                }
+            }
+        }
+        Ok(())
+    }
+}
