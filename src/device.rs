@@ -10,7 +10,7 @@ use std::fmt;
 use std::sync::Arc;
 use tilewise_core::frontend::Specialized;
 use tilewise_core::ir::DType;
-use tilewise_core::launch::{Grid, ScalarValue};
+use tilewise_core::launch::{Grid, ScalarValue, SpecKey};
 use tilewise_core::{Diagnostic, ErrorKind, Result};
 
 /// Which executor a device is.
@@ -18,6 +18,10 @@ use tilewise_core::{Diagnostic, ErrorKind, Result};
 pub enum DeviceKind {
     /// The reference interpreter on the CPU.
     Interpreter,
+    /// The Thread IR simulator on the CPU: runs the GPU lowering without a GPU.
+    Simulator,
+    /// A GPU (or software rasterizer) reached through wgpu, running WGSL.
+    Wgpu,
 }
 
 /// A launch argument after binding, in kernel parameter order.
@@ -40,7 +44,7 @@ pub(crate) trait Backend: Send + Sync {
     fn write(&self, id: BufferId, bytes: &[u8]) -> Result<()>;
     fn read(&self, id: BufferId) -> Result<Vec<u8>>;
     fn free(&self, id: BufferId);
-    fn launch(&self, kernel: &Specialized, grid: Grid, args: &[BoundArg]) -> Result<()>;
+    fn launch(&self, key: &SpecKey, kernel: &Specialized, grid: Grid, args: &[BoundArg]) -> Result<()>;
     /// Waits for queued work (no-op for synchronous executors).
     fn synchronize(&self) -> Result<()> {
         Ok(())
@@ -81,9 +85,34 @@ impl Device {
         }
     }
 
-    /// The best device present: a GPU when a backend finds one, else the interpreter.
-    /// `TILEWISE_DEVICE=interp` forces the interpreter.
+    /// The simulator of the GPU lowering: kernels go through the same lowering as the
+    /// WGSL backend (layouts, shared memory, barriers) and run thread by thread on the
+    /// CPU. Slow; for checking the lowering where there is no GPU.
+    pub fn simulator() -> Device {
+        Device { backend: Arc::new(crate::interp_device::InterpreterBackend::simulator()) }
+    }
+
+    /// A GPU through wgpu (Vulkan, Metal, DX12): the adapter `WGPU_BACKEND` and
+    /// `WGPU_ADAPTER_NAME` select, discrete GPUs first. An error when none is found.
+    pub fn wgpu() -> Result<Device> {
+        let ctx = tilewise_wgsl::WgpuContext::new()?;
+        Ok(Device { backend: Arc::new(crate::wgpu_device::WgpuBackend::new(ctx)) })
+    }
+
+    /// The best device present: a real GPU through wgpu when one is found, else the
+    /// interpreter (a software adapter such as lavapipe does not count as a GPU).
+    /// `TILEWISE_DEVICE=interp` forces the interpreter, `TILEWISE_DEVICE=wgpu` wgpu.
     pub fn best() -> Device {
+        let choice = std::env::var("TILEWISE_DEVICE").unwrap_or_default();
+        if choice == "interp" {
+            return Device::interpreter();
+        }
+        if let Ok(ctx) = tilewise_wgsl::WgpuContext::new() {
+            let backend = crate::wgpu_device::WgpuBackend::new(ctx);
+            if choice == "wgpu" || !backend.is_software() {
+                return Device { backend: Arc::new(backend) };
+            }
+        }
         Device::interpreter()
     }
 

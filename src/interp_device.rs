@@ -1,26 +1,50 @@
 //! The interpreter as a [`Backend`]: buffers are host memory, launches run at once.
+//! The same backend hosts the simulator of the GPU lowering, which runs the Thread IR
+//! the GPU backends would print, thread by thread.
 
 use crate::buffer::BufferId;
 use crate::device::{Backend, BoundArg, DeviceKind};
-use std::sync::Mutex;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 use tilewise_core::frontend::Specialized;
 use tilewise_core::interp::{self, HostBuffer, Options, RtArg};
 use tilewise_core::ir::DType;
-use tilewise_core::launch::Grid;
+use tilewise_core::launch::{Grid, SpecKey};
+use tilewise_core::lower::expand::{expand, ExpandOptions};
+use tilewise_core::thread_ir::sim::simulate;
+use tilewise_core::thread_ir::ThreadKernel;
 use tilewise_core::{Diagnostic, Result};
 
 pub(crate) struct InterpreterBackend {
     checked: bool,
+    /// Run the GPU lowering in the Thread IR simulator instead of interpreting.
+    simulate: bool,
+    lowered: Mutex<HashMap<SpecKey, Arc<ThreadKernel>>>,
     /// Slot `i` holds buffer `i`; freed slots are emptied and reused.
     buffers: Mutex<Vec<Option<HostBuffer>>>,
 }
 
 impl InterpreterBackend {
     pub fn new(checked: bool) -> Self {
-        InterpreterBackend {
-            checked,
-            buffers: Mutex::new(vec![]),
+        InterpreterBackend { checked, simulate: false, lowered: Mutex::default(), buffers: Mutex::new(vec![]) }
+    }
+
+    /// The simulator of the GPU lowering (see [`crate::Device::simulator`]).
+    pub fn simulator() -> Self {
+        InterpreterBackend { checked: false, simulate: true, lowered: Mutex::default(), buffers: Mutex::new(vec![]) }
+    }
+
+    fn lower(&self, key: &SpecKey, spec: &Specialized) -> Result<Arc<ThreadKernel>> {
+        if let Some(k) = self.lowered.lock().ok().and_then(|m| m.get(key).cloned()) {
+            return Ok(k);
         }
+        let k = tilewise_core::lower::prepare(&spec.kernel, DType::I32)?;
+        let options = ExpandOptions { backend: "simulated GPU", ..ExpandOptions::default() };
+        let k = Arc::new(expand(&k, &options)?);
+        if let Ok(mut m) = self.lowered.lock() {
+            m.insert(key.clone(), k.clone());
+        }
+        Ok(k)
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Option<HostBuffer>>> {
@@ -42,7 +66,11 @@ impl Backend for InterpreterBackend {
     }
 
     fn kind(&self) -> DeviceKind {
-        DeviceKind::Interpreter
+        if self.simulate {
+            DeviceKind::Simulator
+        } else {
+            DeviceKind::Interpreter
+        }
     }
 
     fn alloc(&self, dtype: DType, len: usize) -> Result<BufferId> {
@@ -85,7 +113,8 @@ impl Backend for InterpreterBackend {
         }
     }
 
-    fn launch(&self, kernel: &Specialized, grid: Grid, args: &[BoundArg]) -> Result<()> {
+    fn launch(&self, key: &SpecKey, kernel: &Specialized, grid: Grid, args: &[BoundArg]) -> Result<()> {
+        let lowered = if self.simulate { Some(self.lower(key, kernel)?) } else { None };
         let mut bufs = self.lock();
         // The interpreter indexes a dense slice; move the live buffers into one and back.
         let mut dense: Vec<HostBuffer> = Vec::with_capacity(bufs.len());
@@ -113,7 +142,10 @@ impl Backend for InterpreterBackend {
         let options = Options {
             checked: self.checked,
         };
-        let result = rt.and_then(|rt| interp::run(&kernel.kernel, grid, &rt, &mut dense, &options));
+        let result = rt.and_then(|rt| match &lowered {
+            Some(k) => simulate(k, grid, &rt, &mut dense),
+            None => interp::run(&kernel.kernel, grid, &rt, &mut dense, &options),
+        });
         let mut dense = dense.into_iter();
         for (i, &s) in slot_of.iter().enumerate() {
             if s != usize::MAX {

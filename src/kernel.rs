@@ -92,16 +92,16 @@ impl Kernel {
         &self,
         args: &[ArgSpec],
         constexprs: &[(String, ConstValue)],
-    ) -> Result<Arc<Specialized>> {
+    ) -> Result<(SpecKey, Arc<Specialized>)> {
         let key = SpecKey::new(self.name(), args, constexprs);
         if let Some(hit) = self.cache.lock().ok().and_then(|c| c.get(&key).cloned()) {
-            return Ok(hit);
+            return Ok((key, hit));
         }
         let spec = Arc::new(self.module.specialize(self.name(), args, constexprs)?);
         if let Ok(mut c) = self.cache.lock() {
-            c.insert(key, spec.clone());
+            c.insert(key.clone(), spec.clone());
         }
-        Ok(spec)
+        Ok((key, spec))
     }
 }
 
@@ -222,7 +222,7 @@ impl<'a> Launch<'a> {
     pub fn compile(&self) -> Result<Compiled> {
         let specs = self.arg_specs()?;
         Ok(Compiled {
-            spec: self.kernel.specialize(&specs, &self.constexprs)?,
+            spec: self.kernel.specialize(&specs, &self.constexprs)?.1,
         })
     }
 
@@ -230,7 +230,7 @@ impl<'a> Launch<'a> {
     /// running when this returns; downloads wait for it.
     pub fn run(self) -> Result<()> {
         let specs = self.arg_specs()?;
-        let spec = self.kernel.specialize(&specs, &self.constexprs)?;
+        let (key, spec) = self.kernel.specialize(&specs, &self.constexprs)?;
         if self.grid.0.iter().any(|&d| d > 65_535 * 32_768) {
             return Err(Diagnostic::new(
                 ErrorKind::Launch,
@@ -251,6 +251,6 @@ impl<'a> Launch<'a> {
                 Arg::Scalar(s) => BoundArg::Scalar(*s),
             });
         }
-        self.device.backend.launch(&spec, self.grid, &bound)
+        self.device.backend.launch(&key, &spec, self.grid, &bound)
     }
 }

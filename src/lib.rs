@@ -39,6 +39,7 @@ mod device;
 mod element;
 mod interp_device;
 mod kernel;
+mod wgpu_device;
 
 pub use buffer::{Buffer, BufferView};
 pub use device::{Device, DeviceKind};

@@ -387,3 +387,28 @@ fn checked_mode_verifies_hints() {
         format!("false `multiple_of` hint in kernel `hinted_kernel` (line {line}), program (0, 0, 0): element (0) is 3, which starts a run and is not a multiple of 8")
     );
 }
+
+#[test]
+fn permute_and_reshape_are_row_major() {
+    // out = reshape(trans(x as 8x16), 16x8) written densely: out[j*8+i] = x[i*16+j].
+    let mut k = K::new("trans");
+    let xp = k.ptr_param("x", DType::F32);
+    let op = k.ptr_param("o", DType::F32);
+    let (t, _) = load_2d(&mut k, xp);
+    let tt = k.permute(t, &[1, 0]);
+    let flat = k.reshape(tt, &[R * C]);
+    let ar = k.arange(0, (R * C) as i64);
+    let p = k.addptr(op, ar);
+    k.store(p, flat, None);
+    let k = k.finish();
+    let mut rng = Rng::new(44);
+    let x = rng.vec_f32((R * C) as usize);
+    let mut bufs = vec![buf(&x), buf(&vec![f32::NAN; (R * C) as usize])];
+    run(&k, 1, &[whole(0, &bufs[0]), whole(1, &bufs[1])], &mut bufs).unwrap();
+    let got: Vec<f32> = read(&bufs[1]);
+    for i in 0..R as usize {
+        for j in 0..C as usize {
+            assert_eq!(got[j * R as usize + i], x[i * C as usize + j]);
+        }
+    }
+}

@@ -59,6 +59,7 @@ impl WgslKernel {
             };
             out.extend_from_slice(&word.to_le_bytes());
         }
+        out.resize(16 * self.scalar_slots.len().div_ceil(4).max(1), 0);
         Ok(out)
     }
 }
@@ -132,7 +133,8 @@ pub fn print_wgsl(k: &ThreadKernel, caps: &Capabilities) -> Result<WgslKernel> {
         }
     }
     let layout = KernelLayout {
-        uniform: Some(UniformLayout { base_offsets: true, scalar_bytes: 4 * scalar_slots.len() as u32 }),
+        // The printed `Params` struct holds at least one vec4 of scalar words.
+        uniform: Some(UniformLayout { base_offsets: true, scalar_bytes: 16 * scalar_slots.len().div_ceil(4).max(1) as u32 }),
         storage,
     };
     p.header(&layout, &scalar_slots)?;

@@ -1,7 +1,7 @@
 //! Pass: block pointers become pointer tiles and masks.
 //!
 //! A block pointer value is split into its parts: the base pointer, `shape[d]` and
-//! `strides[d]` (i64) and `offsets[d]` (i32), so it can flow through loops and
+//! `strides[d]` (in the index type) and `offsets[d]` (i32), so it can flow through loops and
 //! branches as plain scalars. `advance` adds to the offsets. A load or store through a
 //! block pointer becomes, per dimension `d`, the coordinate tile
 //! `c_d = offsets[d] + arange(0, block_shape[d])` (expanded along the other dimensions),
@@ -26,7 +26,7 @@ pub fn lower_block_pointers(kernel: &Kernel, index: DType) -> Result<Kernel> {
             Type::BlockPtr { pointee, block_shape } => {
                 let r = block_shape.len();
                 let mut v = vec![Type::ptr(*pointee, vec![])];
-                v.extend(std::iter::repeat_n(Type::scalar(DType::I64), 2 * r));
+                v.extend(std::iter::repeat_n(Type::scalar(index), 2 * r));
                 v.extend(std::iter::repeat_n(Type::scalar(DType::I32), r));
                 v
             }
@@ -63,7 +63,17 @@ fn hook(ctx: &mut Ctx, inst: &Inst, index: DType) -> Result<Hook> {
     match &inst.op {
         Op::MakeBlockPtr { base, shape, strides, offsets, .. } => {
             let mut vals = vec![ctx.one(*base)?];
-            for v in shape.iter().chain(strides).chain(offsets) {
+            // Shape and strides travel in the index type (so loops carry no i64 on WGSL).
+            for v in shape.iter().chain(strides) {
+                let v = ctx.one(*v)?;
+                let v = if ctx.b.ty(v).dtype() == Some(index) {
+                    v
+                } else {
+                    ctx.b.push1(Op::Cast { value: v, bitcast: false }, Type::scalar(index), span)
+                };
+                vals.push(v);
+            }
+            for v in offsets {
                 vals.push(ctx.one(*v)?);
             }
             ctx.set(inst.results[0], vals);

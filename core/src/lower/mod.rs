@@ -2,6 +2,7 @@
 //!
 //! Passes, one a file, in pipeline order:
 //! - [`block_ptr`]: block pointers become pointer tiles and boundary masks.
+//! - [`simplify`]: folds round-trip integer casts, removes dead code.
 //! - [`expand`]: tile IR to Thread IR (layouts, per-thread registers, shared memory).
 //!
 //! Infrastructure:
@@ -11,4 +12,15 @@
 pub mod block_ptr;
 pub mod layout;
 pub mod rewrite;
+pub mod simplify;
 pub mod expand;
+
+use crate::diag::Result;
+use crate::ir::{DType, Kernel};
+
+/// The tile-IR passes a GPU backend runs before expansion, in order: block pointers to
+/// pointer tiles (address arithmetic in `index`), then simplification.
+pub fn prepare(kernel: &Kernel, index: DType) -> Result<Kernel> {
+    let k = block_ptr::lower_block_pointers(kernel, index)?;
+    simplify::simplify(&k)
+}

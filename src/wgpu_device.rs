@@ -1,0 +1,147 @@
+//! The WGSL backend as a [`Backend`]: kernels are lowered to Thread IR by the shared
+//! lowering, printed as WGSL, validated by naga and run by wgpu.
+
+use crate::buffer::BufferId;
+use crate::device::{Backend, BoundArg, DeviceKind};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use tilewise_core::frontend::Specialized;
+use tilewise_core::ir::DType;
+use tilewise_core::launch::{Grid, ScalarValue, SpecKey};
+use tilewise_core::lower::expand::{expand, ExpandOptions};
+use tilewise_core::{Diagnostic, ErrorKind, Result};
+use tilewise_wgsl::{print_wgsl, BufferArg, GpuBuffer, KernelPipeline, KernelSpec, Launch, WgpuContext, WgslKernel};
+
+/// Warps per program on the WGSL backend.
+const NUM_WARPS: u32 = 4;
+
+struct Compiled {
+    wgsl: WgslKernel,
+    pipeline: Arc<KernelPipeline>,
+}
+
+pub(crate) struct WgpuBackend {
+    ctx: WgpuContext,
+    buffers: Mutex<Vec<Option<(GpuBuffer, DType, usize)>>>,
+    compiled: Mutex<HashMap<SpecKey, Arc<Compiled>>>,
+}
+
+fn poisoned() -> Diagnostic {
+    Diagnostic::internal("a wgpu backend lock is poisoned")
+}
+
+impl WgpuBackend {
+    pub fn new(ctx: WgpuContext) -> Self {
+        WgpuBackend { ctx, buffers: Mutex::new(vec![]), compiled: Mutex::new(HashMap::new()) }
+    }
+
+    pub fn is_software(&self) -> bool {
+        self.ctx.adapter_info().device_type == tilewise_wgsl::wgpu::DeviceType::Cpu
+    }
+
+    fn compile(&self, key: &SpecKey, spec: &Specialized) -> Result<Arc<Compiled>> {
+        if let Some(c) = self.compiled.lock().map_err(|_| poisoned())?.get(key) {
+            return Ok(c.clone());
+        }
+        let lowered = tilewise_core::lower::prepare(&spec.kernel, DType::I32)?;
+        let options = ExpandOptions { num_warps: NUM_WARPS, warp_size: 32, backend: "WGSL" };
+        let thread = expand(&lowered, &options)?;
+        let wgsl = print_wgsl(&thread, self.ctx.capabilities())?;
+        let pipeline = self.ctx.pipeline(&KernelSpec {
+            key: &key.0,
+            kernel_name: &wgsl.name,
+            entry_point: &wgsl.entry_point,
+            source: &wgsl.source,
+            layout: &wgsl.layout,
+        })?;
+        let c = Arc::new(Compiled { wgsl, pipeline });
+        self.compiled.lock().map_err(|_| poisoned())?.insert(key.clone(), c.clone());
+        Ok(c)
+    }
+
+    /// The WGSL generated for a specialization (for snapshots and debugging).
+    pub fn wgsl_source(&self, key: &SpecKey, spec: &Specialized) -> Result<String> {
+        Ok(self.compile(key, spec)?.wgsl.source.clone())
+    }
+}
+
+impl Backend for WgpuBackend {
+    fn name(&self) -> String {
+        let info = self.ctx.adapter_info();
+        format!("wgpu: {} ({:?})", info.name, info.backend)
+    }
+
+    fn kind(&self) -> DeviceKind {
+        DeviceKind::Wgpu
+    }
+
+    fn alloc(&self, dtype: DType, len: usize) -> Result<BufferId> {
+        let bytes = (len * dtype.size_bytes()).max(4) as u64;
+        let buf = self.ctx.create_buffer(bytes)?;
+        // Fresh buffers read as zero, like the interpreter's.
+        self.ctx.write_buffer(&buf, 0, &vec![0u8; bytes as usize])?;
+        let mut bufs = self.buffers.lock().map_err(|_| poisoned())?;
+        let slot = (buf, dtype, len);
+        if let Some(i) = bufs.iter().position(Option::is_none) {
+            bufs[i] = Some(slot);
+            Ok(BufferId(i))
+        } else {
+            bufs.push(Some(slot));
+            Ok(BufferId(bufs.len() - 1))
+        }
+    }
+
+    fn write(&self, id: BufferId, bytes: &[u8]) -> Result<()> {
+        let bufs = self.buffers.lock().map_err(|_| poisoned())?;
+        let (buf, _, _) = bufs.get(id.0).and_then(Option::as_ref).ok_or_else(|| missing(id))?;
+        self.ctx.write_buffer(buf, 0, bytes)
+    }
+
+    fn read(&self, id: BufferId) -> Result<Vec<u8>> {
+        let bufs = self.buffers.lock().map_err(|_| poisoned())?;
+        let (buf, dtype, len) = bufs.get(id.0).and_then(Option::as_ref).ok_or_else(|| missing(id))?;
+        let mut bytes = self.ctx.read_buffer(buf)?;
+        bytes.truncate(len * dtype.size_bytes());
+        Ok(bytes)
+    }
+
+    fn free(&self, id: BufferId) {
+        if let Ok(mut bufs) = self.buffers.lock() {
+            if let Some(slot) = bufs.get_mut(id.0) {
+                *slot = None;
+            }
+        }
+    }
+
+    fn launch(&self, key: &SpecKey, spec: &Specialized, grid: Grid, args: &[BoundArg]) -> Result<()> {
+        if grid.total() == 0 {
+            return Ok(());
+        }
+        let compiled = self.compile(key, spec)?;
+        let bufs = self.buffers.lock().map_err(|_| poisoned())?;
+        let mut buffer_args = Vec::with_capacity(compiled.wgsl.buffer_params.len());
+        for &p in &compiled.wgsl.buffer_params {
+            match args.get(p) {
+                Some(BoundArg::Buffer { id, offset, len }) => {
+                    let (buf, dtype, _) = bufs.get(id.0).and_then(Option::as_ref).ok_or_else(|| missing(*id))?;
+                    let es = dtype.size_bytes() as u64;
+                    buffer_args.push(BufferArg::range(buf, *offset as u64 * es, *len as u64 * es));
+                }
+                _ => return Err(Diagnostic::new(ErrorKind::Launch, format!("argument {p} of `{}` must be a buffer", spec.kernel.name))),
+            }
+        }
+        let scalars = compiled.wgsl.encode_scalars(|p| match args.get(p) {
+            Some(BoundArg::Scalar(s)) => Some(*s),
+            _ => None::<ScalarValue>,
+        })?;
+        self.ctx.launch(&Launch { pipeline: &compiled.pipeline, buffers: &buffer_args, scalars: &scalars, workgroups: grid.0 })
+    }
+
+    fn synchronize(&self) -> Result<()> {
+        self.ctx.synchronize()
+    }
+}
+
+fn missing(id: BufferId) -> Diagnostic {
+    Diagnostic::internal(format!("wgpu buffer {} does not exist", id.0))
+}

@@ -1,0 +1,571 @@
+//! Cross-executor conformance: every case runs on the interpreter (the reference), on
+//! the simulator of the GPU lowering, and on wgpu when an adapter is present, and the
+//! results must agree: exactly for integer and data-movement kernels, within 1e-5
+//! (relative to the output's largest magnitude) for f32 arithmetic, 1e-2 for f16/bf16.
+//!
+//! Without an adapter the wgpu leg says so on stderr; with `TILEWISE_REQUIRE_WGPU=1`
+//! (set by CI) a missing adapter fails the suite.
+
+use std::sync::OnceLock;
+use tilewise::half::{bf16, f16};
+use tilewise::{Arg, Buffer, ConstValue, DType, Device, Module};
+
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn f32s(&mut self, n: usize) -> Vec<f32> {
+        (0..n).map(|_| ((self.next() >> 40) as f32 / (1u64 << 24) as f32) * 4.0 - 2.0).collect()
+    }
+    fn i32s(&mut self, n: usize, lo: i32, hi: i32) -> Vec<i32> {
+        (0..n).map(|_| lo + (self.next() % (hi - lo) as u64) as i32).collect()
+    }
+}
+
+/// A launch argument as host data.
+#[derive(Clone)]
+enum H {
+    F32(Vec<f32>),
+    F16(Vec<f16>),
+    BF16(Vec<bf16>),
+    I32(Vec<i32>),
+    U8(Vec<u8>),
+    S(Arg),
+}
+
+fn poison_f32(n: usize) -> H {
+    H::F32(vec![f32::NAN; n])
+}
+
+struct Case {
+    name: &'static str,
+    src: &'static str,
+    kernel: &'static str,
+    grid: [u32; 3],
+    args: Vec<H>,
+    constexprs: Vec<(&'static str, ConstValue)>,
+    /// Relative tolerance for float buffers (0 = exact).
+    tol: f64,
+}
+
+fn upload(dev: &Device, h: &H) -> Option<Buffer> {
+    Some(match h {
+        H::F32(v) => dev.upload(v).unwrap(),
+        H::F16(v) => dev.upload(v).unwrap(),
+        H::BF16(v) => dev.upload(v).unwrap(),
+        H::I32(v) => dev.upload(v).unwrap(),
+        H::U8(v) => dev.upload(v).unwrap(),
+        H::S(_) => return None,
+    })
+}
+
+/// Every buffer after the run, as f64.
+fn run(case: &Case, dev: &Device) -> Result<Vec<Vec<f64>>, String> {
+    let module = Module::parse(case.name, case.src).map_err(|e| e.to_string())?;
+    let kernel = module.kernel(case.kernel).map_err(|e| e.to_string())?;
+    let bufs: Vec<Option<Buffer>> = case.args.iter().map(|h| upload(dev, h)).collect();
+    let mut launch = kernel.launch(dev, case.grid);
+    for (h, b) in case.args.iter().zip(&bufs) {
+        launch = match (h, b) {
+            (H::S(a), _) => launch.arg(a.clone()),
+            (_, Some(b)) => launch.arg(b),
+            _ => unreachable!(),
+        };
+    }
+    for (n, v) in &case.constexprs {
+        launch = launch.constexpr(n, v.clone());
+    }
+    launch.run().map_err(|e| e.to_string())?;
+    let mut out = vec![];
+    for b in bufs.iter().flatten() {
+        out.push(match b.dtype() {
+            DType::F32 => dev.download::<f32>(b).unwrap().iter().map(|&x| x as f64).collect(),
+            DType::F16 => dev.download::<f16>(b).unwrap().iter().map(|x| x.to_f64()).collect(),
+            DType::BF16 => dev.download::<bf16>(b).unwrap().iter().map(|x| x.to_f64()).collect(),
+            DType::I32 => dev.download::<i32>(b).unwrap().iter().map(|&x| x as f64).collect(),
+            DType::U8 => dev.download::<u8>(b).unwrap().iter().map(|&x| x as f64).collect(),
+            other => panic!("no download for {other}"),
+        });
+    }
+    Ok(out)
+}
+
+fn compare(case: &Case, dev: &Device, want: &[Vec<f64>], got: &[Vec<f64>]) {
+    for (bi, (w, g)) in want.iter().zip(got).enumerate() {
+        let scale = w.iter().filter(|x| x.is_finite()).fold(0f64, |m, x| m.max(x.abs())).max(1e-30);
+        for (i, (a, b)) in w.iter().zip(g).enumerate() {
+            let same = (a.is_nan() && b.is_nan()) || a == b || (a - b).abs() <= case.tol * scale;
+            assert!(same, "{} on {}: buffer {bi} element {i}: {b} (reference {a})", case.name, dev.name());
+        }
+    }
+}
+
+fn wgpu_device() -> Option<Device> {
+    static DEV: OnceLock<Option<Device>> = OnceLock::new();
+    DEV.get_or_init(|| match Device::wgpu() {
+        Ok(d) => Some(d),
+        Err(e) => {
+            if std::env::var("TILEWISE_REQUIRE_WGPU").as_deref() == Ok("1") {
+                panic!("TILEWISE_REQUIRE_WGPU=1 but no wgpu adapter: {e}");
+            }
+            eprintln!("SKIPPED (wgpu leg): no wgpu adapter: {e}");
+            None
+        }
+    })
+    .clone()
+}
+
+fn check(case: Case) {
+    let want = run(&case, &Device::interpreter()).unwrap_or_else(|e| panic!("{} on the interpreter: {e}", case.name));
+    // Outputs were poisoned; the reference must have written them.
+    for (h, w) in case.args.iter().filter(|h| !matches!(h, H::S(_))).zip(&want) {
+        if let H::F32(v) = h {
+            if !v.is_empty() && v.iter().all(|x| x.is_nan()) {
+                assert!(w.iter().any(|x| !x.is_nan()), "{}: the reference left an output poisoned", case.name);
+            }
+        }
+    }
+    let mut devices = vec![Device::simulator()];
+    devices.extend(wgpu_device());
+    for dev in devices {
+        let got = run(&case, &dev).unwrap_or_else(|e| panic!("{} on {}: {e}", case.name, dev.name()));
+        compare(&case, &dev, &want, &got);
+    }
+}
+
+const VECTOR_ADD: &str = include_str!("../shaders/vector_add.py");
+const SOFTMAX: &str = include_str!("../shaders/fused_softmax.py");
+const MATMUL: &str = include_str!("../shaders/matmul.py");
+const MATMUL_BP: &str = include_str!("../shaders/matmul_block_ptr.py");
+const LAYER_NORM: &str = include_str!("../shaders/layer_norm.py");
+const SWIGLU: &str = include_str!("../shaders/swiglu.py");
+const CH9: &str = include_str!("../examples/seeds/ch9_masks.py");
+const CH7_BCAST: &str = include_str!("../examples/seeds/ch7_broadcasting.py");
+const CH7_HINTS: &str = include_str!("../examples/seeds/ch7_alignment_hints.py");
+const CH7_BP: &str = include_str!("../examples/seeds/ch7_block_pointers.py");
+const LESSON4: &str = include_str!("../examples/seeds/lesson4_block_ptr.py");
+
+fn s(v: impl Into<Arg>) -> H {
+    H::S(v.into())
+}
+fn c(v: impl Into<ConstValue>) -> ConstValue {
+    v.into()
+}
+
+#[test]
+fn vector_add_ragged() {
+    let mut r = Rng(1);
+    for n in [1, 255, 1000, 4099] {
+        check(Case {
+            name: "vector_add",
+            src: VECTOR_ADD,
+            kernel: "add_kernel",
+            grid: [(n as u32).div_ceil(256), 1, 1],
+            args: vec![H::F32(r.f32s(n)), H::F32(r.f32s(n)), poison_f32(n), s(n as i32)],
+            constexprs: vec![("BLOCK_SIZE", c(256))],
+            tol: 0.0,
+        });
+    }
+}
+
+#[test]
+fn fused_softmax() {
+    let mut r = Rng(2);
+    for (rows, cols, block) in [(5, 37, 64), (3, 781, 1024), (4, 16, 16)] {
+        check(Case {
+            name: "fused_softmax",
+            src: SOFTMAX,
+            kernel: "softmax_kernel",
+            grid: [rows as u32, 1, 1],
+            args: vec![poison_f32(rows * cols), H::F32(r.f32s(rows * cols)), s(cols as i32), s(cols as i32), s(rows as i32), s(cols as i32)],
+            constexprs: vec![("BLOCK_SIZE", c(block))],
+            tol: 1e-5,
+        });
+    }
+}
+
+#[test]
+fn block_pointer_matmul_f32() {
+    let mut r = Rng(3);
+    let (m, n, k) = (70, 45, 33);
+    check(Case {
+        name: "matmul_block_ptr",
+        src: MATMUL_BP,
+        kernel: "matmul_block_ptr_kernel",
+        grid: [(m as u32).div_ceil(32), (n as u32).div_ceil(32), 1],
+        args: vec![
+            H::F32(r.f32s(m * k)),
+            H::F32(r.f32s(k * n)),
+            poison_f32(m * n),
+            s(m as i32), s(n as i32), s(k as i32),
+            s(k as i32), s(1i32), s(n as i32), s(1i32), s(n as i32), s(1i32),
+        ],
+        constexprs: vec![("BLOCK_M", c(32)), ("BLOCK_N", c(32)), ("BLOCK_K", c(16))],
+        tol: 1e-5,
+    });
+}
+
+#[test]
+fn grouped_matmul_f16_inputs() {
+    let mut r = Rng(4);
+    let (m, n, k) = (48, 40, 40);
+    let h = |v: Vec<f32>| H::F16(v.into_iter().map(f16::from_f32).collect());
+    let grid = (m as u32).div_ceil(16) * (n as u32).div_ceil(16);
+    check(Case {
+        name: "matmul_grouped_f16",
+        src: MATMUL,
+        kernel: "matmul_kernel",
+        grid: [grid, 1, 1],
+        args: vec![
+            h(r.f32s(m * k)),
+            h(r.f32s(k * n)),
+            H::F16(vec![f16::NAN; m * n]),
+            s(m as i32), s(n as i32), s(k as i32),
+            s(k as i32), s(1i32), s(n as i32), s(1i32), s(n as i32), s(1i32),
+        ],
+        constexprs: vec![("BLOCK_SIZE_M", c(16)), ("BLOCK_SIZE_N", c(16)), ("BLOCK_SIZE_K", c(16)), ("GROUP_SIZE_M", c(2))],
+        tol: 1e-2,
+    });
+}
+
+#[test]
+fn layer_norm_forward() {
+    let mut r = Rng(5);
+    let (rows, n) = (6, 300);
+    check(Case {
+        name: "layer_norm",
+        src: LAYER_NORM,
+        kernel: "_layer_norm_fwd_fused",
+        grid: [rows as u32, 1, 1],
+        args: vec![
+            H::F32(r.f32s(rows * n)),
+            poison_f32(rows * n),
+            H::F32(r.f32s(n)),
+            H::F32(r.f32s(n)),
+            poison_f32(rows),
+            poison_f32(rows),
+            s(n as i32),
+            s(n as i32),
+            s(1e-5f32),
+        ],
+        constexprs: vec![("BLOCK_SIZE", c(128))],
+        tol: 1e-5,
+    });
+}
+
+#[test]
+fn swiglu_bf16_output() {
+    let mut r = Rng(6);
+    let n = 777;
+    check(Case {
+        name: "swiglu",
+        src: SWIGLU,
+        kernel: "swiglu_fwd_kernel",
+        grid: [(n as u32).div_ceil(128), 1, 1],
+        args: vec![H::F32(r.f32s(n)), H::F32(r.f32s(n)), H::BF16(vec![bf16::NAN; n]), s(n as i32)],
+        constexprs: vec![("BLOCK_SIZE", c(128))],
+        tol: 1e-2,
+    });
+}
+
+#[test]
+fn seed_masks() {
+    let mut r = Rng(7);
+    for kernel in ["causal_mask_kernel", "wrong_causal_mask_kernel"] {
+        let (m, n) = (13, 11);
+        check(Case {
+            name: "ch9_masks",
+            src: CH9,
+            kernel,
+            grid: [1, 1, 1],
+            args: vec![H::F32(r.f32s(m * n)), poison_f32(m * n), s(m as i32), s(n as i32), s(n as i32), s(1i32)],
+            constexprs: vec![("BLOCK_M", c(16)), ("BLOCK_N", c(16))],
+            tol: 0.0,
+        });
+    }
+    let n = 64;
+    check(Case {
+        name: "block_sparse",
+        src: CH9,
+        kernel: "block_sparse_double_kernel",
+        grid: [4, 1, 1],
+        args: vec![H::F32(r.f32s(n)), poison_f32(n), H::I32(vec![1, 0, 1, 1]), s(n as i32 - 3)],
+        constexprs: vec![("BLOCK", c(16)), ("NUM_BLOCKS", c(4))],
+        tol: 0.0,
+    });
+    let (rows, width) = (5, 16);
+    check(Case {
+        name: "ragged_row_sum",
+        src: CH9,
+        kernel: "ragged_row_sum_kernel",
+        grid: [rows as u32, 1, 1],
+        args: vec![H::F32(r.f32s(rows * width)), H::I32(r.i32s(rows, 0, width as i32 + 1)), poison_f32(rows), s(width as i32)],
+        constexprs: vec![("MAX_WIDTH", c(width as i64))],
+        tol: 1e-6,
+    });
+}
+
+#[test]
+fn seed_broadcasting_and_hints() {
+    let mut r = Rng(8);
+    check(Case {
+        name: "broadcast_add",
+        src: CH7_BCAST,
+        kernel: "broadcast_add_kernel",
+        grid: [1, 1, 1],
+        args: vec![H::I32(vec![-7; 12]), s(3i32), s(4i32)],
+        constexprs: vec![("BLOCK_M", c(4)), ("BLOCK_N", c(4))],
+        tol: 0.0,
+    });
+    check(Case {
+        name: "forgot_none",
+        src: CH7_BCAST,
+        kernel: "forgot_none_kernel",
+        grid: [1, 1, 1],
+        args: vec![H::I32(vec![-7; 4])],
+        constexprs: vec![("BLOCK", c(4))],
+        tol: 0.0,
+    });
+    let n = 100;
+    check(Case {
+        name: "hinted",
+        src: CH7_HINTS,
+        kernel: "hinted_kernel",
+        grid: [(n as u32).div_ceil(16), 1, 1],
+        args: vec![H::F32(r.f32s(n)), poison_f32(n), s(n as i32)],
+        constexprs: vec![("BLOCK", c(16))],
+        tol: 0.0,
+    });
+}
+
+#[test]
+fn seed_block_pointers() {
+    let mut r = Rng(9);
+    // Copy, told the truth and with the lied shape.
+    for (m, n, om, on) in [(3, 4, 3, 4), (4, 3, 4, 3)] {
+        check(Case {
+            name: "copy_block_ptr",
+            src: CH7_BP,
+            kernel: "copy_block_ptr_kernel",
+            grid: [1, 1, 1],
+            args: vec![H::F32(r.f32s(12)), poison_f32(12), s(m), s(n), s(n), s(1i32), s(om), s(on)],
+            constexprs: vec![("BLOCK_M", c(4)), ("BLOCK_N", c(4))],
+            tol: 0.0,
+        });
+    }
+    let n = 203;
+    check(Case {
+        name: "row_copy_bp",
+        src: LESSON4,
+        kernel: "row_copy_bp_kernel",
+        grid: [(n as u32).div_ceil(64), 1, 1],
+        args: vec![H::F32(r.f32s(n)), poison_f32(n), s(n as i32)],
+        constexprs: vec![("BLOCK", c(64))],
+        tol: 0.0,
+    });
+    let (m, nn) = (9, 50);
+    check(Case {
+        name: "softmax_bp",
+        src: LESSON4,
+        kernel: "softmax_bp_kernel",
+        grid: [(m as u32).div_ceil(4), 1, 1],
+        args: vec![H::F32(r.f32s(m * nn)), poison_f32(m * nn), s(m as i32), s(nn as i32)],
+        constexprs: vec![("BLOCK_M", c(4)), ("BLOCK_N", c(64))],
+        tol: 1e-5,
+    });
+    let (m, n, k) = (21, 19, 23);
+    for kernel in ["matmul_bp_kernel", "matmul_bt_kernel"] {
+        check(Case {
+            name: "lesson4_matmul",
+            src: LESSON4,
+            kernel,
+            grid: [(m as u32).div_ceil(16), (n as u32).div_ceil(16), 1],
+            args: vec![H::F32(r.f32s(m * k)), H::F32(r.f32s(k * n)), poison_f32(m * n), s(m as i32), s(n as i32), s(k as i32)],
+            constexprs: vec![("N_ITERS", c(2)), ("BLOCK_M", c(16)), ("BLOCK_N", c(16)), ("BLOCK_K", c(16))],
+            tol: 1e-5,
+        });
+    }
+}
+
+const EXTRA: &str = r#"
+import triton
+import triton.language as tl
+
+@triton.jit
+def row_stats(x_ptr, max_ptr, arg_ptr, cum_ptr, n, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * n + cols, mask=cols < n, other=-float("inf"))
+    tl.store(max_ptr + row, tl.max(x, axis=0))
+    tl.store(arg_ptr + row, tl.argmax(x, axis=0))
+    c = tl.cumsum(tl.where(cols < n, x, 0.0), axis=0)
+    tl.store(cum_ptr + row * n + cols, c, mask=cols < n)
+
+@triton.jit
+def histogram(x_ptr, bins_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    v = tl.load(x_ptr + offs, mask=offs < n, other=0)
+    tl.atomic_add(bins_ptr + v, 1, mask=offs < n)
+
+@triton.jit
+def collatz_steps(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    v = tl.load(x_ptr + pid)
+    steps = 0
+    while v != 1:
+        if v % 2 == 0:
+            v = v // 2
+        else:
+            v = 3 * v + 1
+        steps += 1
+    tl.store(out_ptr + pid, steps)
+
+@triton.jit
+def int_ops(a_ptr, b_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    a = tl.load(a_ptr + offs, mask=m, other=1)
+    b = tl.load(b_ptr + offs, mask=m, other=1)
+    r = (a // b) * 3 + (a % b) - (a >> 2) + (b << 3) + (a ^ b) + tl.minimum(a, b)
+    tl.store(out_ptr + offs, r, mask=m)
+
+@triton.jit
+def transpose_2d(x_ptr, out_ptr, M, N, BM: tl.constexpr, BN: tl.constexpr):
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    mask = (rm[:, None] < M) & (rn[None, :] < N)
+    t = tl.load(x_ptr + rm[:, None] * N + rn[None, :], mask=mask, other=0.0)
+    tt = tl.trans(t)
+    tl.store(out_ptr + rn[:, None] * M + rm[None, :], tt, mask=tl.trans(mask))
+"#;
+
+#[test]
+fn reductions_scans_and_argmax() {
+    let mut r = Rng(10);
+    let (rows, n) = (7, 45);
+    check(Case {
+        name: "row_stats",
+        src: EXTRA,
+        kernel: "row_stats",
+        grid: [rows as u32, 1, 1],
+        args: vec![H::F32(r.f32s(rows * n)), poison_f32(rows), H::I32(vec![-1; rows]), poison_f32(rows * n), s(n as i32)],
+        constexprs: vec![("BLOCK", c(64))],
+        tol: 1e-5,
+    });
+}
+
+#[test]
+fn atomics_histogram() {
+    let mut r = Rng(11);
+    let n = 1000;
+    check(Case {
+        name: "histogram",
+        src: EXTRA,
+        kernel: "histogram",
+        grid: [(n as u32).div_ceil(256), 1, 1],
+        args: vec![H::I32(r.i32s(n, 0, 16)), H::I32(vec![0; 16]), s(n as i32)],
+        constexprs: vec![("BLOCK", c(256))],
+        tol: 0.0,
+    });
+}
+
+#[test]
+fn while_loops_and_branches() {
+    let mut r = Rng(12);
+    let n = 20;
+    check(Case {
+        name: "collatz",
+        src: EXTRA,
+        kernel: "collatz_steps",
+        grid: [n as u32, 1, 1],
+        args: vec![H::I32(r.i32s(n, 1, 200)), H::I32(vec![-1; n]), s(n as i32)],
+        constexprs: vec![("BLOCK", c(1))],
+        tol: 0.0,
+    });
+}
+
+#[test]
+fn integer_semantics() {
+    let mut r = Rng(13);
+    let n = 300;
+    let b: Vec<i32> = r.i32s(n, -50, 50).into_iter().map(|x| if x == 0 { 7 } else { x }).collect();
+    check(Case {
+        name: "int_ops",
+        src: EXTRA,
+        kernel: "int_ops",
+        grid: [(n as u32).div_ceil(128), 1, 1],
+        args: vec![H::I32(r.i32s(n, -100000, 100000)), H::I32(b), H::I32(vec![-1; n]), s(n as i32)],
+        constexprs: vec![("BLOCK", c(128))],
+        tol: 0.0,
+    });
+}
+
+#[test]
+fn transpose_through_layouts() {
+    let mut r = Rng(14);
+    let (m, n) = (37, 29);
+    check(Case {
+        name: "transpose",
+        src: EXTRA,
+        kernel: "transpose_2d",
+        grid: [(m as u32).div_ceil(16), (n as u32).div_ceil(32), 1],
+        args: vec![H::F32(r.f32s(m * n)), poison_f32(m * n), s(m as i32), s(n as i32)],
+        constexprs: vec![("BM", c(16)), ("BN", c(32))],
+        tol: 0.0,
+    });
+}
+
+#[test]
+fn guard_sub_range_margins_untouched() {
+    // Bind the middle of a larger buffer; masked loads and stores at ragged edges
+    // must leave the sentinel margins alone on every device.
+    let n = 300;
+    let mut r = Rng(15);
+    let x = r.f32s(n);
+    let mut devices = vec![Device::interpreter(), Device::simulator()];
+    devices.extend(wgpu_device());
+    for dev in devices {
+        let module = Module::parse("vector_add.py", VECTOR_ADD).unwrap();
+        let k = module.kernel("add_kernel").unwrap();
+        let mut big = vec![12345.0f32; n + 64];
+        big[32..32 + n].copy_from_slice(&vec![f32::NAN; n]);
+        let out = dev.upload(&big).unwrap();
+        let xb = dev.upload(&x).unwrap();
+        let view = out.slice(32..32 + n);
+        k.launch(&dev, (n as u32).div_ceil(128)).arg(&xb).arg(&xb).arg(&view).arg(n as i32).constexpr("BLOCK_SIZE", 128).run().unwrap();
+        let got = dev.download::<f32>(&out).unwrap();
+        assert!(got[..32].iter().all(|&v| v == 12345.0), "{}: front margin written", dev.name());
+        assert!(got[32 + n..].iter().all(|&v| v == 12345.0), "{}: back margin written", dev.name());
+        for i in 0..n {
+            assert_eq!(got[32 + i], x[i] + x[i], "{}: element {i}", dev.name());
+        }
+    }
+}
+
+#[test]
+fn u8_buffers_pack_without_races() {
+    let src = r#"
+import triton
+import triton.language as tl
+@triton.jit
+def bump(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    v = tl.load(x_ptr + offs, mask=offs < n, other=0)
+    tl.store(out_ptr + offs, v + 3, mask=offs < n)
+"#;
+    let mut r = Rng(16);
+    let n = 301;
+    check(Case {
+        name: "u8_bump",
+        src,
+        kernel: "bump",
+        grid: [(n as u32).div_ceil(128), 1, 1],
+        args: vec![H::U8(r.i32s(n, 0, 256).into_iter().map(|x| x as u8).collect()), H::U8(vec![0xAA; n]), s(n as i32)],
+        constexprs: vec![("BLOCK", c(128))],
+        tol: 0.0,
+    });
+}
