@@ -44,7 +44,13 @@ pub(crate) trait Backend: Send + Sync {
     fn write(&self, id: BufferId, bytes: &[u8]) -> Result<()>;
     fn read(&self, id: BufferId) -> Result<Vec<u8>>;
     fn free(&self, id: BufferId);
-    fn launch(&self, key: &SpecKey, kernel: &Specialized, grid: Grid, args: &[BoundArg]) -> Result<()>;
+    fn launch(
+        &self,
+        key: &SpecKey,
+        kernel: &Specialized,
+        grid: Grid,
+        args: &[BoundArg],
+    ) -> Result<()>;
     /// Waits for queued work (no-op for synchronous executors).
     fn synchronize(&self) -> Result<()> {
         Ok(())
@@ -89,14 +95,18 @@ impl Device {
     /// WGSL backend (layouts, shared memory, barriers) and run thread by thread on the
     /// CPU. Slow; for checking the lowering where there is no GPU.
     pub fn simulator() -> Device {
-        Device { backend: Arc::new(crate::interp_device::InterpreterBackend::simulator()) }
+        Device {
+            backend: Arc::new(crate::interp_device::InterpreterBackend::simulator()),
+        }
     }
 
     /// A GPU through wgpu (Vulkan, Metal, DX12): the adapter `WGPU_BACKEND` and
     /// `WGPU_ADAPTER_NAME` select, discrete GPUs first. An error when none is found.
     pub fn wgpu() -> Result<Device> {
         let ctx = tilewise_wgsl::WgpuContext::new()?;
-        Ok(Device { backend: Arc::new(crate::wgpu_device::WgpuBackend::new(ctx)) })
+        Ok(Device {
+            backend: Arc::new(crate::wgpu_device::WgpuBackend::new(ctx)),
+        })
     }
 
     /// The best device present: a real GPU through wgpu when one is found, else the
@@ -110,7 +120,9 @@ impl Device {
         if let Ok(ctx) = tilewise_wgsl::WgpuContext::new() {
             let backend = crate::wgpu_device::WgpuBackend::new(ctx);
             if choice == "wgpu" || !backend.is_software() {
-                return Device { backend: Arc::new(backend) };
+                return Device {
+                    backend: Arc::new(backend),
+                };
             }
         }
         Device::interpreter()

@@ -26,12 +26,22 @@ pub(crate) struct InterpreterBackend {
 
 impl InterpreterBackend {
     pub fn new(checked: bool) -> Self {
-        InterpreterBackend { checked, simulate: false, lowered: Mutex::default(), buffers: Mutex::new(vec![]) }
+        InterpreterBackend {
+            checked,
+            simulate: false,
+            lowered: Mutex::default(),
+            buffers: Mutex::new(vec![]),
+        }
     }
 
     /// The simulator of the GPU lowering (see [`crate::Device::simulator`]).
     pub fn simulator() -> Self {
-        InterpreterBackend { checked: false, simulate: true, lowered: Mutex::default(), buffers: Mutex::new(vec![]) }
+        InterpreterBackend {
+            checked: false,
+            simulate: true,
+            lowered: Mutex::default(),
+            buffers: Mutex::new(vec![]),
+        }
     }
 
     fn lower(&self, key: &SpecKey, spec: &Specialized) -> Result<Arc<ThreadKernel>> {
@@ -39,7 +49,10 @@ impl InterpreterBackend {
             return Ok(k);
         }
         let k = tilewise_core::lower::prepare(&spec.kernel, DType::I32)?;
-        let options = ExpandOptions { backend: "simulated GPU", ..ExpandOptions::default() };
+        let options = ExpandOptions {
+            backend: "simulated GPU",
+            ..ExpandOptions::default()
+        };
         let k = Arc::new(expand(&k, &options)?);
         if let Ok(mut m) = self.lowered.lock() {
             m.insert(key.clone(), k.clone());
@@ -113,8 +126,18 @@ impl Backend for InterpreterBackend {
         }
     }
 
-    fn launch(&self, key: &SpecKey, kernel: &Specialized, grid: Grid, args: &[BoundArg]) -> Result<()> {
-        let lowered = if self.simulate { Some(self.lower(key, kernel)?) } else { None };
+    fn launch(
+        &self,
+        key: &SpecKey,
+        kernel: &Specialized,
+        grid: Grid,
+        args: &[BoundArg],
+    ) -> Result<()> {
+        let lowered = if self.simulate {
+            Some(self.lower(key, kernel)?)
+        } else {
+            None
+        };
         let mut bufs = self.lock();
         // The interpreter indexes a dense slice; move the live buffers into one and back.
         let mut dense: Vec<HostBuffer> = Vec::with_capacity(bufs.len());

@@ -176,6 +176,30 @@ impl Compiled {
         &self.spec.kernel
     }
 
+    /// The Thread IR the GPU backends start from (after the shared lowering, with
+    /// `num_warps = 4`), in its text form.
+    pub fn thread_ir_text(&self) -> Result<String> {
+        Ok(tilewise_core::thread_ir::print(&self.thread_ir("text")?))
+    }
+
+    fn thread_ir(&self, backend: &'static str) -> Result<tilewise_core::thread_ir::ThreadKernel> {
+        let k = tilewise_core::lower::prepare(&self.spec.kernel, DType::I32)?;
+        let options = tilewise_core::lower::expand::ExpandOptions {
+            backend,
+            ..Default::default()
+        };
+        tilewise_core::lower::expand::expand(&k, &options)
+    }
+
+    /// The WGSL the WGSL backend generates for this specialization, for a device with
+    /// SHADER_F16 and WebGPU's default limits, validated by naga.
+    pub fn wgsl(&self) -> Result<String> {
+        let caps = tilewise_wgsl::Capabilities::offline(true, false);
+        let printed = tilewise_wgsl::print_wgsl(&self.thread_ir("WGSL")?, &caps)?;
+        tilewise_wgsl::validate_wgsl(&printed.name, &printed.source, &caps)?;
+        Ok(printed.source)
+    }
+
     /// Lines `tl.static_print` printed while tracing.
     pub fn static_prints(&self) -> &[String] {
         &self.spec.static_prints

@@ -10,7 +10,9 @@ use tilewise_core::ir::DType;
 use tilewise_core::launch::{Grid, ScalarValue, SpecKey};
 use tilewise_core::lower::expand::{expand, ExpandOptions};
 use tilewise_core::{Diagnostic, ErrorKind, Result};
-use tilewise_wgsl::{print_wgsl, BufferArg, GpuBuffer, KernelPipeline, KernelSpec, Launch, WgpuContext, WgslKernel};
+use tilewise_wgsl::{
+    print_wgsl, BufferArg, GpuBuffer, KernelPipeline, KernelSpec, Launch, WgpuContext, WgslKernel,
+};
 
 /// Warps per program on the WGSL backend.
 const NUM_WARPS: u32 = 4;
@@ -32,7 +34,11 @@ fn poisoned() -> Diagnostic {
 
 impl WgpuBackend {
     pub fn new(ctx: WgpuContext) -> Self {
-        WgpuBackend { ctx, buffers: Mutex::new(vec![]), compiled: Mutex::new(HashMap::new()) }
+        WgpuBackend {
+            ctx,
+            buffers: Mutex::new(vec![]),
+            compiled: Mutex::new(HashMap::new()),
+        }
     }
 
     pub fn is_software(&self) -> bool {
@@ -44,7 +50,11 @@ impl WgpuBackend {
             return Ok(c.clone());
         }
         let lowered = tilewise_core::lower::prepare(&spec.kernel, DType::I32)?;
-        let options = ExpandOptions { num_warps: NUM_WARPS, warp_size: 32, backend: "WGSL" };
+        let options = ExpandOptions {
+            num_warps: NUM_WARPS,
+            warp_size: 32,
+            backend: "WGSL",
+        };
         let thread = expand(&lowered, &options)?;
         let wgsl = print_wgsl(&thread, self.ctx.capabilities())?;
         let pipeline = self.ctx.pipeline(&KernelSpec {
@@ -55,13 +65,11 @@ impl WgpuBackend {
             layout: &wgsl.layout,
         })?;
         let c = Arc::new(Compiled { wgsl, pipeline });
-        self.compiled.lock().map_err(|_| poisoned())?.insert(key.clone(), c.clone());
+        self.compiled
+            .lock()
+            .map_err(|_| poisoned())?
+            .insert(key.clone(), c.clone());
         Ok(c)
-    }
-
-    /// The WGSL generated for a specialization (for snapshots and debugging).
-    pub fn wgsl_source(&self, key: &SpecKey, spec: &Specialized) -> Result<String> {
-        Ok(self.compile(key, spec)?.wgsl.source.clone())
     }
 }
 
@@ -93,13 +101,19 @@ impl Backend for WgpuBackend {
 
     fn write(&self, id: BufferId, bytes: &[u8]) -> Result<()> {
         let bufs = self.buffers.lock().map_err(|_| poisoned())?;
-        let (buf, _, _) = bufs.get(id.0).and_then(Option::as_ref).ok_or_else(|| missing(id))?;
+        let (buf, _, _) = bufs
+            .get(id.0)
+            .and_then(Option::as_ref)
+            .ok_or_else(|| missing(id))?;
         self.ctx.write_buffer(buf, 0, bytes)
     }
 
     fn read(&self, id: BufferId) -> Result<Vec<u8>> {
         let bufs = self.buffers.lock().map_err(|_| poisoned())?;
-        let (buf, dtype, len) = bufs.get(id.0).and_then(Option::as_ref).ok_or_else(|| missing(id))?;
+        let (buf, dtype, len) = bufs
+            .get(id.0)
+            .and_then(Option::as_ref)
+            .ok_or_else(|| missing(id))?;
         let mut bytes = self.ctx.read_buffer(buf)?;
         bytes.truncate(len * dtype.size_bytes());
         Ok(bytes)
@@ -113,7 +127,13 @@ impl Backend for WgpuBackend {
         }
     }
 
-    fn launch(&self, key: &SpecKey, spec: &Specialized, grid: Grid, args: &[BoundArg]) -> Result<()> {
+    fn launch(
+        &self,
+        key: &SpecKey,
+        spec: &Specialized,
+        grid: Grid,
+        args: &[BoundArg],
+    ) -> Result<()> {
         if grid.total() == 0 {
             return Ok(());
         }
@@ -123,18 +143,31 @@ impl Backend for WgpuBackend {
         for &p in &compiled.wgsl.buffer_params {
             match args.get(p) {
                 Some(BoundArg::Buffer { id, offset, len }) => {
-                    let (buf, dtype, _) = bufs.get(id.0).and_then(Option::as_ref).ok_or_else(|| missing(*id))?;
+                    let (buf, dtype, _) = bufs
+                        .get(id.0)
+                        .and_then(Option::as_ref)
+                        .ok_or_else(|| missing(*id))?;
                     let es = dtype.size_bytes() as u64;
                     buffer_args.push(BufferArg::range(buf, *offset as u64 * es, *len as u64 * es));
                 }
-                _ => return Err(Diagnostic::new(ErrorKind::Launch, format!("argument {p} of `{}` must be a buffer", spec.kernel.name))),
+                _ => {
+                    return Err(Diagnostic::new(
+                        ErrorKind::Launch,
+                        format!("argument {p} of `{}` must be a buffer", spec.kernel.name),
+                    ))
+                }
             }
         }
         let scalars = compiled.wgsl.encode_scalars(|p| match args.get(p) {
             Some(BoundArg::Scalar(s)) => Some(*s),
             _ => None::<ScalarValue>,
         })?;
-        self.ctx.launch(&Launch { pipeline: &compiled.pipeline, buffers: &buffer_args, scalars: &scalars, workgroups: grid.0 })
+        self.ctx.launch(&Launch {
+            pipeline: &compiled.pipeline,
+            buffers: &buffer_args,
+            scalars: &scalars,
+            workgroups: grid.0,
+        })
     }
 
     fn synchronize(&self) -> Result<()> {

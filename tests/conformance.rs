@@ -19,10 +19,14 @@ impl Rng {
         self.0
     }
     fn f32s(&mut self, n: usize) -> Vec<f32> {
-        (0..n).map(|_| ((self.next() >> 40) as f32 / (1u64 << 24) as f32) * 4.0 - 2.0).collect()
+        (0..n)
+            .map(|_| ((self.next() >> 40) as f32 / (1u64 << 24) as f32) * 4.0 - 2.0)
+            .collect()
     }
     fn i32s(&mut self, n: usize, lo: i32, hi: i32) -> Vec<i32> {
-        (0..n).map(|_| lo + (self.next() % (hi - lo) as u64) as i32).collect()
+        (0..n)
+            .map(|_| lo + (self.next() % (hi - lo) as u64) as i32)
+            .collect()
     }
 }
 
@@ -83,11 +87,36 @@ fn run(case: &Case, dev: &Device) -> Result<Vec<Vec<f64>>, String> {
     let mut out = vec![];
     for b in bufs.iter().flatten() {
         out.push(match b.dtype() {
-            DType::F32 => dev.download::<f32>(b).unwrap().iter().map(|&x| x as f64).collect(),
-            DType::F16 => dev.download::<f16>(b).unwrap().iter().map(|x| x.to_f64()).collect(),
-            DType::BF16 => dev.download::<bf16>(b).unwrap().iter().map(|x| x.to_f64()).collect(),
-            DType::I32 => dev.download::<i32>(b).unwrap().iter().map(|&x| x as f64).collect(),
-            DType::U8 => dev.download::<u8>(b).unwrap().iter().map(|&x| x as f64).collect(),
+            DType::F32 => dev
+                .download::<f32>(b)
+                .unwrap()
+                .iter()
+                .map(|&x| x as f64)
+                .collect(),
+            DType::F16 => dev
+                .download::<f16>(b)
+                .unwrap()
+                .iter()
+                .map(|x| x.to_f64())
+                .collect(),
+            DType::BF16 => dev
+                .download::<bf16>(b)
+                .unwrap()
+                .iter()
+                .map(|x| x.to_f64())
+                .collect(),
+            DType::I32 => dev
+                .download::<i32>(b)
+                .unwrap()
+                .iter()
+                .map(|&x| x as f64)
+                .collect(),
+            DType::U8 => dev
+                .download::<u8>(b)
+                .unwrap()
+                .iter()
+                .map(|&x| x as f64)
+                .collect(),
             other => panic!("no download for {other}"),
         });
     }
@@ -96,10 +125,19 @@ fn run(case: &Case, dev: &Device) -> Result<Vec<Vec<f64>>, String> {
 
 fn compare(case: &Case, dev: &Device, want: &[Vec<f64>], got: &[Vec<f64>]) {
     for (bi, (w, g)) in want.iter().zip(got).enumerate() {
-        let scale = w.iter().filter(|x| x.is_finite()).fold(0f64, |m, x| m.max(x.abs())).max(1e-30);
+        let scale = w
+            .iter()
+            .filter(|x| x.is_finite())
+            .fold(0f64, |m, x| m.max(x.abs()))
+            .max(1e-30);
         for (i, (a, b)) in w.iter().zip(g).enumerate() {
             let same = (a.is_nan() && b.is_nan()) || a == b || (a - b).abs() <= case.tol * scale;
-            assert!(same, "{} on {}: buffer {bi} element {i}: {b} (reference {a})", case.name, dev.name());
+            assert!(
+                same,
+                "{} on {}: buffer {bi} element {i}: {b} (reference {a})",
+                case.name,
+                dev.name()
+            );
         }
     }
 }
@@ -120,19 +158,30 @@ fn wgpu_device() -> Option<Device> {
 }
 
 fn check(case: Case) {
-    let want = run(&case, &Device::interpreter()).unwrap_or_else(|e| panic!("{} on the interpreter: {e}", case.name));
+    let want = run(&case, &Device::interpreter())
+        .unwrap_or_else(|e| panic!("{} on the interpreter: {e}", case.name));
     // Outputs were poisoned; the reference must have written them.
-    for (h, w) in case.args.iter().filter(|h| !matches!(h, H::S(_))).zip(&want) {
+    for (h, w) in case
+        .args
+        .iter()
+        .filter(|h| !matches!(h, H::S(_)))
+        .zip(&want)
+    {
         if let H::F32(v) = h {
             if !v.is_empty() && v.iter().all(|x| x.is_nan()) {
-                assert!(w.iter().any(|x| !x.is_nan()), "{}: the reference left an output poisoned", case.name);
+                assert!(
+                    w.iter().any(|x| !x.is_nan()),
+                    "{}: the reference left an output poisoned",
+                    case.name
+                );
             }
         }
     }
     let mut devices = vec![Device::simulator()];
     devices.extend(wgpu_device());
     for dev in devices {
-        let got = run(&case, &dev).unwrap_or_else(|e| panic!("{} on {}: {e}", case.name, dev.name()));
+        let got =
+            run(&case, &dev).unwrap_or_else(|e| panic!("{} on {}: {e}", case.name, dev.name()));
         compare(&case, &dev, &want, &got);
     }
 }
@@ -165,7 +214,12 @@ fn vector_add_ragged() {
             src: VECTOR_ADD,
             kernel: "add_kernel",
             grid: [(n as u32).div_ceil(256), 1, 1],
-            args: vec![H::F32(r.f32s(n)), H::F32(r.f32s(n)), poison_f32(n), s(n as i32)],
+            args: vec![
+                H::F32(r.f32s(n)),
+                H::F32(r.f32s(n)),
+                poison_f32(n),
+                s(n as i32),
+            ],
             constexprs: vec![("BLOCK_SIZE", c(256))],
             tol: 0.0,
         });
@@ -181,7 +235,14 @@ fn fused_softmax() {
             src: SOFTMAX,
             kernel: "softmax_kernel",
             grid: [rows as u32, 1, 1],
-            args: vec![poison_f32(rows * cols), H::F32(r.f32s(rows * cols)), s(cols as i32), s(cols as i32), s(rows as i32), s(cols as i32)],
+            args: vec![
+                poison_f32(rows * cols),
+                H::F32(r.f32s(rows * cols)),
+                s(cols as i32),
+                s(cols as i32),
+                s(rows as i32),
+                s(cols as i32),
+            ],
             constexprs: vec![("BLOCK_SIZE", c(block))],
             tol: 1e-5,
         });
@@ -201,8 +262,15 @@ fn block_pointer_matmul_f32() {
             H::F32(r.f32s(m * k)),
             H::F32(r.f32s(k * n)),
             poison_f32(m * n),
-            s(m as i32), s(n as i32), s(k as i32),
-            s(k as i32), s(1i32), s(n as i32), s(1i32), s(n as i32), s(1i32),
+            s(m as i32),
+            s(n as i32),
+            s(k as i32),
+            s(k as i32),
+            s(1i32),
+            s(n as i32),
+            s(1i32),
+            s(n as i32),
+            s(1i32),
         ],
         constexprs: vec![("BLOCK_M", c(32)), ("BLOCK_N", c(32)), ("BLOCK_K", c(16))],
         tol: 1e-5,
@@ -224,10 +292,22 @@ fn grouped_matmul_f16_inputs() {
             h(r.f32s(m * k)),
             h(r.f32s(k * n)),
             H::F16(vec![f16::NAN; m * n]),
-            s(m as i32), s(n as i32), s(k as i32),
-            s(k as i32), s(1i32), s(n as i32), s(1i32), s(n as i32), s(1i32),
+            s(m as i32),
+            s(n as i32),
+            s(k as i32),
+            s(k as i32),
+            s(1i32),
+            s(n as i32),
+            s(1i32),
+            s(n as i32),
+            s(1i32),
         ],
-        constexprs: vec![("BLOCK_SIZE_M", c(16)), ("BLOCK_SIZE_N", c(16)), ("BLOCK_SIZE_K", c(16)), ("GROUP_SIZE_M", c(2))],
+        constexprs: vec![
+            ("BLOCK_SIZE_M", c(16)),
+            ("BLOCK_SIZE_N", c(16)),
+            ("BLOCK_SIZE_K", c(16)),
+            ("GROUP_SIZE_M", c(2)),
+        ],
         tol: 1e-2,
     });
 }
@@ -266,7 +346,12 @@ fn swiglu_bf16_output() {
         src: SWIGLU,
         kernel: "swiglu_fwd_kernel",
         grid: [(n as u32).div_ceil(128), 1, 1],
-        args: vec![H::F32(r.f32s(n)), H::F32(r.f32s(n)), H::BF16(vec![bf16::NAN; n]), s(n as i32)],
+        args: vec![
+            H::F32(r.f32s(n)),
+            H::F32(r.f32s(n)),
+            H::BF16(vec![bf16::NAN; n]),
+            s(n as i32),
+        ],
         constexprs: vec![("BLOCK_SIZE", c(128))],
         tol: 1e-2,
     });
@@ -282,7 +367,14 @@ fn seed_masks() {
             src: CH9,
             kernel,
             grid: [1, 1, 1],
-            args: vec![H::F32(r.f32s(m * n)), poison_f32(m * n), s(m as i32), s(n as i32), s(n as i32), s(1i32)],
+            args: vec![
+                H::F32(r.f32s(m * n)),
+                poison_f32(m * n),
+                s(m as i32),
+                s(n as i32),
+                s(n as i32),
+                s(1i32),
+            ],
             constexprs: vec![("BLOCK_M", c(16)), ("BLOCK_N", c(16))],
             tol: 0.0,
         });
@@ -293,7 +385,12 @@ fn seed_masks() {
         src: CH9,
         kernel: "block_sparse_double_kernel",
         grid: [4, 1, 1],
-        args: vec![H::F32(r.f32s(n)), poison_f32(n), H::I32(vec![1, 0, 1, 1]), s(n as i32 - 3)],
+        args: vec![
+            H::F32(r.f32s(n)),
+            poison_f32(n),
+            H::I32(vec![1, 0, 1, 1]),
+            s(n as i32 - 3),
+        ],
         constexprs: vec![("BLOCK", c(16)), ("NUM_BLOCKS", c(4))],
         tol: 0.0,
     });
@@ -303,7 +400,12 @@ fn seed_masks() {
         src: CH9,
         kernel: "ragged_row_sum_kernel",
         grid: [rows as u32, 1, 1],
-        args: vec![H::F32(r.f32s(rows * width)), H::I32(r.i32s(rows, 0, width as i32 + 1)), poison_f32(rows), s(width as i32)],
+        args: vec![
+            H::F32(r.f32s(rows * width)),
+            H::I32(r.i32s(rows, 0, width as i32 + 1)),
+            poison_f32(rows),
+            s(width as i32),
+        ],
         constexprs: vec![("MAX_WIDTH", c(width as i64))],
         tol: 1e-6,
     });
@@ -352,7 +454,16 @@ fn seed_block_pointers() {
             src: CH7_BP,
             kernel: "copy_block_ptr_kernel",
             grid: [1, 1, 1],
-            args: vec![H::F32(r.f32s(12)), poison_f32(12), s(m), s(n), s(n), s(1i32), s(om), s(on)],
+            args: vec![
+                H::F32(r.f32s(12)),
+                poison_f32(12),
+                s(m),
+                s(n),
+                s(n),
+                s(1i32),
+                s(om),
+                s(on),
+            ],
             constexprs: vec![("BLOCK_M", c(4)), ("BLOCK_N", c(4))],
             tol: 0.0,
         });
@@ -373,7 +484,12 @@ fn seed_block_pointers() {
         src: LESSON4,
         kernel: "softmax_bp_kernel",
         grid: [(m as u32).div_ceil(4), 1, 1],
-        args: vec![H::F32(r.f32s(m * nn)), poison_f32(m * nn), s(m as i32), s(nn as i32)],
+        args: vec![
+            H::F32(r.f32s(m * nn)),
+            poison_f32(m * nn),
+            s(m as i32),
+            s(nn as i32),
+        ],
         constexprs: vec![("BLOCK_M", c(4)), ("BLOCK_N", c(64))],
         tol: 1e-5,
     });
@@ -384,8 +500,20 @@ fn seed_block_pointers() {
             src: LESSON4,
             kernel,
             grid: [(m as u32).div_ceil(16), (n as u32).div_ceil(16), 1],
-            args: vec![H::F32(r.f32s(m * k)), H::F32(r.f32s(k * n)), poison_f32(m * n), s(m as i32), s(n as i32), s(k as i32)],
-            constexprs: vec![("N_ITERS", c(2)), ("BLOCK_M", c(16)), ("BLOCK_N", c(16)), ("BLOCK_K", c(16))],
+            args: vec![
+                H::F32(r.f32s(m * k)),
+                H::F32(r.f32s(k * n)),
+                poison_f32(m * n),
+                s(m as i32),
+                s(n as i32),
+                s(k as i32),
+            ],
+            constexprs: vec![
+                ("N_ITERS", c(2)),
+                ("BLOCK_M", c(16)),
+                ("BLOCK_N", c(16)),
+                ("BLOCK_K", c(16)),
+            ],
             tol: 1e-5,
         });
     }
@@ -452,7 +580,13 @@ fn reductions_scans_and_argmax() {
         src: EXTRA,
         kernel: "row_stats",
         grid: [rows as u32, 1, 1],
-        args: vec![H::F32(r.f32s(rows * n)), poison_f32(rows), H::I32(vec![-1; rows]), poison_f32(rows * n), s(n as i32)],
+        args: vec![
+            H::F32(r.f32s(rows * n)),
+            poison_f32(rows),
+            H::I32(vec![-1; rows]),
+            poison_f32(rows * n),
+            s(n as i32),
+        ],
         constexprs: vec![("BLOCK", c(64))],
         tol: 1e-5,
     });
@@ -492,13 +626,22 @@ fn while_loops_and_branches() {
 fn integer_semantics() {
     let mut r = Rng(13);
     let n = 300;
-    let b: Vec<i32> = r.i32s(n, -50, 50).into_iter().map(|x| if x == 0 { 7 } else { x }).collect();
+    let b: Vec<i32> = r
+        .i32s(n, -50, 50)
+        .into_iter()
+        .map(|x| if x == 0 { 7 } else { x })
+        .collect();
     check(Case {
         name: "int_ops",
         src: EXTRA,
         kernel: "int_ops",
         grid: [(n as u32).div_ceil(128), 1, 1],
-        args: vec![H::I32(r.i32s(n, -100000, 100000)), H::I32(b), H::I32(vec![-1; n]), s(n as i32)],
+        args: vec![
+            H::I32(r.i32s(n, -100000, 100000)),
+            H::I32(b),
+            H::I32(vec![-1; n]),
+            s(n as i32),
+        ],
         constexprs: vec![("BLOCK", c(128))],
         tol: 0.0,
     });
@@ -513,7 +656,12 @@ fn transpose_through_layouts() {
         src: EXTRA,
         kernel: "transpose_2d",
         grid: [(m as u32).div_ceil(16), (n as u32).div_ceil(32), 1],
-        args: vec![H::F32(r.f32s(m * n)), poison_f32(m * n), s(m as i32), s(n as i32)],
+        args: vec![
+            H::F32(r.f32s(m * n)),
+            poison_f32(m * n),
+            s(m as i32),
+            s(n as i32),
+        ],
         constexprs: vec![("BM", c(16)), ("BN", c(32))],
         tol: 0.0,
     });
@@ -536,10 +684,25 @@ fn guard_sub_range_margins_untouched() {
         let out = dev.upload(&big).unwrap();
         let xb = dev.upload(&x).unwrap();
         let view = out.slice(32..32 + n);
-        k.launch(&dev, (n as u32).div_ceil(128)).arg(&xb).arg(&xb).arg(&view).arg(n as i32).constexpr("BLOCK_SIZE", 128).run().unwrap();
+        k.launch(&dev, (n as u32).div_ceil(128))
+            .arg(&xb)
+            .arg(&xb)
+            .arg(&view)
+            .arg(n as i32)
+            .constexpr("BLOCK_SIZE", 128)
+            .run()
+            .unwrap();
         let got = dev.download::<f32>(&out).unwrap();
-        assert!(got[..32].iter().all(|&v| v == 12345.0), "{}: front margin written", dev.name());
-        assert!(got[32 + n..].iter().all(|&v| v == 12345.0), "{}: back margin written", dev.name());
+        assert!(
+            got[..32].iter().all(|&v| v == 12345.0),
+            "{}: front margin written",
+            dev.name()
+        );
+        assert!(
+            got[32 + n..].iter().all(|&v| v == 12345.0),
+            "{}: back margin written",
+            dev.name()
+        );
         for i in 0..n {
             assert_eq!(got[32 + i], x[i] + x[i], "{}: element {i}", dev.name());
         }
@@ -564,7 +727,11 @@ def bump(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
         src,
         kernel: "bump",
         grid: [(n as u32).div_ceil(128), 1, 1],
-        args: vec![H::U8(r.i32s(n, 0, 256).into_iter().map(|x| x as u8).collect()), H::U8(vec![0xAA; n]), s(n as i32)],
+        args: vec![
+            H::U8(r.i32s(n, 0, 256).into_iter().map(|x| x as u8).collect()),
+            H::U8(vec![0xAA; n]),
+            s(n as i32),
+        ],
         constexprs: vec![("BLOCK", c(128))],
         tol: 0.0,
     });

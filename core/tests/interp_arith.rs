@@ -1,6 +1,8 @@
 //! Interpreter: elementwise arithmetic of every dtype against plain Rust references,
 //! C integer division, shifts, comparisons, casts, unary math.
 
+#![allow(clippy::type_complexity, clippy::needless_range_loop)]
+
 mod interp_support;
 use half::{bf16, f16};
 use interp_support::*;

@@ -159,10 +159,10 @@ fn masked_load_gives_other_and_masked_store_writes_nothing() {
         .map(|i| half::f16::from_f32(i as f32 + 0.5))
         .collect();
     let sentinel = half::f16::from_f32(1234.0);
-    let mut bufs = vec![buf(&xs), buf(&vec![sentinel; 32])];
+    let mut bufs = vec![buf(&xs), buf(&[sentinel; 32])];
     run(&k, 1, &[whole(0, &bufs[0]), whole(1, &bufs[1])], &mut bufs).unwrap();
     let got: Vec<half::f16> = read(&bufs[1]);
-    for i in 0..32usize {
+    for (i, g) in got.iter().enumerate() {
         let want = if i % 2 != 0 {
             1234.0
         } else if i >= 20 && i % 3 != 0 {
@@ -170,7 +170,7 @@ fn masked_load_gives_other_and_masked_store_writes_nothing() {
         } else {
             -1.0
         };
-        assert_eq!(got[i].to_f32(), want, "lane {i}");
+        assert_eq!(g.to_f32(), want, "lane {i}");
     }
 }
 

@@ -46,10 +46,15 @@ pub struct WgslKernel {
 
 impl WgslKernel {
     /// Encodes scalar arguments (indexed by Thread IR parameter) as parameter words.
-    pub fn encode_scalars(&self, scalar_of: impl Fn(usize) -> Option<ScalarValue>) -> Result<Vec<u8>> {
+    pub fn encode_scalars(
+        &self,
+        scalar_of: impl Fn(usize) -> Option<ScalarValue>,
+    ) -> Result<Vec<u8>> {
         let mut out = Vec::with_capacity(4 * self.scalar_slots.len());
         for &(p, dt) in &self.scalar_slots {
-            let v = scalar_of(p).ok_or_else(|| Diagnostic::new(ErrorKind::Launch, format!("missing scalar argument {p}")))?;
+            let v = scalar_of(p).ok_or_else(|| {
+                Diagnostic::new(ErrorKind::Launch, format!("missing scalar argument {p}"))
+            })?;
             let word: u32 = match (v, dt) {
                 (ScalarValue::Bool(b), _) => b as u32,
                 (ScalarValue::Int(_, i), d) if d.is_float() => (i as f32).to_bits(),
@@ -76,7 +81,10 @@ enum Repr {
 }
 
 fn backend_err(kernel: &str, msg: String) -> Diagnostic {
-    Diagnostic::new(ErrorKind::Backend, format!("kernel `{kernel}` cannot run on the WGSL backend: {msg}"))
+    Diagnostic::new(
+        ErrorKind::Backend,
+        format!("kernel `{kernel}` cannot run on the WGSL backend: {msg}"),
+    )
 }
 
 struct Printer<'a> {
@@ -103,7 +111,9 @@ pub fn print_wgsl(k: &ThreadKernel, caps: &Capabilities) -> Result<WgslKernel> {
     for ty in &k.regs {
         p.check_type(ty.dtype)?;
         if ty.lanes != 1 {
-            return Err(Diagnostic::internal("vector registers are not printed for WGSL yet"));
+            return Err(Diagnostic::internal(
+                "vector registers are not printed for WGSL yet",
+            ));
         }
     }
     let atomics = atomic_buffers(&k.body);
@@ -118,11 +128,17 @@ pub fn print_wgsl(k: &ThreadKernel, caps: &Capabilities) -> Result<WgslKernel> {
                     (4, true) => Repr::Atomic32,
                     (4, false) => Repr::Plain,
                     (2, false) if *dtype == DType::F16 && p.f16 => Repr::Plain,
-                    (n, _) => Repr::Packed { bits: 8 * n as u32, atomic: *written },
+                    (n, _) => Repr::Packed {
+                        bits: 8 * n as u32,
+                        atomic: *written,
+                    },
                 };
                 p.reprs[i] = Some(repr);
                 p.binding[i] = Some(storage.len());
-                storage.push(StorageBinding { read_only: !*written, element_size: dtype.size_bytes() as u32 });
+                storage.push(StorageBinding {
+                    read_only: !*written,
+                    element_size: dtype.size_bytes() as u32,
+                });
                 buffer_params.push(i);
             }
             ParamKind::Scalar { dtype } => {
@@ -134,7 +150,10 @@ pub fn print_wgsl(k: &ThreadKernel, caps: &Capabilities) -> Result<WgslKernel> {
     }
     let layout = KernelLayout {
         // The printed `Params` struct holds at least one vec4 of scalar words.
-        uniform: Some(UniformLayout { base_offsets: true, scalar_bytes: 16 * scalar_slots.len().div_ceil(4).max(1) as u32 }),
+        uniform: Some(UniformLayout {
+            base_offsets: true,
+            scalar_bytes: 16 * scalar_slots.len().div_ceil(4).max(1) as u32,
+        }),
         storage,
     };
     p.header(&layout, &scalar_slots)?;
@@ -158,11 +177,17 @@ fn atomic_buffers(body: &[Stmt]) -> Vec<u32> {
             match s {
                 Stmt::Atomic { buf, .. } | Stmt::AtomicCas { buf, .. } => out.push(*buf),
                 Stmt::For { body, .. } => go(body, out),
-                Stmt::If { then_body, else_body, .. } => {
+                Stmt::If {
+                    then_body,
+                    else_body,
+                    ..
+                } => {
                     go(then_body, out);
                     go(else_body, out);
                 }
-                Stmt::While { cond_body, body, .. } => {
+                Stmt::While {
+                    cond_body, body, ..
+                } => {
                     go(cond_body, out);
                     go(body, out);
                 }
@@ -262,9 +287,24 @@ impl Printer<'_> {
     }
 
     fn header(&mut self, layout: &KernelLayout, scalars: &[(usize, DType)]) -> Result<()> {
-        let uses_f16 = self.f16 && (self.k.regs.iter().any(|t| t.dtype == DType::F16) || self.k.shared.iter().any(|a| a.dtype == DType::F16) || self.k.params.iter().any(|p| matches!(p.kind, ParamKind::Buffer { dtype: DType::F16, .. })));
+        let uses_f16 = self.f16
+            && (self.k.regs.iter().any(|t| t.dtype == DType::F16)
+                || self.k.shared.iter().any(|a| a.dtype == DType::F16)
+                || self.k.params.iter().any(|p| {
+                    matches!(
+                        p.kind,
+                        ParamKind::Buffer {
+                            dtype: DType::F16,
+                            ..
+                        }
+                    )
+                }));
         let mut h = String::new();
-        let _ = writeln!(h, "// tilewise: kernel `{}`, {} threads per program", self.k.name, self.k.threads);
+        let _ = writeln!(
+            h,
+            "// tilewise: kernel `{}`, {} threads per program",
+            self.k.name, self.k.threads
+        );
         if uses_f16 {
             h.push_str("enable f16;\n");
         }
@@ -277,8 +317,12 @@ impl Printer<'_> {
         let nsw = scalars.len().div_ceil(4).max(1);
         let _ = writeln!(h, "\nstruct Params {{\n  bases: array<vec4<u32>, {nbw}>,\n  words: array<vec4<u32>, {nsw}>,\n}}");
         for (i, prm) in self.k.params.iter().enumerate() {
-            let (Some(b), Some(repr)) = (self.binding[i], self.reprs[i]) else { continue };
-            let ParamKind::Buffer { dtype, written } = prm.kind else { continue };
+            let (Some(b), Some(repr)) = (self.binding[i], self.reprs[i]) else {
+                continue;
+            };
+            let ParamKind::Buffer { dtype, written } = prm.kind else {
+                continue;
+            };
             let access = if written { "read_write" } else { "read" };
             let elem = match repr {
                 Repr::Plain => self.rty(dtype).to_string(),
@@ -292,7 +336,13 @@ impl Printer<'_> {
         let _ = writeln!(h, "@group(0) @binding({nb}) var<uniform> P: Params;");
         // With a nonzero base of a scalar-only kernel layout still valid: bases is sized >= 1.
         for (i, a) in self.k.shared.iter().enumerate() {
-            let _ = writeln!(h, "var<workgroup> s{i}: array<{}, {}>; // {}", self.rty(a.dtype), a.len.max(1), a.name);
+            let _ = writeln!(
+                h,
+                "var<workgroup> s{i}: array<{}, {}>; // {}",
+                self.rty(a.dtype),
+                a.len.max(1),
+                a.name
+            );
         }
         let _ = writeln!(
             h,
@@ -353,7 +403,11 @@ impl Printer<'_> {
             if x32.is_nan() {
                 "bitcast<f32>(0x7fc00000u)".into()
             } else if x32.is_infinite() {
-                if x32 > 0.0 { "bitcast<f32>(0x7f800000u)".into() } else { "bitcast<f32>(0xff800000u)".into() }
+                if x32 > 0.0 {
+                    "bitcast<f32>(0x7f800000u)".into()
+                } else {
+                    "bitcast<f32>(0xff800000u)".into()
+                }
             } else {
                 format!("bitcast<f32>({:#x}u)", x32.to_bits())
             }
@@ -369,7 +423,11 @@ impl Printer<'_> {
                     Const::Bool(b) => b as i64 as f64,
                 };
                 let v = self.fix(d, f(x));
-                if self.is_f16_native(d) { format!("f16({v})") } else { v }
+                if self.is_f16_native(d) {
+                    format!("f16({v})")
+                } else {
+                    v
+                }
             }
             (d, c) => {
                 let i = match c {
@@ -377,14 +435,20 @@ impl Printer<'_> {
                     Const::Bool(b) => b as i64,
                     Const::Float(x) => x as i64,
                 };
-                if d.is_unsigned_int() { format!("{}u", i as u32) } else { format!("bitcast<i32>({:#x}u)", i as i32 as u32) }
+                if d.is_unsigned_int() {
+                    format!("{}u", i as u32)
+                } else {
+                    format!("bitcast<i32>({:#x}u)", i as i32 as u32)
+                }
             }
         }
     }
 
     /// Reads element `idx` (an absolute u32 index expression) of buffer `p`.
     fn read_elem(&self, p: u32, idx: &str) -> String {
-        let ParamKind::Buffer { dtype, .. } = self.k.params[p as usize].kind else { return "0".into() };
+        let ParamKind::Buffer { dtype, .. } = self.k.params[p as usize].kind else {
+            return "0".into();
+        };
         match self.reprs[p as usize].unwrap_or(Repr::Plain) {
             Repr::Plain => format!("b{p}[{idx}]"),
             Repr::Atomic32 => match dtype {
@@ -394,7 +458,11 @@ impl Printer<'_> {
             Repr::Packed { bits, atomic } => {
                 let per = 32 / bits;
                 let word_idx = format!("({idx}) / {per}u");
-                let word = if atomic { format!("atomicLoad(&b{p}[{word_idx}])") } else { format!("b{p}[{word_idx}]") };
+                let word = if atomic {
+                    format!("atomicLoad(&b{p}[{word_idx}])")
+                } else {
+                    format!("b{p}[{word_idx}]")
+                };
                 let mask = if bits == 8 { "0xffu" } else { "0xffffu" };
                 let raw = format!("(({word} >> ((({idx}) % {per}u) * {bits}u)) & {mask})");
                 match dtype {
@@ -425,7 +493,9 @@ impl Printer<'_> {
 
     /// A statement writing `v` (a register of the buffer's dtype) at `idx`.
     fn write_elem(&self, p: u32, idx: &str, v: &str) -> String {
-        let ParamKind::Buffer { dtype, .. } = self.k.params[p as usize].kind else { return String::new() };
+        let ParamKind::Buffer { dtype, .. } = self.k.params[p as usize].kind else {
+            return String::new();
+        };
         match self.reprs[p as usize].unwrap_or(Repr::Plain) {
             Repr::Plain => format!("b{p}[{idx}] = {v};"),
             Repr::Atomic32 => match dtype {
@@ -470,7 +540,11 @@ impl Printer<'_> {
             UnaryOp::Erf if self.is_f16_native(dt) => format!("f16(tw_erf(f32({x})))"),
             UnaryOp::Erf => format!("tw_erf({x})"),
         };
-        if is_float || !matches!(op, UnaryOp::Not) { self.fix(dt, e) } else { e }
+        if is_float || !matches!(op, UnaryOp::Not) {
+            self.fix(dt, e)
+        } else {
+            e
+        }
     }
 
     fn binary(&self, op: BinaryOp, dt: DType, a: &str, b: &str) -> String {
@@ -494,7 +568,9 @@ impl Printer<'_> {
             BinaryOp::Shl => {
                 let w = dt.bits();
                 let zero = if signed { "0" } else { "0u" };
-                format!("select({a} << (bitcast<u32>({b}) % 32u), {zero}, bitcast<u32>({b}) >= {w}u)")
+                format!(
+                    "select({a} << (bitcast<u32>({b}) % 32u), {zero}, bitcast<u32>({b}) >= {w}u)"
+                )
             }
             BinaryOp::Shr if signed => {
                 format!("select({a} >> (bitcast<u32>({b}) % 32u), {a} >> 31u, bitcast<u32>({b}) >= {}u)", dt.bits())
@@ -510,12 +586,19 @@ impl Printer<'_> {
             BinaryOp::Max => format!("max({a}, {b})"),
             BinaryOp::Pow => format!("pow({a}, {b})"),
         };
-        if dt == DType::I1 { e } else { self.fix(dt, e) }
+        if dt == DType::I1 {
+            e
+        } else {
+            self.fix(dt, e)
+        }
     }
 
     fn cmp(&self, p: CmpPred, dt: DType, a: &str, b: &str) -> String {
         if dt == DType::I1 && !matches!(p, CmpPred::Eq | CmpPred::Ne) {
-            let (a, b) = (format!("select(0u, 1u, {a})"), format!("select(0u, 1u, {b})"));
+            let (a, b) = (
+                format!("select(0u, 1u, {a})"),
+                format!("select(0u, 1u, {b})"),
+            );
             return self.cmp(p, DType::U32, &a, &b);
         }
         let o = match p {
@@ -554,16 +637,34 @@ impl Printer<'_> {
         Ok(match (from.is_float(), to.is_float(), from, to) {
             (_, _, f, t2) if f == t2 => x.to_string(),
             (_, _, _, DType::I1) if from.is_float() => format!("({x} != 0.0)"),
-            (_, _, DType::I1, _) if to.is_float() => self.fix(to, format!("select({t}(0), {t}(1), {x})")),
+            (_, _, DType::I1, _) if to.is_float() => {
+                self.fix(to, format!("select({t}(0), {t}(1), {x})"))
+            }
             (_, _, DType::I1, _) => format!("select({t}(0), {t}(1), {x})"),
             (_, _, _, DType::I1) => format!("({x} != {t}(0))", t = self.rty(from)),
             (true, true, _, _) => {
-                let widened = if self.is_f16_native(from) { format!("f32({x})") } else { x.to_string() };
-                if self.is_f16_native(to) { format!("f16({widened})") } else { self.fix(to, widened) }
+                let widened = if self.is_f16_native(from) {
+                    format!("f32({x})")
+                } else {
+                    x.to_string()
+                };
+                if self.is_f16_native(to) {
+                    format!("f16({widened})")
+                } else {
+                    self.fix(to, widened)
+                }
             }
             (true, false, _, _) => {
-                let w = if self.is_f16_native(from) { format!("f32({x})") } else { x.to_string() };
-                let v = if to.is_unsigned_int() { format!("tw_f2u({w})") } else { format!("tw_f2i({w})") };
+                let w = if self.is_f16_native(from) {
+                    format!("f32({x})")
+                } else {
+                    x.to_string()
+                };
+                let v = if to.is_unsigned_int() {
+                    format!("tw_f2u({w})")
+                } else {
+                    format!("tw_f2i({w})")
+                };
                 // Saturate to narrow integer ranges too.
                 match to {
                     DType::I8 => format!("clamp({v}, -128, 127)"),
@@ -590,23 +691,41 @@ impl Printer<'_> {
             Expr::Unary(op, x) => self.unary(*op, dt, &r(x)),
             Expr::Binary(op, a, b) => self.binary(*op, self.dt(*a), &r(a), &r(b)),
             Expr::Cmp(p, a, b) => self.cmp(*p, self.dt(*a), &r(a), &r(b)),
-            Expr::Select { cond, on_true, on_false } => format!("select({}, {}, {})", r(on_false), r(on_true), r(cond)),
-            Expr::Fma(a, b, c) if dt.is_float() => self.fix(dt, format!("fma({}, {}, {})", r(a), r(b), r(c))),
+            Expr::Select {
+                cond,
+                on_true,
+                on_false,
+            } => format!("select({}, {}, {})", r(on_false), r(on_true), r(cond)),
+            Expr::Fma(a, b, c) if dt.is_float() => {
+                self.fix(dt, format!("fma({}, {}, {})", r(a), r(b), r(c)))
+            }
             Expr::Fma(a, b, c) => self.fix(dt, format!("({} * {} + {})", r(a), r(b), r(c))),
             Expr::Cast { value, bitcast } => self.cast(self.dt(*value), dt, &r(value), *bitcast)?,
-            Expr::Load { buf, index, mask, other } => {
+            Expr::Load {
+                buf,
+                index,
+                mask,
+                other,
+            } => {
                 let idx = self.index(*buf, *index);
                 match (mask, other) {
                     (Some(m), Some(o)) => {
                         let safe = format!("select({}, {idx}, r{})", self.base(*buf), m.0);
-                        format!("select(r{}, {}, r{})", o.0, self.read_elem(*buf, &safe), m.0)
+                        format!(
+                            "select(r{}, {}, r{})",
+                            o.0,
+                            self.read_elem(*buf, &safe),
+                            m.0
+                        )
                     }
                     _ => self.read_elem(*buf, &idx),
                 }
             }
             Expr::SharedLoad { arr, index } => format!("s{arr}[r{}]", index.0),
             Expr::Extract { .. } | Expr::Construct(_) => {
-                return Err(Diagnostic::internal("vector registers are not printed for WGSL yet"))
+                return Err(Diagnostic::internal(
+                    "vector registers are not printed for WGSL yet",
+                ))
             }
         })
     }
@@ -628,14 +747,22 @@ impl Printer<'_> {
                 AtomicOp::Max => format!("tw_maxf(bitcast<f32>(tw_old), {v})"),
                 AtomicOp::Min => format!("tw_minf(bitcast<f32>(tw_old), {v})"),
                 AtomicOp::Xchg => v.to_string(),
-                _ => return Err(backend_err(&self.k.name, format!("atomic {} on f32", op.name()))),
+                _ => {
+                    return Err(backend_err(
+                        &self.k.name,
+                        format!("atomic {} on f32", op.name()),
+                    ))
+                }
             };
             return Ok(format!(
                 "loop {{ let tw_old = atomicLoad({a}); let tw_r = atomicCompareExchangeWeak({a}, tw_old, bitcast<u32>({apply})); if (tw_r.exchanged) {{ RESULT = bitcast<f32>(tw_old); break; }} }}"
             ));
         }
         if !matches!(dt, DType::I32 | DType::U32) {
-            return Err(backend_err(&self.k.name, format!("atomics on {dt} elements")));
+            return Err(backend_err(
+                &self.k.name,
+                format!("atomics on {dt} elements"),
+            ));
         }
         let f = match op {
             AtomicOp::Add => "atomicAdd",
@@ -656,7 +783,12 @@ impl Printer<'_> {
                     let e = self.expr(self.dt(*dst), expr)?;
                     self.line(depth, &format!("r{} = {e};", dst.0));
                 }
-                Stmt::Store { buf, index, value, mask } => {
+                Stmt::Store {
+                    buf,
+                    index,
+                    value,
+                    mask,
+                } => {
                     let idx = self.index(*buf, *index);
                     let w = self.write_elem(*buf, &idx, &format!("r{}", value.0));
                     match mask {
@@ -667,31 +799,63 @@ impl Printer<'_> {
                 Stmt::SharedStore { arr, index, value } => {
                     self.line(depth, &format!("s{arr}[r{}] = r{};", index.0, value.0));
                 }
-                Stmt::Atomic { dst, op, buf, index, value, mask } => {
+                Stmt::Atomic {
+                    dst,
+                    op,
+                    buf,
+                    index,
+                    value,
+                    mask,
+                } => {
                     let idx = self.index(*buf, *index);
                     let ParamKind::Buffer { dtype, .. } = self.k.params[*buf as usize].kind else {
                         return Err(Diagnostic::internal("atomic on a scalar"));
                     };
-                    let code = self.atomic(*op, *buf, &idx, &format!("r{}", value.0), dtype)?.replace("RESULT", &format!("r{}", dst.0));
+                    let code = self
+                        .atomic(*op, *buf, &idx, &format!("r{}", value.0), dtype)?
+                        .replace("RESULT", &format!("r{}", dst.0));
                     match mask {
                         Some(m) => self.line(depth, &format!("if (r{}) {{ {code} }}", m.0)),
                         None => self.line(depth, &code),
                     }
                 }
-                Stmt::AtomicCas { dst, buf, index, cmp, value } => {
+                Stmt::AtomicCas {
+                    dst,
+                    buf,
+                    index,
+                    cmp,
+                    value,
+                } => {
                     let idx = self.index(*buf, *index);
                     let ParamKind::Buffer { dtype, .. } = self.k.params[*buf as usize].kind else {
                         return Err(Diagnostic::internal("atomic on a scalar"));
                     };
                     let (c, v, back) = match dtype {
-                        DType::F32 => (format!("bitcast<u32>(r{})", cmp.0), format!("bitcast<u32>(r{})", value.0), "bitcast<f32>"),
-                        DType::I32 | DType::U32 => (format!("r{}", cmp.0), format!("r{}", value.0), ""),
-                        other => return Err(backend_err(&self.k.name, format!("atomic_cas on {other} elements"))),
+                        DType::F32 => (
+                            format!("bitcast<u32>(r{})", cmp.0),
+                            format!("bitcast<u32>(r{})", value.0),
+                            "bitcast<f32>",
+                        ),
+                        DType::I32 | DType::U32 => {
+                            (format!("r{}", cmp.0), format!("r{}", value.0), "")
+                        }
+                        other => {
+                            return Err(backend_err(
+                                &self.k.name,
+                                format!("atomic_cas on {other} elements"),
+                            ))
+                        }
                     };
                     self.line(depth, &format!("r{} = {back}(atomicCompareExchangeWeak(&b{buf}[{idx}], {c}, {v}).old_value);", dst.0));
                 }
                 Stmt::Barrier => self.line(depth, "workgroupBarrier();"),
-                Stmt::For { iv, lower, upper, step, body } => {
+                Stmt::For {
+                    iv,
+                    lower,
+                    upper,
+                    step,
+                    body,
+                } => {
                     self.line(
                         depth,
                         &format!(
@@ -705,7 +869,11 @@ impl Printer<'_> {
                     self.stmts(body, depth + 1)?;
                     self.line(depth, "}");
                 }
-                Stmt::If { cond, then_body, else_body } => {
+                Stmt::If {
+                    cond,
+                    then_body,
+                    else_body,
+                } => {
                     self.line(depth, &format!("if (r{}) {{", cond.0));
                     self.stmts(then_body, depth + 1)?;
                     if !else_body.is_empty() {
@@ -714,7 +882,11 @@ impl Printer<'_> {
                     }
                     self.line(depth, "}");
                 }
-                Stmt::While { cond_body, cond, body } => {
+                Stmt::While {
+                    cond_body,
+                    cond,
+                    body,
+                } => {
                     self.line(depth, "loop {");
                     self.stmts(cond_body, depth + 1)?;
                     self.line(depth + 1, &format!("if (!r{}) {{ break; }}", cond.0));

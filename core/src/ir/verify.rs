@@ -222,10 +222,8 @@ impl Verifier<'_> {
                     );
                 }
             }
-            Op::If { cond, .. } => {
-                if !self.ty(*cond).is_scalar() || !self.is_bool(*cond) {
-                    return Err(self.err(Some(inst), "if condition is not an i1 scalar".into()));
-                }
+            Op::If { cond, .. } if !self.ty(*cond).is_scalar() || !self.is_bool(*cond) => {
+                return Err(self.err(Some(inst), "if condition is not an i1 scalar".into()));
             }
             Op::For {
                 lower, upper, step, ..

@@ -23,7 +23,10 @@ use crate::ir::{DType, Inst, Kernel, Type, Value};
 pub fn lower_block_pointers(kernel: &Kernel, index: DType) -> Result<Kernel> {
     let expand = |t: &Type| -> Vec<Type> {
         match t {
-            Type::BlockPtr { pointee, block_shape } => {
+            Type::BlockPtr {
+                pointee,
+                block_shape,
+            } => {
                 let r = block_shape.len();
                 let mut v = vec![Type::ptr(*pointee, vec![])];
                 v.extend(std::iter::repeat_n(Type::scalar(index), 2 * r));
@@ -48,7 +51,9 @@ fn parts(ctx: &Ctx, bp: Value) -> Result<Parts> {
     let vals = ctx.get(bp)?;
     let r = (vals.len() - 1) / 3;
     if vals.len() != 3 * r + 1 {
-        return Err(Diagnostic::internal("block pointer split into a wrong number of parts"));
+        return Err(Diagnostic::internal(
+            "block pointer split into a wrong number of parts",
+        ));
     }
     Ok(Parts {
         base: vals[0],
@@ -61,7 +66,13 @@ fn parts(ctx: &Ctx, bp: Value) -> Result<Parts> {
 fn hook(ctx: &mut Ctx, inst: &Inst, index: DType) -> Result<Hook> {
     let span = inst.span;
     match &inst.op {
-        Op::MakeBlockPtr { base, shape, strides, offsets, .. } => {
+        Op::MakeBlockPtr {
+            base,
+            shape,
+            strides,
+            offsets,
+            ..
+        } => {
             let mut vals = vec![ctx.one(*base)?];
             // Shape and strides travel in the index type (so loops carry no i64 on WGSL).
             for v in shape.iter().chain(strides) {
@@ -69,7 +80,14 @@ fn hook(ctx: &mut Ctx, inst: &Inst, index: DType) -> Result<Hook> {
                 let v = if ctx.b.ty(v).dtype() == Some(index) {
                     v
                 } else {
-                    ctx.b.push1(Op::Cast { value: v, bitcast: false }, Type::scalar(index), span)
+                    ctx.b.push1(
+                        Op::Cast {
+                            value: v,
+                            bitcast: false,
+                        },
+                        Type::scalar(index),
+                        span,
+                    )
                 };
                 vals.push(v);
             }
@@ -86,34 +104,90 @@ fn hook(ctx: &mut Ctx, inst: &Inst, index: DType) -> Result<Hook> {
             vals.extend(&p.strides);
             for (o, d) in p.offsets.iter().zip(deltas) {
                 let d = ctx.one(*d)?;
-                let sum = ctx.b.push1(Op::Binary { op: BinaryOp::Add, lhs: *o, rhs: d }, Type::scalar(DType::I32), span);
+                let sum = ctx.b.push1(
+                    Op::Binary {
+                        op: BinaryOp::Add,
+                        lhs: *o,
+                        rhs: d,
+                    },
+                    Type::scalar(DType::I32),
+                    span,
+                );
                 vals.push(sum);
             }
             ctx.set(inst.results[0], vals);
             Ok(Hook::Done)
         }
-        Op::Load { ptr, boundary_check, padding, hints, .. } if ctx.old.ty(*ptr).is_block_ptr() => {
-            let Type::BlockPtr { pointee, block_shape } = ctx.old.ty(*ptr).clone() else { unreachable!() };
+        Op::Load {
+            ptr,
+            boundary_check,
+            padding,
+            hints,
+            ..
+        } if ctx.old.ty(*ptr).is_block_ptr() => {
+            let Type::BlockPtr {
+                pointee,
+                block_shape,
+            } = ctx.old.ty(*ptr).clone()
+            else {
+                unreachable!()
+            };
             let p = parts(ctx, *ptr)?;
-            let (ptrs, mask) = addresses(ctx, &p, pointee, &block_shape, boundary_check, index, span);
+            let (ptrs, mask) =
+                addresses(ctx, &p, pointee, &block_shape, boundary_check, index, span);
             let other = match (mask, padding) {
                 (None, _) => None,
-                (Some(_), Padding::Nan) if pointee.is_float() => {
-                    Some(ctx.b.push1(Op::Const(Const::Float(f64::NAN)), Type::tile(pointee, block_shape.clone()), span))
-                }
-                (Some(_), _) => Some(ctx.b.push1(Op::Const(zero(pointee)), Type::tile(pointee, block_shape.clone()), span)),
+                (Some(_), Padding::Nan) if pointee.is_float() => Some(ctx.b.push1(
+                    Op::Const(Const::Float(f64::NAN)),
+                    Type::tile(pointee, block_shape.clone()),
+                    span,
+                )),
+                (Some(_), _) => Some(ctx.b.push1(
+                    Op::Const(zero(pointee)),
+                    Type::tile(pointee, block_shape.clone()),
+                    span,
+                )),
             };
-            let op = Op::Load { ptr: ptrs, mask, other, boundary_check: vec![], padding: Padding::None, hints: hints.clone() };
+            let op = Op::Load {
+                ptr: ptrs,
+                mask,
+                other,
+                boundary_check: vec![],
+                padding: Padding::None,
+                hints: hints.clone(),
+            };
             let v = ctx.b.push1(op, Type::tile(pointee, block_shape), span);
             ctx.set(inst.results[0], vec![v]);
             Ok(Hook::Done)
         }
-        Op::Store { ptr, value, boundary_check, hints, .. } if ctx.old.ty(*ptr).is_block_ptr() => {
-            let Type::BlockPtr { pointee, block_shape } = ctx.old.ty(*ptr).clone() else { unreachable!() };
+        Op::Store {
+            ptr,
+            value,
+            boundary_check,
+            hints,
+            ..
+        } if ctx.old.ty(*ptr).is_block_ptr() => {
+            let Type::BlockPtr {
+                pointee,
+                block_shape,
+            } = ctx.old.ty(*ptr).clone()
+            else {
+                unreachable!()
+            };
             let p = parts(ctx, *ptr)?;
-            let (ptrs, mask) = addresses(ctx, &p, pointee, &block_shape, boundary_check, index, span);
+            let (ptrs, mask) =
+                addresses(ctx, &p, pointee, &block_shape, boundary_check, index, span);
             let value = ctx.one(*value)?;
-            ctx.b.push0(Op::Store { ptr: ptrs, value, mask, boundary_check: vec![], hints: hints.clone() }, span);
+            ctx.b.push0(
+                Op::Store {
+                    ptr: ptrs,
+                    value,
+                    mask,
+                    boundary_check: vec![],
+                    hints: hints.clone(),
+                },
+                span,
+            );
             Ok(Hook::Done)
         }
         _ => Ok(Hook::Copy),
@@ -148,54 +222,160 @@ fn addresses(
         // c_d: the coordinates along d, shaped [1, .., B_d, .., 1].
         let mut along = vec![1u32; rank];
         along[d] = block[d];
-        let ar = b.push1(Op::Arange { start: 0, end: block[d] as i64 }, Type::tile(DType::I32, vec![block[d]]), span);
+        let ar = b.push1(
+            Op::Arange {
+                start: 0,
+                end: block[d] as i64,
+            },
+            Type::tile(DType::I32, vec![block[d]]),
+            span,
+        );
         let mut cur = ar;
         let mut shape = vec![block[d]];
         for axis in 0..rank {
             if axis != d {
                 let pos = axis.min(shape.len());
                 shape.insert(pos, 1);
-                cur = b.push1(Op::ExpandDims { value: cur, axis: pos as u32 }, Type::tile(DType::I32, shape.clone()), span);
+                cur = b.push1(
+                    Op::ExpandDims {
+                        value: cur,
+                        axis: pos as u32,
+                    },
+                    Type::tile(DType::I32, shape.clone()),
+                    span,
+                );
             }
         }
-        let off = b.push1(Op::Splat(p.offsets[d]), Type::tile(DType::I32, along.clone()), span);
-        let c32 = b.push1(Op::Binary { op: BinaryOp::Add, lhs: cur, rhs: off }, Type::tile(DType::I32, along.clone()), span);
+        let off = b.push1(
+            Op::Splat(p.offsets[d]),
+            Type::tile(DType::I32, along.clone()),
+            span,
+        );
+        let c32 = b.push1(
+            Op::Binary {
+                op: BinaryOp::Add,
+                lhs: cur,
+                rhs: off,
+            },
+            Type::tile(DType::I32, along.clone()),
+            span,
+        );
         let c = if index == DType::I32 {
             c32
         } else {
-            b.push1(Op::Cast { value: c32, bitcast: false }, Type::tile(index, along.clone()), span)
+            b.push1(
+                Op::Cast {
+                    value: c32,
+                    bitcast: false,
+                },
+                Type::tile(index, along.clone()),
+                span,
+            )
         };
         let scalar_in_index = |b: &mut crate::ir::KernelBuilder, v: Value| -> Value {
             if b.ty(v).dtype() == Some(index) {
                 v
             } else {
-                b.push1(Op::Cast { value: v, bitcast: false }, Type::scalar(index), span)
+                b.push1(
+                    Op::Cast {
+                        value: v,
+                        bitcast: false,
+                    },
+                    Type::scalar(index),
+                    span,
+                )
             }
         };
         let stride = scalar_in_index(b, p.strides[d]);
         let stride = b.push1(Op::Splat(stride), Type::tile(index, along.clone()), span);
-        let term = b.push1(Op::Binary { op: BinaryOp::Mul, lhs: c, rhs: stride }, Type::tile(index, along.clone()), span);
+        let term = b.push1(
+            Op::Binary {
+                op: BinaryOp::Mul,
+                lhs: c,
+                rhs: stride,
+            },
+            Type::tile(index, along.clone()),
+            span,
+        );
         let term = b.push1(Op::Broadcast(term), Type::tile(index, block.to_vec()), span);
         offset = Some(match offset {
             None => term,
-            Some(acc) => b.push1(Op::Binary { op: BinaryOp::Add, lhs: acc, rhs: term }, Type::tile(index, block.to_vec()), span),
+            Some(acc) => b.push1(
+                Op::Binary {
+                    op: BinaryOp::Add,
+                    lhs: acc,
+                    rhs: term,
+                },
+                Type::tile(index, block.to_vec()),
+                span,
+            ),
         });
         if boundary_check.contains(&(d as u32)) {
             let lim = scalar_in_index(b, p.shape[d]);
             let lim = b.push1(Op::Splat(lim), Type::tile(index, along.clone()), span);
-            let zero = b.push1(Op::Const(Const::Int(0)), Type::tile(index, along.clone()), span);
-            let ge = b.push1(Op::Cmp { pred: CmpPred::Ge, lhs: c, rhs: zero }, Type::tile(DType::I1, along.clone()), span);
-            let lt = b.push1(Op::Cmp { pred: CmpPred::Lt, lhs: c, rhs: lim }, Type::tile(DType::I1, along.clone()), span);
-            let inb = b.push1(Op::Binary { op: BinaryOp::And, lhs: ge, rhs: lt }, Type::tile(DType::I1, along.clone()), span);
-            let inb = b.push1(Op::Broadcast(inb), Type::tile(DType::I1, block.to_vec()), span);
+            let zero = b.push1(
+                Op::Const(Const::Int(0)),
+                Type::tile(index, along.clone()),
+                span,
+            );
+            let ge = b.push1(
+                Op::Cmp {
+                    pred: CmpPred::Ge,
+                    lhs: c,
+                    rhs: zero,
+                },
+                Type::tile(DType::I1, along.clone()),
+                span,
+            );
+            let lt = b.push1(
+                Op::Cmp {
+                    pred: CmpPred::Lt,
+                    lhs: c,
+                    rhs: lim,
+                },
+                Type::tile(DType::I1, along.clone()),
+                span,
+            );
+            let inb = b.push1(
+                Op::Binary {
+                    op: BinaryOp::And,
+                    lhs: ge,
+                    rhs: lt,
+                },
+                Type::tile(DType::I1, along.clone()),
+                span,
+            );
+            let inb = b.push1(
+                Op::Broadcast(inb),
+                Type::tile(DType::I1, block.to_vec()),
+                span,
+            );
             mask = Some(match mask {
                 None => inb,
-                Some(m) => b.push1(Op::Binary { op: BinaryOp::And, lhs: m, rhs: inb }, Type::tile(DType::I1, block.to_vec()), span),
+                Some(m) => b.push1(
+                    Op::Binary {
+                        op: BinaryOp::And,
+                        lhs: m,
+                        rhs: inb,
+                    },
+                    Type::tile(DType::I1, block.to_vec()),
+                    span,
+                ),
             });
         }
     }
-    let offset = offset.unwrap_or_else(|| b.push1(Op::Const(Const::Int(0)), Type::tile(index, block.to_vec()), span));
+    let offset = offset.unwrap_or_else(|| {
+        b.push1(
+            Op::Const(Const::Int(0)),
+            Type::tile(index, block.to_vec()),
+            span,
+        )
+    });
     let base = b.push1(Op::Splat(p.base), Type::ptr(pointee, block.to_vec()), span);
-    let ptrs = b.push1(Op::AddPtr { ptr: base, offset }, Type::ptr(pointee, block.to_vec()), span);
+    let ptrs = b.push1(
+        Op::AddPtr { ptr: base, offset },
+        Type::ptr(pointee, block.to_vec()),
+        span,
+    );
     (ptrs, mask)
 }

@@ -64,10 +64,14 @@ impl LinearLayout {
         let rank = shape.len();
         let all = [shape, size_per_thread, threads_per_warp, warps_per_cta];
         if all.iter().any(|v| v.len() != rank) || order.len() != rank {
-            return Err(LayoutError(format!("blocked layout parameters disagree in rank with shape {shape:?}")));
+            return Err(LayoutError(format!(
+                "blocked layout parameters disagree in rank with shape {shape:?}"
+            )));
         }
         if all.iter().any(|v| v.iter().any(|d| !d.is_power_of_two())) {
-            return Err(LayoutError(format!("blocked layout parameters must be powers of two (shape {shape:?})")));
+            return Err(LayoutError(format!(
+                "blocked layout parameters must be powers of two (shape {shape:?})"
+            )));
         }
         let mut sorted = order.to_vec();
         sorted.sort_unstable();
@@ -82,7 +86,12 @@ impl LinearLayout {
             }
             c
         };
-        let mut layout = LinearLayout { shape: shape.to_vec(), regs: vec![], lanes: vec![], warps: vec![] };
+        let mut layout = LinearLayout {
+            shape: shape.to_vec(),
+            regs: vec![],
+            lanes: vec![],
+            warps: vec![],
+        };
         for &d in order {
             let d = d as usize;
             for b in 0..log2(size_per_thread[d]) {
@@ -98,7 +107,9 @@ impl LinearLayout {
         for &d in order {
             let d = d as usize;
             for b in 0..log2(warps_per_cta[d]) {
-                layout.warps.push(unit(d, (size_per_thread[d] * threads_per_warp[d]) << b));
+                layout
+                    .warps
+                    .push(unit(d, (size_per_thread[d] * threads_per_warp[d]) << b));
             }
         }
         // Repetitions: the tile is larger than one coverage of the layout.
@@ -210,18 +221,34 @@ impl LinearLayout {
 
     /// Row-major linear index of a coordinate.
     pub fn linear_index(&self, c: &[u32]) -> u32 {
-        c.iter().zip(&self.shape).fold(0, |acc, (&x, &d)| acc * d + x)
+        c.iter()
+            .zip(&self.shape)
+            .fold(0, |acc, (&x, &d)| acc * d + x)
     }
 
     /// The layout of the result of reducing dimension `dim` away: bases lose that
     /// component (Triton's slice layout).
     pub fn slice(&self, dim: usize) -> LinearLayout {
         let drop = |bases: &Vec<Coord>| -> Vec<Coord> {
-            bases.iter().map(|b| b.iter().enumerate().filter(|(i, _)| *i != dim).map(|(_, &x)| x).collect()).collect()
+            bases
+                .iter()
+                .map(|b| {
+                    b.iter()
+                        .enumerate()
+                        .filter(|(i, _)| *i != dim)
+                        .map(|(_, &x)| x)
+                        .collect()
+                })
+                .collect()
         };
         let mut shape = self.shape.clone();
         shape.remove(dim);
-        LinearLayout { shape, regs: drop(&self.regs), lanes: drop(&self.lanes), warps: drop(&self.warps) }
+        LinearLayout {
+            shape,
+            regs: drop(&self.regs),
+            lanes: drop(&self.lanes),
+            warps: drop(&self.warps),
+        }
     }
 
     /// A size-1 dimension inserted at `axis`.
@@ -238,13 +265,21 @@ impl LinearLayout {
         };
         let mut shape = self.shape.clone();
         shape.insert(axis, 1);
-        LinearLayout { shape, regs: add(&self.regs), lanes: add(&self.lanes), warps: add(&self.warps) }
+        LinearLayout {
+            shape,
+            regs: add(&self.regs),
+            lanes: add(&self.lanes),
+            warps: add(&self.warps),
+        }
     }
 
     /// Result dimension `i` is this layout's dimension `perm[i]`.
     pub fn permute(&self, perm: &[u32]) -> LinearLayout {
         let p = |bases: &Vec<Coord>| -> Vec<Coord> {
-            bases.iter().map(|b| perm.iter().map(|&d| b[d as usize]).collect()).collect()
+            bases
+                .iter()
+                .map(|b| perm.iter().map(|&d| b[d as usize]).collect())
+                .collect()
         };
         LinearLayout {
             shape: perm.iter().map(|&d| self.shape[d as usize]).collect(),
@@ -263,7 +298,10 @@ impl LinearLayout {
             bases
                 .iter()
                 .map(|b| {
-                    let flat = b.iter().zip(&from).fold(0u64, |acc, (&x, &d)| acc * d as u64 + x as u64);
+                    let flat = b
+                        .iter()
+                        .zip(&from)
+                        .fold(0u64, |acc, (&x, &d)| acc * d as u64 + x as u64);
                     let mut rest = flat;
                     let mut out = vec![0u32; to.len()];
                     for i in (0..to.len()).rev() {
@@ -274,12 +312,21 @@ impl LinearLayout {
                 })
                 .collect()
         };
-        LinearLayout { shape: to.clone(), regs: map(&self.regs), lanes: map(&self.lanes), warps: map(&self.warps) }
+        LinearLayout {
+            shape: to.clone(),
+            regs: map(&self.regs),
+            lanes: map(&self.lanes),
+            warps: map(&self.warps),
+        }
     }
 
     /// Whether any input bit is a replica (zero basis), i.e. some element is held twice.
     pub fn is_replicated(&self) -> bool {
-        self.regs.iter().chain(&self.lanes).chain(&self.warps).any(|b| b.iter().all(|&x| x == 0))
+        self.regs
+            .iter()
+            .chain(&self.lanes)
+            .chain(&self.warps)
+            .any(|b| b.iter().all(|&x| x == 0))
     }
 
     /// For a layout `dst` whose elements are to be read from `self` through `project`
@@ -287,7 +334,11 @@ impl LinearLayout {
     /// plain conversion, zeroing broadcast dimensions for a broadcast), returns for each
     /// `dst` register the `self` register that holds the needed element in the same
     /// thread, for every thread; `None` if some thread would need another thread's data.
-    pub fn register_map(&self, dst: &LinearLayout, project: impl Fn(&[u32]) -> Coord) -> Option<Vec<u32>> {
+    pub fn register_map(
+        &self,
+        dst: &LinearLayout,
+        project: impl Fn(&[u32]) -> Coord,
+    ) -> Option<Vec<u32>> {
         if dst.num_warps() != self.num_warps() || dst.warp_size() != self.warp_size() {
             return None;
         }
@@ -328,7 +379,11 @@ impl LinearLayout {
 
 impl fmt::Debug for LinearLayout {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "linear<{:?}; reg {:?}; lane {:?}; warp {:?}>", self.shape, self.regs, self.lanes, self.warps)
+        write!(
+            f,
+            "linear<{:?}; reg {:?}; lane {:?}; warp {:?}>",
+            self.shape, self.regs, self.lanes, self.warps
+        )
     }
 }
 
@@ -344,7 +399,11 @@ mod tests {
             for t in 0..l.warp_size() {
                 for r in 0..l.num_regs() {
                     let c = l.apply(r, t, w);
-                    assert!(c.iter().zip(l.shape()).all(|(x, d)| x < d), "{c:?} outside {:?}", l.shape());
+                    assert!(
+                        c.iter().zip(l.shape()).all(|(x, d)| x < d),
+                        "{c:?} outside {:?}",
+                        l.shape()
+                    );
                     seen.insert(c);
                 }
             }
@@ -367,7 +426,16 @@ mod tests {
 
     #[test]
     fn default_blocked_covers_many_shapes() {
-        for shape in [vec![1u32], vec![16], vec![4096], vec![64, 64], vec![1, 128], vec![128, 1], vec![2, 4, 8], vec![16, 1024]] {
+        for shape in [
+            vec![1u32],
+            vec![16],
+            vec![4096],
+            vec![64, 64],
+            vec![1, 128],
+            vec![128, 1],
+            vec![2, 4, 8],
+            vec![16, 1024],
+        ] {
             let order: Vec<u32> = (0..shape.len() as u32).rev().collect();
             for vec in [1, 4] {
                 let l = LinearLayout::default_blocked(&shape, &order, vec, 32, 4).unwrap();
@@ -389,7 +457,9 @@ mod tests {
         // Reduce a 64x64 tile along dim 1, expand it back, broadcast: no data movement.
         let parent = LinearLayout::default_blocked(&[64, 64], &[1, 0], 4, 32, 4).unwrap();
         let expanded = parent.slice(1).expand_dims(1);
-        let map = expanded.register_map(&parent, |c| vec![c[0], 0]).expect("free broadcast");
+        let map = expanded
+            .register_map(&parent, |c| vec![c[0], 0])
+            .expect("free broadcast");
         assert_eq!(map.len() as u32, parent.num_regs());
         // A row-vector layout of its own is not in the right threads.
         let own = LinearLayout::default_blocked(&[64, 1], &[1, 0], 1, 32, 4).unwrap();

@@ -10,10 +10,10 @@
 //! - [`layout`]: linear layouts, which thread holds which element of a tile.
 
 pub mod block_ptr;
+pub mod expand;
 pub mod layout;
 pub mod rewrite;
 pub mod simplify;
-pub mod expand;
 
 use crate::diag::Result;
 use crate::ir::{DType, Kernel};

@@ -34,7 +34,10 @@ impl Ctx<'_> {
     pub fn one(&self, v: Value) -> Result<Value> {
         match self.get(v)? {
             [x] => Ok(*x),
-            many => Err(Diagnostic::internal(format!("rewrite: {v} became {} values where one was expected", many.len()))),
+            many => Err(Diagnostic::internal(format!(
+                "rewrite: {v} became {} values where one was expected",
+                many.len()
+            ))),
         }
     }
 
@@ -52,7 +55,9 @@ impl Ctx<'_> {
     }
 
     fn expanded(&self, vals: &[Value]) -> Vec<Type> {
-        vals.iter().flat_map(|v| (self.expand)(self.old.ty(*v))).collect()
+        vals.iter()
+            .flat_map(|v| (self.expand)(self.old.ty(*v)))
+            .collect()
     }
 
     /// Opens a block whose arguments are the expansion of `old_args`, and maps them.
@@ -89,14 +94,20 @@ pub fn rewrite(
         expand,
     };
     for p in &kernel.params {
-        let v = ctx.b.add_param(&p.name, p.ty.clone(), p.span, p.divisibility);
+        let v = ctx
+            .b
+            .add_param(&p.name, p.ty.clone(), p.span, p.divisibility);
         ctx.map.insert(p.value, vec![v]);
     }
     block_body(&mut ctx, &kernel.body, hook)?;
     Ok(ctx.b.finish())
 }
 
-fn block_body(ctx: &mut Ctx, block: &Block, hook: &mut dyn FnMut(&mut Ctx, &Inst) -> Result<Hook>) -> Result<()> {
+fn block_body(
+    ctx: &mut Ctx,
+    block: &Block,
+    hook: &mut dyn FnMut(&mut Ctx, &Inst) -> Result<Hook>,
+) -> Result<()> {
     for inst in &block.insts {
         match hook(ctx, inst)? {
             Hook::Done => {}
@@ -126,10 +137,21 @@ fn map_results(ctx: &mut Ctx, inst: &Inst, new: Vec<Value>) {
 }
 
 /// Copies one instruction, expanding control flow.
-fn copy_inst(ctx: &mut Ctx, inst: &Inst, hook: &mut dyn FnMut(&mut Ctx, &Inst) -> Result<Hook>) -> Result<()> {
+fn copy_inst(
+    ctx: &mut Ctx,
+    inst: &Inst,
+    hook: &mut dyn FnMut(&mut Ctx, &Inst) -> Result<Hook>,
+) -> Result<()> {
     let result_tys = ctx.expanded(&inst.results);
     let op = match &inst.op {
-        Op::For { lower, upper, step, init, body, num_stages } => Op::For {
+        Op::For {
+            lower,
+            upper,
+            step,
+            init,
+            body,
+            num_stages,
+        } => Op::For {
             lower: ctx.one(*lower)?,
             upper: ctx.one(*upper)?,
             step: ctx.one(*step)?,
@@ -137,24 +159,44 @@ fn copy_inst(ctx: &mut Ctx, inst: &Inst, hook: &mut dyn FnMut(&mut Ctx, &Inst) -
             body: nested(ctx, body, hook)?,
             num_stages: *num_stages,
         },
-        Op::If { cond, then_block, else_block } => Op::If {
+        Op::If {
+            cond,
+            then_block,
+            else_block,
+        } => Op::If {
             cond: ctx.one(*cond)?,
             then_block: nested(ctx, then_block, hook)?,
             else_block: nested(ctx, else_block, hook)?,
         },
-        Op::While { init, before, after } => Op::While {
+        Op::While {
+            init,
+            before,
+            after,
+        } => Op::While {
             init: ctx.flat(init)?,
             before: nested(ctx, before, hook)?,
             after: nested(ctx, after, hook)?,
         },
         Op::Yield(vals) => Op::Yield(ctx.flat(vals)?),
-        Op::Condition { cond, args } => Op::Condition { cond: ctx.one(*cond)?, args: ctx.flat(args)? },
-        Op::Reduce { operands, axis, combiner } => Op::Reduce {
+        Op::Condition { cond, args } => Op::Condition {
+            cond: ctx.one(*cond)?,
+            args: ctx.flat(args)?,
+        },
+        Op::Reduce {
+            operands,
+            axis,
+            combiner,
+        } => Op::Reduce {
             operands: ctx.flat(operands)?,
             axis: *axis,
             combiner: copy_combiner(ctx, combiner, hook)?,
         },
-        Op::Scan { operands, axis, reverse, combiner } => Op::Scan {
+        Op::Scan {
+            operands,
+            axis,
+            reverse,
+            combiner,
+        } => Op::Scan {
             operands: ctx.flat(operands)?,
             axis: *axis,
             reverse: *reverse,
@@ -184,30 +226,81 @@ fn remap_simple(ctx: &Ctx, op: &Op) -> Result<Op> {
     let mo = |v: &Option<Value>| v.as_ref().map(|x| ctx.one(*x)).transpose();
     let ml = |vs: &Vec<Value>| vs.iter().map(|v| ctx.one(*v)).collect::<Result<Vec<_>>>();
     Ok(match op {
-        Op::Const(_) | Op::ProgramId { .. } | Op::NumPrograms { .. } | Op::Arange { .. } => op.clone(),
+        Op::Const(_) | Op::ProgramId { .. } | Op::NumPrograms { .. } | Op::Arange { .. } => {
+            op.clone()
+        }
         Op::Splat(x) => Op::Splat(m(x)?),
         Op::Broadcast(x) => Op::Broadcast(m(x)?),
         Op::Reshape(x) => Op::Reshape(m(x)?),
-        Op::ExpandDims { value, axis } => Op::ExpandDims { value: m(value)?, axis: *axis },
-        Op::Permute { value, perm } => Op::Permute { value: m(value)?, perm: perm.clone() },
-        Op::Unary { op, value } => Op::Unary { op: *op, value: m(value)? },
-        Op::Binary { op, lhs, rhs } => Op::Binary { op: *op, lhs: m(lhs)?, rhs: m(rhs)? },
-        Op::Cmp { pred, lhs, rhs } => Op::Cmp { pred: *pred, lhs: m(lhs)?, rhs: m(rhs)? },
-        Op::Select { cond, on_true, on_false } => {
-            Op::Select { cond: m(cond)?, on_true: m(on_true)?, on_false: m(on_false)? }
-        }
-        Op::Fma { a, b, c } => Op::Fma { a: m(a)?, b: m(b)?, c: m(c)? },
-        Op::Cast { value, bitcast } => Op::Cast { value: m(value)?, bitcast: *bitcast },
-        Op::AddPtr { ptr, offset } => Op::AddPtr { ptr: m(ptr)?, offset: m(offset)? },
-        Op::MakeBlockPtr { base, shape, strides, offsets, order } => Op::MakeBlockPtr {
+        Op::ExpandDims { value, axis } => Op::ExpandDims {
+            value: m(value)?,
+            axis: *axis,
+        },
+        Op::Permute { value, perm } => Op::Permute {
+            value: m(value)?,
+            perm: perm.clone(),
+        },
+        Op::Unary { op, value } => Op::Unary {
+            op: *op,
+            value: m(value)?,
+        },
+        Op::Binary { op, lhs, rhs } => Op::Binary {
+            op: *op,
+            lhs: m(lhs)?,
+            rhs: m(rhs)?,
+        },
+        Op::Cmp { pred, lhs, rhs } => Op::Cmp {
+            pred: *pred,
+            lhs: m(lhs)?,
+            rhs: m(rhs)?,
+        },
+        Op::Select {
+            cond,
+            on_true,
+            on_false,
+        } => Op::Select {
+            cond: m(cond)?,
+            on_true: m(on_true)?,
+            on_false: m(on_false)?,
+        },
+        Op::Fma { a, b, c } => Op::Fma {
+            a: m(a)?,
+            b: m(b)?,
+            c: m(c)?,
+        },
+        Op::Cast { value, bitcast } => Op::Cast {
+            value: m(value)?,
+            bitcast: *bitcast,
+        },
+        Op::AddPtr { ptr, offset } => Op::AddPtr {
+            ptr: m(ptr)?,
+            offset: m(offset)?,
+        },
+        Op::MakeBlockPtr {
+            base,
+            shape,
+            strides,
+            offsets,
+            order,
+        } => Op::MakeBlockPtr {
             base: m(base)?,
             shape: ml(shape)?,
             strides: ml(strides)?,
             offsets: ml(offsets)?,
             order: order.clone(),
         },
-        Op::Advance { ptr, deltas } => Op::Advance { ptr: m(ptr)?, deltas: ml(deltas)? },
-        Op::Load { ptr, mask, other, boundary_check, padding, hints } => Op::Load {
+        Op::Advance { ptr, deltas } => Op::Advance {
+            ptr: m(ptr)?,
+            deltas: ml(deltas)?,
+        },
+        Op::Load {
+            ptr,
+            mask,
+            other,
+            boundary_check,
+            padding,
+            hints,
+        } => Op::Load {
             ptr: m(ptr)?,
             mask: mo(mask)?,
             other: mo(other)?,
@@ -215,27 +308,73 @@ fn remap_simple(ctx: &Ctx, op: &Op) -> Result<Op> {
             padding: *padding,
             hints: hints.clone(),
         },
-        Op::Store { ptr, value, mask, boundary_check, hints } => Op::Store {
+        Op::Store {
+            ptr,
+            value,
+            mask,
+            boundary_check,
+            hints,
+        } => Op::Store {
             ptr: m(ptr)?,
             value: m(value)?,
             mask: mo(mask)?,
             boundary_check: boundary_check.clone(),
             hints: hints.clone(),
         },
-        Op::Atomic { op, ptr, value, mask } => Op::Atomic { op: *op, ptr: m(ptr)?, value: m(value)?, mask: mo(mask)? },
-        Op::AtomicCas { ptr, cmp, value } => Op::AtomicCas { ptr: m(ptr)?, cmp: m(cmp)?, value: m(value)? },
-        Op::Dot { a, b, acc, precision } => Op::Dot { a: m(a)?, b: m(b)?, acc: m(acc)?, precision: *precision },
-        Op::Hint { value, hint } => Op::Hint { value: m(value)?, hint: hint.clone() },
-        Op::DevicePrint { prefix, values, hex } => {
-            Op::DevicePrint { prefix: prefix.clone(), values: ml(values)?, hex: *hex }
-        }
-        Op::DeviceAssert { cond, message } => Op::DeviceAssert { cond: m(cond)?, message: message.clone() },
+        Op::Atomic {
+            op,
+            ptr,
+            value,
+            mask,
+        } => Op::Atomic {
+            op: *op,
+            ptr: m(ptr)?,
+            value: m(value)?,
+            mask: mo(mask)?,
+        },
+        Op::AtomicCas { ptr, cmp, value } => Op::AtomicCas {
+            ptr: m(ptr)?,
+            cmp: m(cmp)?,
+            value: m(value)?,
+        },
+        Op::Dot {
+            a,
+            b,
+            acc,
+            precision,
+        } => Op::Dot {
+            a: m(a)?,
+            b: m(b)?,
+            acc: m(acc)?,
+            precision: *precision,
+        },
+        Op::Hint { value, hint } => Op::Hint {
+            value: m(value)?,
+            hint: hint.clone(),
+        },
+        Op::DevicePrint {
+            prefix,
+            values,
+            hex,
+        } => Op::DevicePrint {
+            prefix: prefix.clone(),
+            values: ml(values)?,
+            hex: *hex,
+        },
+        Op::DeviceAssert { cond, message } => Op::DeviceAssert {
+            cond: m(cond)?,
+            message: message.clone(),
+        },
         Op::For { .. }
         | Op::If { .. }
         | Op::While { .. }
         | Op::Yield(_)
         | Op::Condition { .. }
         | Op::Reduce { .. }
-        | Op::Scan { .. } => return Err(Diagnostic::internal("rewrite: structured op reached remap_simple")),
+        | Op::Scan { .. } => {
+            return Err(Diagnostic::internal(
+                "rewrite: structured op reached remap_simple",
+            ))
+        }
     })
 }

@@ -30,7 +30,11 @@ fn fold_casts(kernel: &Kernel) -> Result<Kernel> {
     });
     let expand = |t: &Type| vec![t.clone()];
     rewrite(kernel, &expand, &mut |ctx, inst| {
-        if let Op::Cast { value, bitcast: false } = &inst.op {
+        if let Op::Cast {
+            value,
+            bitcast: false,
+        } = &inst.op
+        {
             // An integer constant converted to another integer type: a constant.
             if let Some(Op::Const(Const::Int(c))) = def.get(value) {
                 let to = ctx.old.ty(inst.results[0]).clone();
@@ -48,10 +52,24 @@ fn fold_casts(kernel: &Kernel) -> Result<Kernel> {
                     return Ok(Hook::Done);
                 }
             }
-            if let Some(Op::Cast { value: inner, bitcast: false }) = def.get(value) {
-                let (src, mid, dst) = (ctx.old.ty(*inner), ctx.old.ty(*value), ctx.old.ty(inst.results[0]));
+            if let Some(Op::Cast {
+                value: inner,
+                bitcast: false,
+            }) = def.get(value)
+            {
+                let (src, mid, dst) = (
+                    ctx.old.ty(*inner),
+                    ctx.old.ty(*value),
+                    ctx.old.ty(inst.results[0]),
+                );
                 let widening_int = |a: &Type, b: &Type| match (a.dtype(), b.dtype()) {
-                    (Some(x), Some(y)) => x.is_int() && y.is_int() && !x.is_bool() && y.bits() >= x.bits() && (y.bits() > x.bits() || x == y),
+                    (Some(x), Some(y)) => {
+                        x.is_int()
+                            && y.is_int()
+                            && !x.is_bool()
+                            && y.bits() >= x.bits()
+                            && (y.bits() > x.bits() || x == y)
+                    }
                     _ => false,
                 };
                 if src == dst && widening_int(src, mid) {
@@ -69,12 +87,18 @@ fn fold_casts(kernel: &Kernel) -> Result<Kernel> {
 fn has_effects(op: &Op) -> bool {
     matches!(
         op,
-        Op::Store { .. } | Op::Atomic { .. } | Op::AtomicCas { .. } | Op::DevicePrint { .. } | Op::DeviceAssert { .. }
+        Op::Store { .. }
+            | Op::Atomic { .. }
+            | Op::AtomicCas { .. }
+            | Op::DevicePrint { .. }
+            | Op::DeviceAssert { .. }
     )
 }
 
 fn block_has_effects(b: &Block) -> bool {
-    b.insts.iter().any(|i| has_effects(&i.op) || i.op.blocks().into_iter().any(block_has_effects))
+    b.insts
+        .iter()
+        .any(|i| has_effects(&i.op) || i.op.blocks().into_iter().any(block_has_effects))
 }
 
 fn eliminate_dead_code(kernel: &Kernel) -> Result<Kernel> {
@@ -98,7 +122,11 @@ fn eliminate_dead_code(kernel: &Kernel) -> Result<Kernel> {
             for inst in &mut b.insts {
                 match &mut inst.op {
                     Op::For { body, .. } => prune(body, used, removed),
-                    Op::If { then_block, else_block, .. } => {
+                    Op::If {
+                        then_block,
+                        else_block,
+                        ..
+                    } => {
                         prune(then_block, used, removed);
                         prune(else_block, used, removed);
                     }
@@ -106,9 +134,14 @@ fn eliminate_dead_code(kernel: &Kernel) -> Result<Kernel> {
                         prune(before, used, removed);
                         prune(after, used, removed);
                     }
-                    Op::Reduce { combiner: Combiner::Region(b), .. } | Op::Scan { combiner: Combiner::Region(b), .. } => {
-                        prune(b, used, removed)
+                    Op::Reduce {
+                        combiner: Combiner::Region(b),
+                        ..
                     }
+                    | Op::Scan {
+                        combiner: Combiner::Region(b),
+                        ..
+                    } => prune(b, used, removed),
                     _ => {}
                 }
             }

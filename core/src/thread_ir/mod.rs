@@ -110,18 +110,36 @@ pub enum Expr {
     Unary(UnaryOp, Reg),
     Binary(BinaryOp, Reg, Reg),
     Cmp(CmpPred, Reg, Reg),
-    Select { cond: Reg, on_true: Reg, on_false: Reg },
+    Select {
+        cond: Reg,
+        on_true: Reg,
+        on_false: Reg,
+    },
     Fma(Reg, Reg, Reg),
     /// Conversion to the destination's dtype (see `ir::Op::Cast`).
-    Cast { value: Reg, bitcast: bool },
+    Cast {
+        value: Reg,
+        bitcast: bool,
+    },
     /// `buf[index]` (a vector of the destination's lanes starting there when wide;
     /// the lowering proved alignment). With a mask, `other` where it is false and no
     /// memory access.
-    Load { buf: u32, index: Reg, mask: Option<Reg>, other: Option<Reg> },
+    Load {
+        buf: u32,
+        index: Reg,
+        mask: Option<Reg>,
+        other: Option<Reg>,
+    },
     /// `shared[arr][index]`.
-    SharedLoad { arr: u32, index: Reg },
+    SharedLoad {
+        arr: u32,
+        index: Reg,
+    },
     /// Lane `lane` of a vector register.
-    Extract { vector: Reg, lane: u8 },
+    Extract {
+        vector: Reg,
+        lane: u8,
+    },
     /// A vector from scalar registers.
     Construct(Vec<Reg>),
 }
@@ -132,20 +150,52 @@ pub enum Stmt {
     /// `dst = expr`.
     Assign { dst: Reg, expr: Expr },
     /// `buf[index] = value` where `mask` (if any) is true.
-    Store { buf: u32, index: Reg, value: Reg, mask: Option<Reg> },
+    Store {
+        buf: u32,
+        index: Reg,
+        value: Reg,
+        mask: Option<Reg>,
+    },
     /// `shared[arr][index] = value`.
     SharedStore { arr: u32, index: Reg, value: Reg },
     /// Atomic read-modify-write; `dst` receives the old value.
-    Atomic { dst: Reg, op: AtomicOp, buf: u32, index: Reg, value: Reg, mask: Option<Reg> },
+    Atomic {
+        dst: Reg,
+        op: AtomicOp,
+        buf: u32,
+        index: Reg,
+        value: Reg,
+        mask: Option<Reg>,
+    },
     /// Compare-and-swap; `dst` receives the old value.
-    AtomicCas { dst: Reg, buf: u32, index: Reg, cmp: Reg, value: Reg },
+    AtomicCas {
+        dst: Reg,
+        buf: u32,
+        index: Reg,
+        cmp: Reg,
+        value: Reg,
+    },
     /// Workgroup barrier with shared-memory ordering.
     Barrier,
     /// `for iv in range(lower, upper, step)`: `iv` is assigned each trip.
-    For { iv: Reg, lower: Reg, upper: Reg, step: Reg, body: Vec<Stmt> },
-    If { cond: Reg, then_body: Vec<Stmt>, else_body: Vec<Stmt> },
+    For {
+        iv: Reg,
+        lower: Reg,
+        upper: Reg,
+        step: Reg,
+        body: Vec<Stmt>,
+    },
+    If {
+        cond: Reg,
+        then_body: Vec<Stmt>,
+        else_body: Vec<Stmt>,
+    },
     /// Runs `cond_body`, then exits when `cond` is false, else runs `body` and repeats.
-    While { cond_body: Vec<Stmt>, cond: Reg, body: Vec<Stmt> },
+    While {
+        cond_body: Vec<Stmt>,
+        cond: Reg,
+        body: Vec<Stmt>,
+    },
 }
 
 /// A lowered kernel, ready for a printer.
@@ -168,6 +218,9 @@ impl ThreadKernel {
 
     /// Bytes of shared memory the kernel declares.
     pub fn shared_bytes(&self) -> u64 {
-        self.shared.iter().map(|a| a.len as u64 * a.dtype.size_bytes() as u64).sum()
+        self.shared
+            .iter()
+            .map(|a| a.len as u64 * a.dtype.size_bytes() as u64)
+            .sum()
     }
 }

@@ -12,12 +12,22 @@ pub fn print(k: &ThreadKernel) -> String {
         .iter()
         .map(|p| match &p.kind {
             ParamKind::Buffer { dtype, written } => {
-                format!("{}: {}buffer<{dtype}>", p.name, if *written { "mut " } else { "" })
+                format!(
+                    "{}: {}buffer<{dtype}>",
+                    p.name,
+                    if *written { "mut " } else { "" }
+                )
             }
             ParamKind::Scalar { dtype } => format!("{}: {dtype}", p.name),
         })
         .collect();
-    let _ = writeln!(out, "thread_kernel @{}({}) threads {} {{", k.name, params.join(", "), k.threads);
+    let _ = writeln!(
+        out,
+        "thread_kernel @{}({}) threads {} {{",
+        k.name,
+        params.join(", "),
+        k.threads
+    );
     for (i, a) in k.shared.iter().enumerate() {
         let _ = writeln!(out, "  shared s{i} {}: [{}; {}]", a.name, a.dtype, a.len);
     }
@@ -30,15 +40,32 @@ fn expr(k: &ThreadKernel, e: &Expr, dst_dtype: crate::ir::DType) -> String {
     match e {
         Expr::Const(c) => format!("const {}", fmt_const(*c, Some(dst_dtype))),
         Expr::Special(s) => format!("{s:?}").to_lowercase(),
-        Expr::Param(i) => format!("param {}", k.params.get(*i as usize).map(|p| p.name.as_str()).unwrap_or("?")),
+        Expr::Param(i) => format!(
+            "param {}",
+            k.params
+                .get(*i as usize)
+                .map(|p| p.name.as_str())
+                .unwrap_or("?")
+        ),
         Expr::Copy(r) => format!("{r}"),
         Expr::Unary(op, r) => format!("{} {r}", op.name()),
         Expr::Binary(op, a, b) => format!("{} {a}, {b}", op.name()),
         Expr::Cmp(p, a, b) => format!("cmp {} {a}, {b}", p.name()),
-        Expr::Select { cond, on_true, on_false } => format!("select {cond}, {on_true}, {on_false}"),
+        Expr::Select {
+            cond,
+            on_true,
+            on_false,
+        } => format!("select {cond}, {on_true}, {on_false}"),
         Expr::Fma(a, b, c) => format!("fma {a}, {b}, {c}"),
-        Expr::Cast { value, bitcast } => format!("{} {value}", if *bitcast { "bitcast" } else { "cast" }),
-        Expr::Load { buf, index, mask, other } => {
+        Expr::Cast { value, bitcast } => {
+            format!("{} {value}", if *bitcast { "bitcast" } else { "cast" })
+        }
+        Expr::Load {
+            buf,
+            index,
+            mask,
+            other,
+        } => {
             let mut s = format!("load {}[{index}]", k.params[*buf as usize].name);
             if let Some(m) = mask {
                 let _ = write!(s, " mask {m}");
@@ -51,7 +78,13 @@ fn expr(k: &ThreadKernel, e: &Expr, dst_dtype: crate::ir::DType) -> String {
         Expr::SharedLoad { arr, index } => format!("load s{arr}[{index}]"),
         Expr::Extract { vector, lane } => format!("extract {vector}.{lane}"),
         Expr::Construct(regs) => {
-            format!("vector({})", regs.iter().map(|r| r.to_string()).collect::<Vec<_>>().join(", "))
+            format!(
+                "vector({})",
+                regs.iter()
+                    .map(|r| r.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
         }
     }
 }
@@ -64,29 +97,70 @@ fn stmts(k: &ThreadKernel, body: &[Stmt], depth: usize, out: &mut String) {
                 let ty = k.reg_ty(*dst);
                 let _ = writeln!(out, "{pad}{dst}: {ty} = {}", expr(k, e, ty.dtype));
             }
-            Stmt::Store { buf, index, value, mask } => {
+            Stmt::Store {
+                buf,
+                index,
+                value,
+                mask,
+            } => {
                 let m = mask.map(|m| format!(" mask {m}")).unwrap_or_default();
-                let _ = writeln!(out, "{pad}store {}[{index}] = {value}{m}", k.params[*buf as usize].name);
+                let _ = writeln!(
+                    out,
+                    "{pad}store {}[{index}] = {value}{m}",
+                    k.params[*buf as usize].name
+                );
             }
             Stmt::SharedStore { arr, index, value } => {
                 let _ = writeln!(out, "{pad}store s{arr}[{index}] = {value}");
             }
-            Stmt::Atomic { dst, op, buf, index, value, mask } => {
+            Stmt::Atomic {
+                dst,
+                op,
+                buf,
+                index,
+                value,
+                mask,
+            } => {
                 let m = mask.map(|m| format!(" mask {m}")).unwrap_or_default();
-                let _ = writeln!(out, "{pad}{dst} = atomic {} {}[{index}], {value}{m}", op.name(), k.params[*buf as usize].name);
+                let _ = writeln!(
+                    out,
+                    "{pad}{dst} = atomic {} {}[{index}], {value}{m}",
+                    op.name(),
+                    k.params[*buf as usize].name
+                );
             }
-            Stmt::AtomicCas { dst, buf, index, cmp, value } => {
-                let _ = writeln!(out, "{pad}{dst} = atomic_cas {}[{index}], {cmp}, {value}", k.params[*buf as usize].name);
+            Stmt::AtomicCas {
+                dst,
+                buf,
+                index,
+                cmp,
+                value,
+            } => {
+                let _ = writeln!(
+                    out,
+                    "{pad}{dst} = atomic_cas {}[{index}], {cmp}, {value}",
+                    k.params[*buf as usize].name
+                );
             }
             Stmt::Barrier => {
                 let _ = writeln!(out, "{pad}barrier");
             }
-            Stmt::For { iv, lower, upper, step, body } => {
+            Stmt::For {
+                iv,
+                lower,
+                upper,
+                step,
+                body,
+            } => {
                 let _ = writeln!(out, "{pad}for {iv} = {lower} to {upper} step {step} {{");
                 stmts(k, body, depth + 1, out);
                 let _ = writeln!(out, "{pad}}}");
             }
-            Stmt::If { cond, then_body, else_body } => {
+            Stmt::If {
+                cond,
+                then_body,
+                else_body,
+            } => {
                 let _ = writeln!(out, "{pad}if {cond} {{");
                 stmts(k, then_body, depth + 1, out);
                 if !else_body.is_empty() {
@@ -95,7 +169,11 @@ fn stmts(k: &ThreadKernel, body: &[Stmt], depth: usize, out: &mut String) {
                 }
                 let _ = writeln!(out, "{pad}}}");
             }
-            Stmt::While { cond_body, cond, body } => {
+            Stmt::While {
+                cond_body,
+                cond,
+                body,
+            } => {
                 let _ = writeln!(out, "{pad}while {{");
                 stmts(k, cond_body, depth + 1, out);
                 let _ = writeln!(out, "{pad}}} ({cond}) do {{");

@@ -18,9 +18,17 @@ use crate::ir::{AtomicOp, BinaryOp, Const, DType};
 use crate::launch::{Grid, ScalarValue};
 
 /// Runs `k` over `grid`; `args[i]` feeds parameter `i`.
-pub fn simulate(k: &ThreadKernel, grid: Grid, args: &[RtArg], buffers: &mut [HostBuffer]) -> Result<()> {
+pub fn simulate(
+    k: &ThreadKernel,
+    grid: Grid,
+    args: &[RtArg],
+    buffers: &mut [HostBuffer],
+) -> Result<()> {
     if args.len() != k.params.len() {
-        return Err(Diagnostic::new(ErrorKind::Launch, format!("{} arguments for {} parameters", args.len(), k.params.len())));
+        return Err(Diagnostic::new(
+            ErrorKind::Launch,
+            format!("{} arguments for {} parameters", args.len(), k.params.len()),
+        ));
     }
     let t = k.threads as usize;
     for z in 0..grid.0[2] {
@@ -34,7 +42,11 @@ pub fn simulate(k: &ThreadKernel, grid: Grid, args: &[RtArg], buffers: &mut [Hos
                     args,
                     buffers,
                     regs: vec![None; k.regs.len()],
-                    shared: k.shared.iter().map(|a| Data::zeros(a.dtype, a.len as usize)).collect(),
+                    shared: k
+                        .shared
+                        .iter()
+                        .map(|a| Data::zeros(a.dtype, a.len as usize))
+                        .collect(),
                 };
                 s.run(&k.body, &vec![true; t])?;
             }
@@ -86,7 +98,10 @@ fn ints(d: &Data) -> Result<&[i64]> {
 
 impl Sim<'_> {
     fn reg(&self, r: Reg) -> Result<&Data> {
-        self.regs.get(r.0 as usize).and_then(Option::as_ref).ok_or_else(|| bug(format!("{r} read before assignment")))
+        self.regs
+            .get(r.0 as usize)
+            .and_then(Option::as_ref)
+            .ok_or_else(|| bug(format!("{r} read before assignment")))
     }
 
     fn dt(&self, r: Reg) -> DType {
@@ -124,7 +139,11 @@ impl Sim<'_> {
             _ => return Err(bug(format!("parameter {p} is not a buffer"))),
         };
         match self.args.get(p as usize) {
-            Some(RtArg::Buffer { buffer, offset, len }) => {
+            Some(RtArg::Buffer {
+                buffer,
+                offset,
+                len,
+            }) => {
                 if i < 0 || i as usize >= *len {
                     return Err(Diagnostic::new(
                         ErrorKind::Runtime,
@@ -136,7 +155,10 @@ impl Sim<'_> {
                 }
                 Ok((*buffer, offset + i as usize, dtype))
             }
-            _ => Err(Diagnostic::new(ErrorKind::Launch, format!("argument {p} is not a buffer"))),
+            _ => Err(Diagnostic::new(
+                ErrorKind::Launch,
+                format!("argument {p} is not a buffer"),
+            )),
         }
     }
 
@@ -154,16 +176,28 @@ impl Sim<'_> {
             Expr::Special(Special::ProgramId(a)) => splat_i(self.pid[*a as usize] as i64, t),
             Expr::Special(Special::NumPrograms(a)) => splat_i(self.grid[*a as usize] as i64, t),
             Expr::Param(p) => match self.args.get(*p as usize) {
-                Some(RtArg::Scalar(ScalarValue::Int(_, v))) => splat_i(crate::interp::value::wrap1(dt, *v), t),
+                Some(RtArg::Scalar(ScalarValue::Int(_, v))) => {
+                    splat_i(crate::interp::value::wrap1(dt, *v), t)
+                }
                 Some(RtArg::Scalar(ScalarValue::Bool(b))) => splat_i(*b as i64, t),
-                Some(RtArg::Scalar(ScalarValue::Float(_, f))) => Data::F(vec![crate::interp::value::round1(dt, *f); t]),
+                Some(RtArg::Scalar(ScalarValue::Float(_, f))) => {
+                    Data::F(vec![crate::interp::value::round1(dt, *f); t])
+                }
                 _ => return Err(bug(format!("parameter {p} is not a scalar"))),
             },
             Expr::Copy(r) => self.reg(*r)?.clone(),
             Expr::Unary(op, r) => arith::unary(*op, dt, self.reg(*r)?).map_err(bug)?,
-            Expr::Binary(op, a, b) => arith::binary(*op, self.dt(*a), self.reg(*a)?, self.reg(*b)?).map_err(bug)?,
-            Expr::Cmp(p, a, b) => arith::cmp(*p, self.dt(*a), self.reg(*a)?, self.reg(*b)?).map_err(bug)?,
-            Expr::Select { cond, on_true, on_false } => {
+            Expr::Binary(op, a, b) => {
+                arith::binary(*op, self.dt(*a), self.reg(*a)?, self.reg(*b)?).map_err(bug)?
+            }
+            Expr::Cmp(p, a, b) => {
+                arith::cmp(*p, self.dt(*a), self.reg(*a)?, self.reg(*b)?).map_err(bug)?
+            }
+            Expr::Select {
+                cond,
+                on_true,
+                on_false,
+            } => {
                 let c = ints(self.reg(*cond)?)?.to_vec();
                 match (self.reg(*on_true)?, self.reg(*on_false)?) {
                     (Data::F(a), Data::F(b)) => Data::F(arith::select(&c, a, b)),
@@ -171,9 +205,18 @@ impl Sim<'_> {
                     _ => return Err(bug("select of mixed representations")),
                 }
             }
-            Expr::Fma(a, b, c) => arith::fma(dt, self.reg(*a)?, self.reg(*b)?, self.reg(*c)?).map_err(bug)?,
-            Expr::Cast { value, bitcast } => arith::cast(self.dt(*value), dt, self.reg(*value)?, *bitcast).map_err(bug)?,
-            Expr::Load { buf, index, mask, other } => {
+            Expr::Fma(a, b, c) => {
+                arith::fma(dt, self.reg(*a)?, self.reg(*b)?, self.reg(*c)?).map_err(bug)?
+            }
+            Expr::Cast { value, bitcast } => {
+                arith::cast(self.dt(*value), dt, self.reg(*value)?, *bitcast).map_err(bug)?
+            }
+            Expr::Load {
+                buf,
+                index,
+                mask,
+                other,
+            } => {
                 let idx = ints(self.reg(*index)?)?.to_vec();
                 let m = match mask {
                     Some(m) => Some(ints(self.reg(*m)?)?.to_vec()),
@@ -202,14 +245,19 @@ impl Sim<'_> {
                     if active[i] {
                         let j = idx[i];
                         if j < 0 || j as usize >= a.len() {
-                            return Err(bug(format!("shared index {j} outside array {arr} of {}", a.len())));
+                            return Err(bug(format!(
+                                "shared index {j} outside array {arr} of {}",
+                                a.len()
+                            )));
                         }
                         set1(&mut out, i, &get1(a, j as usize));
                     }
                 }
                 out
             }
-            Expr::Extract { .. } | Expr::Construct(_) => return Err(bug("vector registers are not simulated")),
+            Expr::Extract { .. } | Expr::Construct(_) => {
+                return Err(bug("vector registers are not simulated"))
+            }
         })
     }
 
@@ -227,16 +275,24 @@ impl Sim<'_> {
                 let v = self.eval(self.dt(*dst), expr, active)?;
                 self.write(*dst, v, active);
             }
-            Stmt::Store { buf, index, value, mask } => {
+            Stmt::Store {
+                buf,
+                index,
+                value,
+                mask,
+            } => {
                 let idx = ints(self.reg(*index)?)?.to_vec();
-                let m = mask.map(|m| self.reg(m).and_then(|d| ints(d).map(|v| v.to_vec()))).transpose()?;
+                let m = mask
+                    .map(|m| self.reg(m).and_then(|d| ints(d).map(|v| v.to_vec())))
+                    .transpose()?;
                 let vals = self.reg(*value)?.clone();
                 for i in 0..t {
                     if !active[i] || m.as_ref().is_some_and(|m| m[i] == 0) {
                         continue;
                     }
                     let (b, e, bdt) = self.element(*buf, idx[i])?;
-                    let v = arith::cast(self.dt(*value), bdt, &get1(&vals, i), false).map_err(bug)?;
+                    let v =
+                        arith::cast(self.dt(*value), bdt, &get1(&vals, i), false).map_err(bug)?;
                     scatter_from(&mut self.buffers[b].bytes, bdt, &[e], &v);
                 }
             }
@@ -248,18 +304,32 @@ impl Sim<'_> {
                     if active[i] {
                         let j = idx[i];
                         if j < 0 || j as usize >= a.len() {
-                            return Err(bug(format!("shared store index {j} outside array {arr} of {}", a.len())));
+                            return Err(bug(format!(
+                                "shared store index {j} outside array {arr} of {}",
+                                a.len()
+                            )));
                         }
                         set1(a, j as usize, &get1(&vals, i));
                     }
                 }
             }
-            Stmt::Atomic { dst, op, buf, index, value, mask } => {
+            Stmt::Atomic {
+                dst,
+                op,
+                buf,
+                index,
+                value,
+                mask,
+            } => {
                 let idx = ints(self.reg(*index)?)?.to_vec();
-                let m = mask.map(|m| self.reg(m).and_then(|d| ints(d).map(|v| v.to_vec()))).transpose()?;
+                let m = mask
+                    .map(|m| self.reg(m).and_then(|d| ints(d).map(|v| v.to_vec())))
+                    .transpose()?;
                 let vals = self.reg(*value)?.clone();
                 let dt = self.dt(*dst);
-                let mut old_all = self.regs[dst.0 as usize].clone().unwrap_or_else(|| Data::zeros(dt, t));
+                let mut old_all = self.regs[dst.0 as usize]
+                    .clone()
+                    .unwrap_or_else(|| Data::zeros(dt, t));
                 for i in 0..t {
                     if !active[i] || m.as_ref().is_some_and(|m| m[i] == 0) {
                         continue;
@@ -270,23 +340,41 @@ impl Sim<'_> {
                     let v = get1(&vals, i);
                     let new = match op {
                         AtomicOp::Xchg => v.clone(),
-                        AtomicOp::Add => arith::binary(BinaryOp::Add, bdt, &old, &v).map_err(bug)?,
-                        AtomicOp::Max => arith::binary(BinaryOp::Max, bdt, &old, &v).map_err(bug)?,
-                        AtomicOp::Min => arith::binary(BinaryOp::Min, bdt, &old, &v).map_err(bug)?,
-                        AtomicOp::And => arith::binary(BinaryOp::And, bdt, &old, &v).map_err(bug)?,
+                        AtomicOp::Add => {
+                            arith::binary(BinaryOp::Add, bdt, &old, &v).map_err(bug)?
+                        }
+                        AtomicOp::Max => {
+                            arith::binary(BinaryOp::Max, bdt, &old, &v).map_err(bug)?
+                        }
+                        AtomicOp::Min => {
+                            arith::binary(BinaryOp::Min, bdt, &old, &v).map_err(bug)?
+                        }
+                        AtomicOp::And => {
+                            arith::binary(BinaryOp::And, bdt, &old, &v).map_err(bug)?
+                        }
                         AtomicOp::Or => arith::binary(BinaryOp::Or, bdt, &old, &v).map_err(bug)?,
-                        AtomicOp::Xor => arith::binary(BinaryOp::Xor, bdt, &old, &v).map_err(bug)?,
+                        AtomicOp::Xor => {
+                            arith::binary(BinaryOp::Xor, bdt, &old, &v).map_err(bug)?
+                        }
                     };
                     scatter_from(&mut self.buffers[b].bytes, bdt, &[e], &new);
                     set1(&mut old_all, i, &old);
                 }
                 self.regs[dst.0 as usize] = Some(old_all);
             }
-            Stmt::AtomicCas { dst, buf, index, cmp, value } => {
+            Stmt::AtomicCas {
+                dst,
+                buf,
+                index,
+                cmp,
+                value,
+            } => {
                 let idx = ints(self.reg(*index)?)?.to_vec();
                 let (cmps, vals) = (self.reg(*cmp)?.clone(), self.reg(*value)?.clone());
                 let dt = self.dt(*dst);
-                let mut old_all = self.regs[dst.0 as usize].clone().unwrap_or_else(|| Data::zeros(dt, t));
+                let mut old_all = self.regs[dst.0 as usize]
+                    .clone()
+                    .unwrap_or_else(|| Data::zeros(dt, t));
                 for i in 0..t {
                     if !active[i] {
                         continue;
@@ -303,13 +391,28 @@ impl Sim<'_> {
             }
             Stmt::Barrier => {
                 if active.iter().any(|a| !a) {
-                    return Err(bug("barrier reached by only part of the program (divergent control flow)"));
+                    return Err(bug(
+                        "barrier reached by only part of the program (divergent control flow)",
+                    ));
                 }
             }
-            Stmt::For { iv, lower, upper, step, body } => {
-                let (lo, hi, st) = (self.uniform(*lower, active)?, self.uniform(*upper, active)?, self.uniform(*step, active)?);
+            Stmt::For {
+                iv,
+                lower,
+                upper,
+                step,
+                body,
+            } => {
+                let (lo, hi, st) = (
+                    self.uniform(*lower, active)?,
+                    self.uniform(*upper, active)?,
+                    self.uniform(*step, active)?,
+                );
                 if st == 0 {
-                    return Err(Diagnostic::new(ErrorKind::Runtime, "range() step must not be zero"));
+                    return Err(Diagnostic::new(
+                        ErrorKind::Runtime,
+                        "range() step must not be zero",
+                    ));
                 }
                 let mut i = lo;
                 while (st > 0 && i < hi) || (st < 0 && i > hi) {
@@ -318,7 +421,11 @@ impl Sim<'_> {
                     i += st;
                 }
             }
-            Stmt::If { cond, then_body, else_body } => {
+            Stmt::If {
+                cond,
+                then_body,
+                else_body,
+            } => {
                 let c = ints(self.reg(*cond)?)?.to_vec();
                 let on: Vec<bool> = active.iter().zip(&c).map(|(a, c)| *a && *c != 0).collect();
                 let off: Vec<bool> = active.iter().zip(&c).map(|(a, c)| *a && *c == 0).collect();
@@ -329,7 +436,11 @@ impl Sim<'_> {
                     self.run(else_body, &off)?;
                 }
             }
-            Stmt::While { cond_body, cond, body } => loop {
+            Stmt::While {
+                cond_body,
+                cond,
+                body,
+            } => loop {
                 self.run(cond_body, active)?;
                 let c = ints(self.reg(*cond)?)?.to_vec();
                 let on: Vec<bool> = active.iter().zip(&c).map(|(a, c)| *a && *c != 0).collect();

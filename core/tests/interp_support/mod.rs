@@ -247,7 +247,7 @@ impl K {
         )
     }
     /// Makes a scalar or tile match `shape` (splat a scalar, broadcast a tile).
-    pub fn to_shape(&mut self, v: Value, shape: &[u32]) -> Value {
+    pub fn shaped(&mut self, v: Value, shape: &[u32]) -> Value {
         let s = self.shape(v);
         if s == shape {
             v
@@ -299,7 +299,7 @@ impl K {
     }
     pub fn addptr(&mut self, p: Value, off: Value) -> Value {
         let s = self.shape(off);
-        let p = self.to_shape(p, &s);
+        let p = self.shaped(p, &s);
         let t = self.ty(p);
         self.push1(
             Op::AddPtr {

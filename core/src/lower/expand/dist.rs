@@ -15,7 +15,10 @@ pub(crate) enum Dist {
     /// Every element equals this register (constants, splats, scalars).
     Uniform(Reg),
     /// `regs[i]` holds the element at `layout`'s register `i` in each thread.
-    Regs { layout: LinearLayout, regs: Vec<Reg> },
+    Regs {
+        layout: LinearLayout,
+        regs: Vec<Reg>,
+    },
 }
 
 /// The dtype of a distributed value's registers.
@@ -35,7 +38,10 @@ impl Expander<'_> {
             return *r;
         }
         let mut acc: Option<Reg> = None;
-        let sources = [(self.lane, layout.lane_bases().to_vec()), (self.warp, layout.warp_bases().to_vec())];
+        let sources = [
+            (self.lane, layout.lane_bases().to_vec()),
+            (self.warp, layout.warp_bases().to_vec()),
+        ];
         for (src, bases) in sources {
             for (bit, base) in bases.iter().enumerate() {
                 let b = base[dim];
@@ -62,7 +68,12 @@ impl Expander<'_> {
     /// Whether every base of `dim` is zero or a distinct power of two (then XOR is +).
     fn disjoint_bits(layout: &LinearLayout, dim: usize) -> bool {
         let mut seen = 0u32;
-        for b in layout.reg_bases().iter().chain(layout.lane_bases()).chain(layout.warp_bases()) {
+        for b in layout
+            .reg_bases()
+            .iter()
+            .chain(layout.lane_bases())
+            .chain(layout.warp_bases())
+        {
             let v = b[dim];
             if v == 0 {
                 continue;
@@ -76,7 +87,12 @@ impl Expander<'_> {
     }
 
     /// Registers holding coordinate `dim` (+ `start`) of each layout register, as i32.
-    pub(crate) fn coordinates(&mut self, layout: &LinearLayout, dim: usize, start: i64) -> Result<Vec<Reg>> {
+    pub(crate) fn coordinates(
+        &mut self,
+        layout: &LinearLayout,
+        dim: usize,
+        start: i64,
+    ) -> Result<Vec<Reg>> {
         let t = self.thread_coord(layout, dim);
         let add = Self::disjoint_bits(layout, dim);
         let mut out = Vec::with_capacity(layout.num_regs() as usize);
@@ -98,7 +114,11 @@ impl Expander<'_> {
 
     /// Row-major linear index into a tile of `shape` of each register's coordinate,
     /// ignoring dimensions where `shape` is 1.
-    pub(crate) fn linear_indices(&mut self, layout: &LinearLayout, shape: &[u32]) -> Result<Vec<Reg>> {
+    pub(crate) fn linear_indices(
+        &mut self,
+        layout: &LinearLayout,
+        shape: &[u32],
+    ) -> Result<Vec<Reg>> {
         let n = layout.num_regs() as usize;
         let mut acc: Vec<Option<Reg>> = vec![None; n];
         let mut stride = 1i64;
@@ -107,7 +127,11 @@ impl Expander<'_> {
                 let coords = self.coordinates(layout, d, 0)?;
                 let s = self.int_const(DType::I32, stride);
                 for (i, c) in coords.into_iter().enumerate() {
-                    let term = if stride == 1 { c } else { self.assign(DType::I32, Expr::Binary(BinaryOp::Mul, c, s)) };
+                    let term = if stride == 1 {
+                        c
+                    } else {
+                        self.assign(DType::I32, Expr::Binary(BinaryOp::Mul, c, s))
+                    };
                     acc[i] = Some(match acc[i] {
                         None => term,
                         Some(a) => self.assign(DType::I32, Expr::Binary(BinaryOp::Add, a, term)),
@@ -135,28 +159,44 @@ impl Expander<'_> {
     /// Moves `src` (in layout `from`) into layout `to` through shared memory; `to`'s
     /// coordinates are mapped into `from`'s shape by dropping dimensions where `from`
     /// has size 1 (broadcast).
-    fn through_shared(&mut self, regs: &[Reg], from: &LinearLayout, to: &LinearLayout) -> Result<Vec<Reg>> {
+    fn through_shared(
+        &mut self,
+        regs: &[Reg],
+        from: &LinearLayout,
+        to: &LinearLayout,
+    ) -> Result<Vec<Reg>> {
         let dtype = self.out.reg_ty(regs[0]).dtype;
         let numel: u32 = from.shape().iter().product();
         let arr = self.scratch_for(dtype, numel);
         self.emit(Stmt::Barrier);
         let widx = self.linear_indices(from, from.shape())?;
         for (r, i) in regs.iter().zip(widx) {
-            self.emit(Stmt::SharedStore { arr, index: i, value: *r });
+            self.emit(Stmt::SharedStore {
+                arr,
+                index: i,
+                value: *r,
+            });
         }
         self.emit(Stmt::Barrier);
         let ridx = self.linear_indices(to, from.shape())?;
-        Ok(ridx.into_iter().map(|i| self.assign(dtype, Expr::SharedLoad { arr, index: i })).collect())
+        Ok(ridx
+            .into_iter()
+            .map(|i| self.assign(dtype, Expr::SharedLoad { arr, index: i }))
+            .collect())
     }
 
     /// The registers of `d` in layout `target`.
-    pub(crate) fn to_layout(&mut self, d: &Dist, target: &LinearLayout) -> Result<Vec<Reg>> {
+    pub(crate) fn in_layout(&mut self, d: &Dist, target: &LinearLayout) -> Result<Vec<Reg>> {
         match d {
             Dist::Uniform(r) => Ok(vec![*r; target.num_regs() as usize]),
             Dist::Regs { layout, regs } if layout == target => Ok(regs.clone()),
             Dist::Regs { layout, regs } => {
                 if layout.shape() != target.shape() {
-                    return Err(Diagnostic::internal(format!("layout conversion between shapes {:?} and {:?}", layout.shape(), target.shape())));
+                    return Err(Diagnostic::internal(format!(
+                        "layout conversion between shapes {:?} and {:?}",
+                        layout.shape(),
+                        target.shape()
+                    )));
                 }
                 if let Some(map) = layout.register_map(target, |c| c.to_vec()) {
                     return Ok(map.into_iter().map(|i| regs[i as usize]).collect());
@@ -167,50 +207,75 @@ impl Expander<'_> {
     }
 
     /// Brings several values into one layout (the first distributed operand's).
-    pub(crate) fn align(&mut self, dists: &[Dist]) -> Result<(Option<LinearLayout>, Vec<Vec<Reg>>)> {
+    pub(crate) fn align(
+        &mut self,
+        dists: &[Dist],
+    ) -> Result<(Option<LinearLayout>, Vec<Vec<Reg>>)> {
         let target = dists.iter().find_map(|d| match d {
             Dist::Regs { layout, .. } => Some(layout.clone()),
             Dist::Uniform(_) => None,
         });
         let Some(target) = target else {
-            return Ok((None, dists.iter().map(|d| match d {
-                Dist::Uniform(r) => vec![*r],
-                Dist::Regs { .. } => unreachable!(),
-            }).collect()));
+            return Ok((
+                None,
+                dists
+                    .iter()
+                    .map(|d| match d {
+                        Dist::Uniform(r) => vec![*r],
+                        Dist::Regs { .. } => unreachable!(),
+                    })
+                    .collect(),
+            ));
         };
         let mut out = vec![];
         for d in dists {
-            out.push(self.to_layout(d, &target)?);
+            out.push(self.in_layout(d, &target)?);
         }
         Ok((Some(target), out))
     }
 
     /// Broadcasts a distributed value to `shape` (same rank, size-1 dims expand).
     fn broadcast_dist(&mut self, d: Dist, shape: &[u32]) -> Result<Dist> {
-        let Dist::Regs { layout, regs } = d else { return Ok(d) };
+        let Dist::Regs { layout, regs } = d else {
+            return Ok(d);
+        };
         if layout.shape() == shape {
             return Ok(Dist::Regs { layout, regs });
         }
         let src_shape = layout.shape().to_vec();
-        let project = |c: &[u32]| -> Vec<u32> { c.iter().zip(&src_shape).map(|(&x, &s)| if s == 1 { 0 } else { x }).collect() };
+        let project = |c: &[u32]| -> Vec<u32> {
+            c.iter()
+                .zip(&src_shape)
+                .map(|(&x, &s)| if s == 1 { 0 } else { x })
+                .collect()
+        };
         let mut candidates = self.seen_layouts.get(shape).cloned().unwrap_or_default();
         candidates.push(self.canonical(shape)?);
         for cand in &candidates {
             if let Some(map) = layout.register_map(cand, project) {
                 let regs = map.into_iter().map(|i| regs[i as usize]).collect();
-                return Ok(Dist::Regs { layout: cand.clone(), regs });
+                return Ok(Dist::Regs {
+                    layout: cand.clone(),
+                    regs,
+                });
             }
         }
         let target = self.canonical(shape)?;
         let regs = self.through_shared(&regs, &layout, &target)?;
-        Ok(Dist::Regs { layout: target, regs })
+        Ok(Dist::Regs {
+            layout: target,
+            regs,
+        })
     }
 
     /// `Splat` / `Broadcast` of a lowered value to `shape`.
     pub(crate) fn broadcast(&mut self, v: TVal, shape: &[u32]) -> Result<TVal> {
         Ok(match v {
             TVal::Data(d) => TVal::Data(self.broadcast_dist(d, shape)?),
-            TVal::Ptr { root, off } => TVal::Ptr { root, off: self.broadcast_dist(off, shape)? },
+            TVal::Ptr { root, off } => TVal::Ptr {
+                root,
+                off: self.broadcast_dist(off, shape)?,
+            },
         })
     }
 

@@ -41,8 +41,14 @@ impl Expander<'_> {
         let lanes_m = (self.opt.warp_size / lanes_n).max(1);
         let warps_m = (m / (tm * lanes_m)).clamp(1, self.opt.num_warps);
         let warps_n = (self.opt.num_warps / warps_m).max(1);
-        LinearLayout::blocked(&[m, n], &[tm, tn], &[lanes_m, lanes_n], &[warps_m, warps_n], &[1, 0])
-            .map_err(|e| Diagnostic::internal(format!("dot layout {m}x{n}: {e}")))
+        LinearLayout::blocked(
+            &[m, n],
+            &[tm, tn],
+            &[lanes_m, lanes_n],
+            &[warps_m, warps_n],
+            &[1, 0],
+        )
+        .map_err(|e| Diagnostic::internal(format!("dot layout {m}x{n}: {e}")))
     }
 
     fn stage(&mut self, d: &Dist, shape: &[u32], name: &str, dtype: DType) -> Result<u32> {
@@ -52,16 +58,22 @@ impl Expander<'_> {
             Dist::Regs { layout, .. } => layout.clone(),
             Dist::Uniform(_) => self.canonical(shape)?,
         };
-        let regs = self.to_layout(d, &layout)?;
+        let regs = self.in_layout(d, &layout)?;
         let idx = self.linear_indices(&layout, shape)?;
         for (r, i) in regs.iter().zip(idx) {
-            self.emit(Stmt::SharedStore { arr, index: i, value: *r });
+            self.emit(Stmt::SharedStore {
+                arr,
+                index: i,
+                value: *r,
+            });
         }
         Ok(arr)
     }
 
     pub(crate) fn dot(&mut self, inst: &Inst) -> Result<()> {
-        let Op::Dot { a, b, acc, .. } = &inst.op else { unreachable!() };
+        let Op::Dot { a, b, acc, .. } = &inst.op else {
+            unreachable!()
+        };
         let (sa, sb) = (self.shape(*a), self.shape(*b));
         let (m, k, n) = (sa[0], sa[1], sb[1]);
         let (da, db) = (self.data(*a)?, self.data(*b)?);
@@ -70,13 +82,16 @@ impl Expander<'_> {
         let layout = self.dot_layout(m, n)?;
         // Accumulator registers, updated in place by the k loop.
         let init = self.data(*acc)?;
-        let init = self.to_layout(&init, &layout)?;
+        let init = self.in_layout(&init, &layout)?;
         let accs: Vec<Reg> = init
             .iter()
             .map(|&r| {
                 let d = self.new_reg(acc_dt);
                 let r = self.cast_to(r, acc_dt);
-                self.emit(Stmt::Assign { dst: d, expr: Expr::Copy(r) });
+                self.emit(Stmt::Assign {
+                    dst: d,
+                    expr: Expr::Copy(r),
+                });
                 d
             })
             .collect();
@@ -98,13 +113,26 @@ impl Expander<'_> {
         }
         let first_reg_of_dup: Vec<bool> = {
             let mut seen = std::collections::HashSet::new();
-            (0..n_regs).map(|r| seen.insert(layout.apply(r, 0, 0))).collect()
+            (0..n_regs)
+                .map(|r| seen.insert(layout.apply(r, 0, 0)))
+                .collect()
         };
         // Row bases: row * K, computed once.
         let kc = self.int_const(DType::I32, k as i64);
-        let row_base: BTreeMap<u32, Reg> =
-            row_of.iter().map(|(&rc, &reg)| (rc, self.assign(DType::I32, Expr::Binary(BinaryOp::Mul, reg, kc)))).collect();
-        let (zero, one, kend) = (self.int_const(DType::I32, 0), self.int_const(DType::I32, 1), self.int_const(DType::I32, k as i64));
+        let row_base: BTreeMap<u32, Reg> = row_of
+            .iter()
+            .map(|(&rc, &reg)| {
+                (
+                    rc,
+                    self.assign(DType::I32, Expr::Binary(BinaryOp::Mul, reg, kc)),
+                )
+            })
+            .collect();
+        let (zero, one, kend) = (
+            self.int_const(DType::I32, 0),
+            self.int_const(DType::I32, 1),
+            self.int_const(DType::I32, k as i64),
+        );
         let iv = self.new_reg(DType::I32);
         self.stmts.push(vec![]);
         let nc = self.int_const(DType::I32, n as i64);
@@ -112,13 +140,25 @@ impl Expander<'_> {
         let mut a_val: BTreeMap<u32, Reg> = BTreeMap::new();
         for (&rc, &base) in &row_base {
             let idx = self.assign(DType::I32, Expr::Binary(BinaryOp::Add, base, iv));
-            let v = self.assign(ta, Expr::SharedLoad { arr: arr_a, index: idx });
+            let v = self.assign(
+                ta,
+                Expr::SharedLoad {
+                    arr: arr_a,
+                    index: idx,
+                },
+            );
             a_val.insert(rc, self.cast_to(v, acc_dt));
         }
         let mut b_val: BTreeMap<u32, Reg> = BTreeMap::new();
         for (&cc, &col) in &col_of {
             let idx = self.assign(DType::I32, Expr::Binary(BinaryOp::Add, b_row, col));
-            let v = self.assign(tb, Expr::SharedLoad { arr: arr_b, index: idx });
+            let v = self.assign(
+                tb,
+                Expr::SharedLoad {
+                    arr: arr_b,
+                    index: idx,
+                },
+            );
             b_val.insert(cc, self.cast_to(v, acc_dt));
         }
         for r in 0..n_regs {
@@ -128,10 +168,19 @@ impl Expander<'_> {
             let c = layout.apply(r, 0, 0);
             let (x, y) = (a_val[&c[0]], b_val[&c[1]]);
             let acc = accs[r as usize];
-            self.emit(Stmt::Assign { dst: acc, expr: Expr::Fma(x, y, acc) });
+            self.emit(Stmt::Assign {
+                dst: acc,
+                expr: Expr::Fma(x, y, acc),
+            });
         }
         let body = self.stmts.pop().unwrap_or_default();
-        self.emit(Stmt::For { iv, lower: zero, upper: kend, step: one, body });
+        self.emit(Stmt::For {
+            iv,
+            lower: zero,
+            upper: kend,
+            step: one,
+            body,
+        });
         // Replicated registers copy their first instance.
         let mut out = accs.clone();
         let mut first_of: std::collections::HashMap<Vec<u32>, Reg> = Default::default();
@@ -140,7 +189,10 @@ impl Expander<'_> {
             let e = *first_of.entry(c).or_insert(accs[r as usize]);
             out[r as usize] = e;
         }
-        self.set(inst.results[0], TVal::Data(Dist::Regs { layout, regs: out }));
+        self.set(
+            inst.results[0],
+            TVal::Data(Dist::Regs { layout, regs: out }),
+        );
         Ok(())
     }
 }

@@ -16,23 +16,55 @@ use crate::thread_ir::{Expr, ParamKind, Reg, Stmt};
 impl Expander<'_> {
     pub(crate) fn memory(&mut self, inst: &Inst) -> Result<()> {
         match &inst.op {
-            Op::Load { ptr, mask, other, .. } => {
+            Op::Load {
+                ptr, mask, other, ..
+            } => {
                 let v = self.load(*ptr, *mask, *other, inst.results[0])?;
                 self.set(inst.results[0], TVal::Data(v));
             }
-            Op::Store { ptr, value, mask, .. } => self.store(*ptr, *value, *mask)?,
-            Op::Atomic { op, ptr, value, mask } => {
+            Op::Store {
+                ptr, value, mask, ..
+            } => self.store(*ptr, *value, *mask)?,
+            Op::Atomic {
+                op,
+                ptr,
+                value,
+                mask,
+            } => {
                 let (op, v) = (*op, *value);
-                let out = self.atomic(*ptr, &[v], *mask, inst.results[0], move |dst, buf, index, vals, mask| {
-                    Stmt::Atomic { dst, op, buf, index, value: vals[0], mask }
-                })?;
+                let out = self.atomic(
+                    *ptr,
+                    &[v],
+                    *mask,
+                    inst.results[0],
+                    move |dst, buf, index, vals, mask| Stmt::Atomic {
+                        dst,
+                        op,
+                        buf,
+                        index,
+                        value: vals[0],
+                        mask,
+                    },
+                )?;
                 self.set(inst.results[0], TVal::Data(out));
             }
             Op::AtomicCas { ptr, cmp, value } => {
-                let out = self.atomic(*ptr, &[*cmp, *value], None, inst.results[0], |dst, buf, index, vals, mask| {
-                    debug_assert!(mask.is_none());
-                    Stmt::AtomicCas { dst, buf, index, cmp: vals[0], value: vals[1] }
-                })?;
+                let out = self.atomic(
+                    *ptr,
+                    &[*cmp, *value],
+                    None,
+                    inst.results[0],
+                    |dst, buf, index, vals, mask| {
+                        debug_assert!(mask.is_none());
+                        Stmt::AtomicCas {
+                            dst,
+                            buf,
+                            index,
+                            cmp: vals[0],
+                            value: vals[1],
+                        }
+                    },
+                )?;
                 self.set(inst.results[0], TVal::Data(out));
             }
             _ => unreachable!("memory() called on a non-memory op"),
@@ -59,7 +91,13 @@ impl Expander<'_> {
         v.map(|v| self.data(v)).transpose()
     }
 
-    fn load(&mut self, ptr: Value, mask: Option<Value>, other: Option<Value>, result: Value) -> Result<Dist> {
+    fn load(
+        &mut self,
+        ptr: Value,
+        mask: Option<Value>,
+        other: Option<Value>,
+        result: Value,
+    ) -> Result<Dist> {
         let (root, off) = self.pointer(ptr)?;
         let dtype = self.dtype(result);
         let mut dists = vec![off];
@@ -78,7 +116,15 @@ impl Expander<'_> {
                 (Some(_), None) => Some(self.zero_of(dtype)),
                 (_, o) => o,
             };
-            out.push(self.assign(dtype, Expr::Load { buf: root, index, mask: m, other: o }));
+            out.push(self.assign(
+                dtype,
+                Expr::Load {
+                    buf: root,
+                    index,
+                    mask: m,
+                    other: o,
+                },
+            ));
         }
         Ok(match layout {
             None => Dist::Uniform(out[0]),
@@ -92,13 +138,19 @@ impl Expander<'_> {
     fn ownership(&mut self, layout: Option<&LinearLayout>) -> (Option<Reg>, Vec<bool>) {
         let Some(layout) = layout else {
             // A scalar: every thread holds it; thread 0 owns it.
-            let tid = self.assign(DType::I32, Expr::Special(crate::thread_ir::Special::ThreadId));
+            let tid = self.assign(
+                DType::I32,
+                Expr::Special(crate::thread_ir::Special::ThreadId),
+            );
             let zero = self.int_const(DType::I32, 0);
             let own = self.assign(DType::I1, Expr::Cmp(CmpPred::Eq, tid, zero));
             return (Some(own), vec![true]);
         };
         let mut pred: Option<Reg> = None;
-        let sources = [(self.lane, layout.lane_bases().to_vec()), (self.warp, layout.warp_bases().to_vec())];
+        let sources = [
+            (self.lane, layout.lane_bases().to_vec()),
+            (self.warp, layout.warp_bases().to_vec()),
+        ];
         for (src, bases) in sources {
             for (bit, b) in bases.iter().enumerate() {
                 if b.iter().any(|&x| x != 0) {
@@ -151,7 +203,12 @@ impl Expander<'_> {
             let m = mask.as_ref().map(|_| regs[2][i]);
             let m = self.and_masks(m, own);
             let v = self.cast_to(regs[1][i], dtype);
-            self.emit(Stmt::Store { buf: root, index: regs[0][i], value: v, mask: m });
+            self.emit(Stmt::Store {
+                buf: root,
+                index: regs[0][i],
+                value: v,
+                mask: m,
+            });
         }
         Ok(())
     }
@@ -181,11 +238,16 @@ impl Expander<'_> {
         for (i, is_first) in first.iter().enumerate() {
             let dst = self.new_reg(dtype);
             let zero = self.zero_of(dtype);
-            self.emit(Stmt::Assign { dst, expr: Expr::Copy(zero) });
+            self.emit(Stmt::Assign {
+                dst,
+                expr: Expr::Copy(zero),
+            });
             if *is_first {
                 let m = mask.as_ref().map(|_| regs[1 + operands.len()][i]);
                 let m = self.and_masks(m, own);
-                let vals: Vec<Reg> = (0..operands.len()).map(|k| self.cast_to(regs[1 + k][i], dtype)).collect();
+                let vals: Vec<Reg> = (0..operands.len())
+                    .map(|k| self.cast_to(regs[1 + k][i], dtype))
+                    .collect();
                 self.emit(make(dst, root, regs[0][i], &vals, m));
             }
             out.push(dst);
@@ -198,7 +260,15 @@ impl Expander<'_> {
                 let zero = self.int_const(DType::I32, 0);
                 self.emit(Stmt::Barrier);
                 let t = own.expect("scalar ownership");
-                self.emit(Stmt::If { cond: t, then_body: vec![Stmt::SharedStore { arr, index: zero, value: out[0] }], else_body: vec![] });
+                self.emit(Stmt::If {
+                    cond: t,
+                    then_body: vec![Stmt::SharedStore {
+                        arr,
+                        index: zero,
+                        value: out[0],
+                    }],
+                    else_body: vec![],
+                });
                 self.emit(Stmt::Barrier);
                 Dist::Uniform(self.assign(dtype, Expr::SharedLoad { arr, index: zero }))
             }
@@ -206,20 +276,31 @@ impl Expander<'_> {
                 // Owners publish their results; every holder reads them back.
                 let numel: u32 = layout.shape().iter().product();
                 let arr = self.scratch_for(dtype, numel);
-                let idx = self.linear_indices(&layout, &layout.shape().to_vec())?;
+                let idx = self.linear_indices(&layout, layout.shape())?;
                 self.emit(Stmt::Barrier);
                 let mut publish = vec![];
                 for (i, is_first) in first.iter().enumerate() {
                     if *is_first {
-                        publish.push(Stmt::SharedStore { arr, index: idx[i], value: out[i] });
+                        publish.push(Stmt::SharedStore {
+                            arr,
+                            index: idx[i],
+                            value: out[i],
+                        });
                     }
                 }
                 match own {
-                    Some(t) => self.emit(Stmt::If { cond: t, then_body: publish, else_body: vec![] }),
+                    Some(t) => self.emit(Stmt::If {
+                        cond: t,
+                        then_body: publish,
+                        else_body: vec![],
+                    }),
                     None => publish.into_iter().for_each(|s| self.emit(s)),
                 }
                 self.emit(Stmt::Barrier);
-                let regs = idx.iter().map(|&i| self.assign(dtype, Expr::SharedLoad { arr, index: i })).collect();
+                let regs = idx
+                    .iter()
+                    .map(|&i| self.assign(dtype, Expr::SharedLoad { arr, index: i }))
+                    .collect();
                 Dist::Regs { layout, regs }
             }
             Some(layout) => Dist::Regs { layout, regs: out },

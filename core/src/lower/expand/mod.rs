@@ -12,6 +12,9 @@
 //! - [`dot`]: the dot plan;
 //! - this file: the driver, elementwise ops and structured control flow.
 
+// Registers of several operands are walked in parallel by index throughout.
+#![allow(clippy::needless_range_loop)]
+
 mod dist;
 mod dot;
 mod memory;
@@ -21,7 +24,9 @@ use crate::diag::{Diagnostic, ErrorKind, Result, Span};
 use crate::ir::ops::{Const, Op};
 use crate::ir::{Block, DType, Elem, Inst, Kernel, Type, Value};
 use crate::lower::layout::LinearLayout;
-use crate::thread_ir::{Expr, Param, ParamKind, Reg, RegTy, SharedArray, Special, Stmt, ThreadKernel};
+use crate::thread_ir::{
+    Expr, Param, ParamKind, Reg, RegTy, SharedArray, Special, Stmt, ThreadKernel,
+};
 use dist::Dist;
 use std::collections::HashMap;
 
@@ -38,7 +43,11 @@ pub struct ExpandOptions {
 
 impl Default for ExpandOptions {
     fn default() -> Self {
-        ExpandOptions { num_warps: 4, warp_size: 32, backend: "GPU" }
+        ExpandOptions {
+            num_warps: 4,
+            warp_size: 32,
+            backend: "GPU",
+        }
     }
 }
 
@@ -47,7 +56,10 @@ impl Default for ExpandOptions {
 pub(crate) enum TVal {
     Data(Dist),
     /// A pointer tile: buffer parameter `root` plus element offsets.
-    Ptr { root: u32, off: Dist },
+    Ptr {
+        root: u32,
+        off: Dist,
+    },
 }
 
 /// Lowers `kernel` (after `block_ptr`) to Thread IR.
@@ -109,11 +121,19 @@ impl<'k> Expander<'k> {
 
     /// A located error.
     pub fn err(&self, kind: ErrorKind, msg: impl Into<String>) -> Diagnostic {
-        Diagnostic::new(kind, msg).at(self.span, "").with_source(&self.k.source)
+        Diagnostic::new(kind, msg)
+            .at(self.span, "")
+            .with_source(&self.k.source)
     }
 
     pub fn unsupported(&self, what: &str) -> Diagnostic {
-        self.err(ErrorKind::Backend, format!("{what} is not supported by the {} backend yet", self.opt.backend))
+        self.err(
+            ErrorKind::Backend,
+            format!(
+                "{what} is not supported by the {} backend yet",
+                self.opt.backend
+            ),
+        )
     }
 
     pub fn new_reg(&mut self, dtype: DType) -> Reg {
@@ -146,30 +166,49 @@ impl<'k> Expander<'k> {
 
     /// Declares a shared array; returns its index.
     pub fn shared_array(&mut self, name: &str, dtype: DType, len: u32) -> u32 {
-        self.out.shared.push(SharedArray { name: name.to_string(), dtype, len });
+        self.out.shared.push(SharedArray {
+            name: name.to_string(),
+            dtype,
+            len,
+        });
         self.out.shared.len() as u32 - 1
     }
 
     fn prologue(&mut self) -> Result<()> {
         for p in &self.k.params {
             let kind = match p.ty.elem() {
-                Some(Elem::Ptr(d)) => ParamKind::Buffer { dtype: d, written: false },
+                Some(Elem::Ptr(d)) => ParamKind::Buffer {
+                    dtype: d,
+                    written: false,
+                },
                 Some(Elem::Data(d)) => ParamKind::Scalar { dtype: d },
                 None => return Err(Diagnostic::internal("block pointer parameter")),
             };
             self.param_index.push(self.out.params.len() as u32);
-            self.out.params.push(Param { name: p.name.clone(), kind });
+            self.out.params.push(Param {
+                name: p.name.clone(),
+                kind,
+            });
         }
         let tid = self.assign(DType::I32, Expr::Special(Special::ThreadId));
         let ws = self.opt.warp_size;
         let mask = self.int_const(DType::I32, ws as i64 - 1);
-        self.lane = self.assign(DType::I32, Expr::Binary(crate::ir::BinaryOp::And, tid, mask));
+        self.lane = self.assign(
+            DType::I32,
+            Expr::Binary(crate::ir::BinaryOp::And, tid, mask),
+        );
         let shift = self.int_const(DType::I32, ws.trailing_zeros() as i64);
-        self.warp = self.assign(DType::I32, Expr::Binary(crate::ir::BinaryOp::Shr, tid, shift));
+        self.warp = self.assign(
+            DType::I32,
+            Expr::Binary(crate::ir::BinaryOp::Shr, tid, shift),
+        );
         for (i, p) in self.k.params.iter().enumerate() {
             let tp = self.param_index[i];
             let v = match p.ty.elem() {
-                Some(Elem::Ptr(_)) => TVal::Ptr { root: tp, off: Dist::Uniform(self.int_const(DType::I32, 0)) },
+                Some(Elem::Ptr(_)) => TVal::Ptr {
+                    root: tp,
+                    off: Dist::Uniform(self.int_const(DType::I32, 0)),
+                },
                 Some(Elem::Data(d)) => TVal::Data(Dist::Uniform(self.assign(d, Expr::Param(tp)))),
                 None => unreachable!(),
             };
@@ -179,13 +218,17 @@ impl<'k> Expander<'k> {
     }
 
     pub fn get(&self, v: Value) -> Result<&TVal> {
-        self.vals.get(&v).ok_or_else(|| Diagnostic::internal(format!("expand: {v} used before definition")))
+        self.vals
+            .get(&v)
+            .ok_or_else(|| Diagnostic::internal(format!("expand: {v} used before definition")))
     }
 
     pub fn data(&self, v: Value) -> Result<Dist> {
         match self.get(v)? {
             TVal::Data(d) => Ok(d.clone()),
-            TVal::Ptr { .. } => Err(Diagnostic::internal(format!("expand: {v} is a pointer where data was expected"))),
+            TVal::Ptr { .. } => Err(Diagnostic::internal(format!(
+                "expand: {v} is a pointer where data was expected"
+            ))),
         }
     }
 
@@ -198,8 +241,16 @@ impl<'k> Expander<'k> {
     }
 
     pub fn set(&mut self, v: Value, t: TVal) {
-        if let TVal::Data(Dist::Regs { layout, .. }) | TVal::Ptr { off: Dist::Regs { layout, .. }, .. } = &t {
-            let seen = self.seen_layouts.entry(layout.shape().to_vec()).or_default();
+        if let TVal::Data(Dist::Regs { layout, .. })
+        | TVal::Ptr {
+            off: Dist::Regs { layout, .. },
+            ..
+        } = &t
+        {
+            let seen = self
+                .seen_layouts
+                .entry(layout.shape().to_vec())
+                .or_default();
             if !seen.contains(layout) {
                 seen.push(layout.clone());
             }
@@ -273,14 +324,23 @@ impl<'k> Expander<'k> {
             }
             Op::Binary { op, lhs, rhs } => {
                 let dt = self.dtype(inst.results[0]);
-                let out = self.elementwise(&[*lhs, *rhs], |_, r| Expr::Binary(*op, r[0], r[1]), dt)?;
+                let out =
+                    self.elementwise(&[*lhs, *rhs], |_, r| Expr::Binary(*op, r[0], r[1]), dt)?;
                 self.set(inst.results[0], TVal::Data(out));
             }
             Op::Cmp { pred, lhs, rhs } => {
-                let out = self.elementwise(&[*lhs, *rhs], |_, r| Expr::Cmp(*pred, r[0], r[1]), DType::I1)?;
+                let out = self.elementwise(
+                    &[*lhs, *rhs],
+                    |_, r| Expr::Cmp(*pred, r[0], r[1]),
+                    DType::I1,
+                )?;
                 self.set(inst.results[0], TVal::Data(out));
             }
-            Op::Select { cond, on_true, on_false } => {
+            Op::Select {
+                cond,
+                on_true,
+                on_false,
+            } => {
                 if self.k.ty(*on_true).elem().is_some_and(|e| e.is_ptr()) {
                     let out = self.select_ptr(*cond, *on_true, *on_false)?;
                     self.set(inst.results[0], out);
@@ -288,7 +348,11 @@ impl<'k> Expander<'k> {
                     let dt = self.dtype(inst.results[0]);
                     let out = self.elementwise(
                         &[*cond, *on_true, *on_false],
-                        |_, r| Expr::Select { cond: r[0], on_true: r[1], on_false: r[2] },
+                        |_, r| Expr::Select {
+                            cond: r[0],
+                            on_true: r[1],
+                            on_false: r[2],
+                        },
                         dt,
                     )?;
                     self.set(inst.results[0], TVal::Data(out));
@@ -296,13 +360,21 @@ impl<'k> Expander<'k> {
             }
             Op::Fma { a, b, c } => {
                 let dt = self.dtype(inst.results[0]);
-                let out = self.elementwise(&[*a, *b, *c], |_, r| Expr::Fma(r[0], r[1], r[2]), dt)?;
+                let out =
+                    self.elementwise(&[*a, *b, *c], |_, r| Expr::Fma(r[0], r[1], r[2]), dt)?;
                 self.set(inst.results[0], TVal::Data(out));
             }
             Op::Cast { value, bitcast } => {
                 let dt = self.dtype(inst.results[0]);
                 let bc = *bitcast;
-                let out = self.elementwise(&[*value], |_, r| Expr::Cast { value: r[0], bitcast: bc }, dt)?;
+                let out = self.elementwise(
+                    &[*value],
+                    |_, r| Expr::Cast {
+                        value: r[0],
+                        bitcast: bc,
+                    },
+                    dt,
+                )?;
                 self.set(inst.results[0], TVal::Data(out));
             }
             Op::Hint { value, .. } => {
@@ -313,7 +385,9 @@ impl<'k> Expander<'k> {
                 let out = self.add_ptr(*ptr, *offset)?;
                 self.set(inst.results[0], out);
             }
-            Op::Load { .. } | Op::Store { .. } | Op::Atomic { .. } | Op::AtomicCas { .. } => self.memory(inst)?,
+            Op::Load { .. } | Op::Store { .. } | Op::Atomic { .. } | Op::AtomicCas { .. } => {
+                self.memory(inst)?
+            }
             Op::Reduce { .. } => self.reduce(inst)?,
             Op::Scan { .. } => self.scan(inst)?,
             Op::Dot { .. } => self.dot(inst)?,
@@ -324,7 +398,9 @@ impl<'k> Expander<'k> {
             Op::DeviceAssert { .. } => {}             // checked by the interpreter only
             Op::DevicePrint { .. } => return Err(self.unsupported("`tl.device_print`")),
             Op::MakeBlockPtr { .. } | Op::Advance { .. } => {
-                return Err(Diagnostic::internal("block pointers must be lowered before expansion"))
+                return Err(Diagnostic::internal(
+                    "block pointers must be lowered before expansion",
+                ))
             }
         }
         Ok(())
@@ -337,7 +413,10 @@ impl<'k> Expander<'k> {
         f: impl Fn(usize, &[Reg]) -> Expr,
         dtype: DType,
     ) -> Result<Dist> {
-        let dists: Vec<Dist> = operands.iter().map(|v| self.data(*v)).collect::<Result<_>>()?;
+        let dists: Vec<Dist> = operands
+            .iter()
+            .map(|v| self.data(*v))
+            .collect::<Result<_>>()?;
         let (layout, regs) = self.align(&dists)?;
         match layout {
             None => {
@@ -359,7 +438,10 @@ impl<'k> Expander<'k> {
     fn map_layout(&self, v: TVal, f: impl Fn(&LinearLayout) -> LinearLayout) -> TVal {
         let m = |d: Dist| match d {
             Dist::Uniform(r) => Dist::Uniform(r),
-            Dist::Regs { layout, regs } => Dist::Regs { layout: f(&layout), regs },
+            Dist::Regs { layout, regs } => Dist::Regs {
+                layout: f(&layout),
+                regs,
+            },
         };
         match v {
             TVal::Data(d) => TVal::Data(m(d)),
@@ -368,8 +450,12 @@ impl<'k> Expander<'k> {
     }
 
     fn select_ptr(&mut self, cond: Value, a: Value, b: Value) -> Result<TVal> {
-        let (TVal::Ptr { root: ra, off: oa }, TVal::Ptr { root: rb, off: ob }) = (self.get(a)?.clone(), self.get(b)?.clone()) else {
-            return Err(Diagnostic::internal("select of pointers without pointer operands"));
+        let (TVal::Ptr { root: ra, off: oa }, TVal::Ptr { root: rb, off: ob }) =
+            (self.get(a)?.clone(), self.get(b)?.clone())
+        else {
+            return Err(Diagnostic::internal(
+                "select of pointers without pointer operands",
+            ));
         };
         if ra != rb {
             return Err(self.err(
@@ -381,12 +467,26 @@ impl<'k> Expander<'k> {
         let dt = dist::dist_dtype(self, &oa);
         let (layout, regs) = self.align(&[c, oa, ob])?;
         let off = match layout {
-            None => Dist::Uniform(self.assign(dt, Expr::Select { cond: regs[0][0], on_true: regs[1][0], on_false: regs[2][0] })),
+            None => Dist::Uniform(self.assign(
+                dt,
+                Expr::Select {
+                    cond: regs[0][0],
+                    on_true: regs[1][0],
+                    on_false: regs[2][0],
+                },
+            )),
             Some(layout) => {
                 let n = layout.num_regs() as usize;
                 let mut out = vec![];
                 for i in 0..n {
-                    out.push(self.assign(dt, Expr::Select { cond: regs[0][i], on_true: regs[1][i], on_false: regs[2][i] }));
+                    out.push(self.assign(
+                        dt,
+                        Expr::Select {
+                            cond: regs[0][i],
+                            on_true: regs[1][i],
+                            on_false: regs[2][i],
+                        },
+                    ));
                 }
                 Dist::Regs { layout, regs: out }
             }
@@ -425,7 +525,13 @@ impl<'k> Expander<'k> {
         if self.out.reg_ty(r).dtype == dtype {
             r
         } else {
-            self.assign(dtype, Expr::Cast { value: r, bitcast: false })
+            self.assign(
+                dtype,
+                Expr::Cast {
+                    value: r,
+                    bitcast: false,
+                },
+            )
         }
     }
 
@@ -437,16 +543,20 @@ impl<'k> Expander<'k> {
         let fresh = |x: &mut Self, d: &Dist, dt: DType| -> Dist {
             match d {
                 Dist::Uniform(_) => Dist::Uniform(x.new_reg(dt)),
-                Dist::Regs { layout, regs } => {
-                    Dist::Regs { layout: layout.clone(), regs: regs.iter().map(|_| x.new_reg(dt)).collect() }
-                }
+                Dist::Regs { layout, regs } => Dist::Regs {
+                    layout: layout.clone(),
+                    regs: regs.iter().map(|_| x.new_reg(dt)).collect(),
+                },
             }
         };
         Ok(match like {
             TVal::Data(d) => TVal::Data(fresh(self, d, dt.unwrap_or(DType::I32))),
             TVal::Ptr { root, off } => {
                 let odt = dist::dist_dtype(self, off);
-                TVal::Ptr { root: *root, off: fresh(self, off, odt) }
+                TVal::Ptr {
+                    root: *root,
+                    off: fresh(self, off, odt),
+                }
             }
         })
     }
@@ -473,12 +583,18 @@ impl<'k> Expander<'k> {
                     Dist::Regs { regs, .. } => regs[0],
                 };
                 let src = self.cast_to(src, self.out.reg_ty(*dst).dtype);
-                self.emit(Stmt::Assign { dst: *dst, expr: Expr::Copy(src) });
+                self.emit(Stmt::Assign {
+                    dst: *dst,
+                    expr: Expr::Copy(src),
+                });
             }
             Dist::Regs { layout, regs } => {
-                let src = self.to_layout(vd, layout)?;
+                let src = self.in_layout(vd, layout)?;
                 for (d, s) in regs.iter().zip(src) {
-                    self.emit(Stmt::Assign { dst: *d, expr: Expr::Copy(s) });
+                    self.emit(Stmt::Assign {
+                        dst: *d,
+                        expr: Expr::Copy(s),
+                    });
                 }
             }
         }
@@ -509,7 +625,10 @@ impl<'k> Expander<'k> {
             }
             TVal::Ptr { root, off } => {
                 let dt = dt_of(self, off);
-                TVal::Ptr { root: *root, off: self.fresh_like(off, dt) }
+                TVal::Ptr {
+                    root: *root,
+                    off: self.fresh_like(off, dt),
+                }
             }
         })
     }
@@ -517,16 +636,22 @@ impl<'k> Expander<'k> {
     fn fresh_like(&mut self, d: &Dist, dt: DType) -> Dist {
         match d {
             Dist::Uniform(_) => Dist::Uniform(self.new_reg(dt)),
-            Dist::Regs { layout, regs } => {
-                Dist::Regs { layout: layout.clone(), regs: regs.iter().map(|_| self.new_reg(dt)).collect() }
-            }
+            Dist::Regs { layout, regs } => Dist::Regs {
+                layout: layout.clone(),
+                regs: regs.iter().map(|_| self.new_reg(dt)).collect(),
+            },
         }
     }
 
     /// Picks the layout a carried value lives in: its initial value's, unless that is
     /// uniform and the body makes it distributed (an accumulator), then the layout the
     /// body's yielded value will have.
-    fn carried_layouts(&mut self, inits: &[Value], yields: &[Value], tys: &[Type]) -> Result<Vec<TVal>> {
+    fn carried_layouts(
+        &mut self,
+        inits: &[Value],
+        yields: &[Value],
+        tys: &[Type],
+    ) -> Result<Vec<TVal>> {
         let mut slots = vec![];
         for (i, init) in inits.iter().enumerate() {
             let iv = self.get(*init)?.clone();
@@ -537,12 +662,27 @@ impl<'k> Expander<'k> {
                     let dt = ty.dtype().unwrap_or(DType::F32);
                     let n = layout.num_regs() as usize;
                     let _ = dt;
-                    TVal::Data(Dist::Regs { layout, regs: vec![Reg(0); n] })
+                    TVal::Data(Dist::Regs {
+                        layout,
+                        regs: vec![Reg(0); n],
+                    })
                 }
-                (TVal::Ptr { root, off: Dist::Uniform(_) }, _) if !ty.is_scalar() => {
+                (
+                    TVal::Ptr {
+                        root,
+                        off: Dist::Uniform(_),
+                    },
+                    _,
+                ) if !ty.is_scalar() => {
                     let layout = self.canonical(ty.shape())?;
                     let n = layout.num_regs() as usize;
-                    TVal::Ptr { root: *root, off: Dist::Regs { layout, regs: vec![Reg(0); n] } }
+                    TVal::Ptr {
+                        root: *root,
+                        off: Dist::Regs {
+                            layout,
+                            regs: vec![Reg(0); n],
+                        },
+                    }
                 }
                 _ => iv.clone(),
             };
@@ -582,29 +722,53 @@ impl<'k> Expander<'k> {
     }
 
     fn for_loop(&mut self, inst: &Inst) -> Result<()> {
-        let Op::For { lower, upper, step, init, body, .. } = &inst.op else { unreachable!() };
+        let Op::For {
+            lower,
+            upper,
+            step,
+            init,
+            body,
+            ..
+        } = &inst.op
+        else {
+            unreachable!()
+        };
         let scalar = |x: &Self, v: Value| -> Result<Reg> {
             match x.data(v)? {
                 Dist::Uniform(r) => Ok(r),
                 _ => Err(Diagnostic::internal("loop bound is not a scalar")),
             }
         };
-        let (lo, hi, st) = (scalar(self, *lower)?, scalar(self, *upper)?, scalar(self, *step)?);
+        let (lo, hi, st) = (
+            scalar(self, *lower)?,
+            scalar(self, *upper)?,
+            scalar(self, *step)?,
+        );
         let (yields, _) = Self::terminator(body);
         let tys: Vec<Type> = inst.results.iter().map(|r| self.k.ty(*r).clone()).collect();
         let slots = self.carried_layouts(init, &yields, &tys)?;
         let iv = self.new_reg(self.out.reg_ty(lo).dtype);
-        self.vals.insert(body.args[0], TVal::Data(Dist::Uniform(iv)));
+        self.vals
+            .insert(body.args[0], TVal::Data(Dist::Uniform(iv)));
         for (a, s) in body.args[1..].iter().zip(&slots) {
             self.set(*a, s.clone());
         }
         self.stmts.push(vec![]);
         self.block(body)?;
-        let ys: Vec<TVal> = yields.iter().map(|y| self.get(*y).cloned()).collect::<Result<_>>()?;
+        let ys: Vec<TVal> = yields
+            .iter()
+            .map(|y| self.get(*y).cloned())
+            .collect::<Result<_>>()?;
         self.parallel_store(&slots, &ys)?;
         let body_stmts = self.stmts.pop().unwrap_or_default();
         self.span = inst.span;
-        self.emit(Stmt::For { iv, lower: lo, upper: hi, step: st, body: body_stmts });
+        self.emit(Stmt::For {
+            iv,
+            lower: lo,
+            upper: hi,
+            step: st,
+            body: body_stmts,
+        });
         for (r, s) in inst.results.iter().zip(slots) {
             self.set(*r, s);
         }
@@ -612,7 +776,14 @@ impl<'k> Expander<'k> {
     }
 
     fn if_op(&mut self, inst: &Inst) -> Result<()> {
-        let Op::If { cond, then_block, else_block } = &inst.op else { unreachable!() };
+        let Op::If {
+            cond,
+            then_block,
+            else_block,
+        } = &inst.op
+        else {
+            unreachable!()
+        };
         let Dist::Uniform(c) = self.data(*cond)? else {
             return Err(Diagnostic::internal("if condition is not a scalar"));
         };
@@ -627,9 +798,15 @@ impl<'k> Expander<'k> {
             } else {
                 let layout = self.predict_layout(ty[i])?;
                 let n = layout.num_regs() as usize;
-                let d = Dist::Regs { layout, regs: vec![Reg(0); n] };
+                let d = Dist::Regs {
+                    layout,
+                    regs: vec![Reg(0); n],
+                };
                 if t.elem().is_some_and(|e| e.is_ptr()) {
-                    TVal::Ptr { root: u32::MAX, off: d }
+                    TVal::Ptr {
+                        root: u32::MAX,
+                        off: d,
+                    }
                 } else {
                     TVal::Data(d)
                 }
@@ -639,7 +816,10 @@ impl<'k> Expander<'k> {
         let mut then_stmts = vec![];
         let mut else_stmts = vec![];
         let mut real_slots: Vec<Option<TVal>> = vec![None; tys.len()];
-        for (branch, yields, out) in [(then_block, &ty, &mut then_stmts), (else_block, &ey, &mut else_stmts)] {
+        for (branch, yields, out) in [
+            (then_block, &ty, &mut then_stmts),
+            (else_block, &ey, &mut else_stmts),
+        ] {
             self.stmts.push(vec![]);
             self.block(branch)?;
             for (i, y) in yields.iter().enumerate() {
@@ -658,7 +838,11 @@ impl<'k> Expander<'k> {
             *out = self.stmts.pop().unwrap_or_default();
         }
         self.span = inst.span;
-        self.emit(Stmt::If { cond: c, then_body: then_stmts, else_body: else_stmts });
+        self.emit(Stmt::If {
+            cond: c,
+            then_body: then_stmts,
+            else_body: else_stmts,
+        });
         for (r, s) in inst.results.iter().zip(real_slots) {
             let s = s.ok_or_else(|| Diagnostic::internal("if result without a yield"))?;
             self.set(*r, s);
@@ -667,7 +851,14 @@ impl<'k> Expander<'k> {
     }
 
     fn while_loop(&mut self, inst: &Inst) -> Result<()> {
-        let Op::While { init, before, after } = &inst.op else { unreachable!() };
+        let Op::While {
+            init,
+            before,
+            after,
+        } = &inst.op
+        else {
+            unreachable!()
+        };
         let tys: Vec<Type> = before.args.iter().map(|a| self.k.ty(*a).clone()).collect();
         let (after_yields, _) = Self::terminator(after);
         let slots = self.carried_layouts(init, &after_yields, &tys)?;
@@ -696,11 +887,18 @@ impl<'k> Expander<'k> {
         }
         self.stmts.push(vec![]);
         self.block(after)?;
-        let ys: Vec<TVal> = after_yields.iter().map(|y| self.get(*y).cloned()).collect::<Result<_>>()?;
+        let ys: Vec<TVal> = after_yields
+            .iter()
+            .map(|y| self.get(*y).cloned())
+            .collect::<Result<_>>()?;
         self.parallel_store(&slots, &ys)?;
         let body = self.stmts.pop().unwrap_or_default();
         self.span = inst.span;
-        self.emit(Stmt::While { cond_body, cond: c, body });
+        self.emit(Stmt::While {
+            cond_body,
+            cond: c,
+            body,
+        });
         for (r, s) in inst.results.iter().zip(fslots) {
             self.set(*r, s);
         }

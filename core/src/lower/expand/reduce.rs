@@ -20,14 +20,20 @@ use crate::thread_ir::{Expr, Reg, Stmt};
 impl Expander<'_> {
     /// Combines two tuples of scalar registers with `c`.
     fn combine(&mut self, c: &Combiner, dts: &[DType], a: &[Reg], b: &[Reg]) -> Result<Vec<Reg>> {
-        let bin = |x: &mut Self, op: BinaryOp| -> Vec<Reg> { vec![x.assign(dts[0], Expr::Binary(op, a[0], b[0]))] };
+        let bin = |x: &mut Self, op: BinaryOp| -> Vec<Reg> {
+            vec![x.assign(dts[0], Expr::Binary(op, a[0], b[0]))]
+        };
         Ok(match c {
             Combiner::Add => bin(self, BinaryOp::Add),
             Combiner::Mul => bin(self, BinaryOp::Mul),
             Combiner::Max => bin(self, BinaryOp::Max),
             Combiner::Min => bin(self, BinaryOp::Min),
             Combiner::ArgMax | Combiner::ArgMin => {
-                let better = if matches!(c, Combiner::ArgMax) { CmpPred::Gt } else { CmpPred::Lt };
+                let better = if matches!(c, Combiner::ArgMax) {
+                    CmpPred::Gt
+                } else {
+                    CmpPred::Lt
+                };
                 let strictly = self.assign(DType::I1, Expr::Cmp(better, b[0], a[0]));
                 let eq = self.assign(DType::I1, Expr::Cmp(CmpPred::Eq, b[0], a[0]));
                 let lower_idx = self.assign(DType::I1, Expr::Cmp(CmpPred::Lt, b[1], a[1]));
@@ -37,11 +43,26 @@ impl Expander<'_> {
                     // NaN loses: take b when a is NaN and b is not.
                     let a_nan = self.assign(DType::I1, Expr::Cmp(CmpPred::Ne, a[0], a[0]));
                     let b_num = self.assign(DType::I1, Expr::Cmp(CmpPred::Eq, b[0], b[0]));
-                    let nan_case = self.assign(DType::I1, Expr::Binary(BinaryOp::And, a_nan, b_num));
+                    let nan_case =
+                        self.assign(DType::I1, Expr::Binary(BinaryOp::And, a_nan, b_num));
                     take = self.assign(DType::I1, Expr::Binary(BinaryOp::Or, take, nan_case));
                 }
-                let v = self.assign(dts[0], Expr::Select { cond: take, on_true: b[0], on_false: a[0] });
-                let i = self.assign(dts[1], Expr::Select { cond: take, on_true: b[1], on_false: a[1] });
+                let v = self.assign(
+                    dts[0],
+                    Expr::Select {
+                        cond: take,
+                        on_true: b[0],
+                        on_false: a[0],
+                    },
+                );
+                let i = self.assign(
+                    dts[1],
+                    Expr::Select {
+                        cond: take,
+                        on_true: b[1],
+                        on_false: a[1],
+                    },
+                );
                 vec![v, i]
             }
             Combiner::Region(block) => {
@@ -59,7 +80,9 @@ impl Expander<'_> {
                 for (k, y) in ys.iter().enumerate() {
                     match self.data(*y)? {
                         Dist::Uniform(r) => out.push(self.cast_to(r, dts[k])),
-                        Dist::Regs { .. } => return Err(Diagnostic::internal("combine region yields a tile")),
+                        Dist::Regs { .. } => {
+                            return Err(Diagnostic::internal("combine region yields a tile"))
+                        }
                     }
                 }
                 out
@@ -68,8 +91,14 @@ impl Expander<'_> {
     }
 
     /// Operands as registers of one non-uniform layout.
-    fn operands_in_layout(&mut self, operands: &[crate::ir::Value]) -> Result<(LinearLayout, Vec<Vec<Reg>>)> {
-        let dists: Vec<Dist> = operands.iter().map(|v| self.data(*v)).collect::<Result<_>>()?;
+    fn operands_in_layout(
+        &mut self,
+        operands: &[crate::ir::Value],
+    ) -> Result<(LinearLayout, Vec<Vec<Reg>>)> {
+        let dists: Vec<Dist> = operands
+            .iter()
+            .map(|v| self.data(*v))
+            .collect::<Result<_>>()?;
         let layout = match dists.iter().find_map(|d| match d {
             Dist::Regs { layout, .. } => Some(layout.clone()),
             Dist::Uniform(_) => None,
@@ -79,13 +108,20 @@ impl Expander<'_> {
         };
         let mut regs = vec![];
         for d in &dists {
-            regs.push(self.to_layout(d, &layout)?);
+            regs.push(self.in_layout(d, &layout)?);
         }
         Ok((layout, regs))
     }
 
     pub(crate) fn reduce(&mut self, inst: &Inst) -> Result<()> {
-        let Op::Reduce { operands, axis, combiner } = &inst.op else { unreachable!() };
+        let Op::Reduce {
+            operands,
+            axis,
+            combiner,
+        } = &inst.op
+        else {
+            unreachable!()
+        };
         let axis = *axis as usize;
         let dts: Vec<DType> = operands.iter().map(|v| self.dtype(*v)).collect();
         let (mut layout, mut regs) = self.operands_in_layout(operands)?;
@@ -99,7 +135,13 @@ impl Expander<'_> {
         if mixed {
             let target = self.canonical(layout.shape())?;
             for r in regs.iter_mut() {
-                *r = self.to_layout(&Dist::Regs { layout: layout.clone(), regs: r.clone() }, &target)?;
+                *r = self.in_layout(
+                    &Dist::Regs {
+                        layout: layout.clone(),
+                        regs: r.clone(),
+                    },
+                    &target,
+                )?;
             }
             layout = target;
         }
@@ -122,17 +164,24 @@ impl Expander<'_> {
             });
         }
         // 2. Across threads, through shared memory.
-        let lane_axis: Vec<usize> = (0..layout.lane_bases().len()).filter(|&b| layout.lane_bases()[b][axis] != 0).collect();
-        let warp_axis: Vec<usize> = (0..layout.warp_bases().len()).filter(|&b| layout.warp_bases()[b][axis] != 0).collect();
+        let lane_axis: Vec<usize> = (0..layout.lane_bases().len())
+            .filter(|&b| layout.lane_bases()[b][axis] != 0)
+            .collect();
+        let warp_axis: Vec<usize> = (0..layout.warp_bases().len())
+            .filter(|&b| layout.warp_bases()[b][axis] != 0)
+            .collect();
         let partners = 1u32 << (lane_axis.len() + warp_axis.len());
         let reps: Vec<usize> = (0..n as usize).filter(|&r| partial[r].is_some()).collect();
         if partners > 1 {
             let out_numel: u32 = sliced.shape().iter().product::<u32>().max(1);
-            let out_idx = self.linear_indices(&sliced, &sliced.shape().to_vec())?;
+            let out_idx = self.linear_indices(&sliced, sliced.shape())?;
             // This thread's partner id: its bits along `axis`, packed.
             let mut pid: Option<Reg> = None;
             let mut k = 0;
-            for (src, bits) in [(self.lane, lane_axis.clone()), (self.warp, warp_axis.clone())] {
+            for (src, bits) in [
+                (self.lane, lane_axis.clone()),
+                (self.warp, warp_axis.clone()),
+            ] {
                 for b in bits {
                     let sh = self.int_const(DType::I32, b as i64);
                     let v = self.assign(DType::I32, Expr::Binary(BinaryOp::Shr, src, sh));
@@ -149,14 +198,21 @@ impl Expander<'_> {
             }
             let pid = pid.expect("partners > 1");
             let p = self.int_const(DType::I32, partners as i64);
-            let arrays: Vec<u32> = dts.iter().map(|&d| self.scratch_for_reduce(d, out_numel * partners)).collect();
+            let arrays: Vec<u32> = dts
+                .iter()
+                .map(|&d| self.scratch_for_reduce(d, out_numel * partners))
+                .collect();
             self.emit(Stmt::Barrier);
             for &r in &reps {
                 let base = self.assign(DType::I32, Expr::Binary(BinaryOp::Mul, out_idx[r], p));
                 let slot = self.assign(DType::I32, Expr::Binary(BinaryOp::Add, base, pid));
                 let vals = partial[r].clone().expect("rep");
                 for (j, arr) in arrays.iter().enumerate() {
-                    self.emit(Stmt::SharedStore { arr: *arr, index: slot, value: vals[j] });
+                    self.emit(Stmt::SharedStore {
+                        arr: *arr,
+                        index: slot,
+                        value: vals[j],
+                    });
                 }
             }
             self.emit(Stmt::Barrier);
@@ -166,8 +222,19 @@ impl Expander<'_> {
                 for q in 0..partners {
                     let qc = self.int_const(DType::I32, q as i64);
                     let slot = self.assign(DType::I32, Expr::Binary(BinaryOp::Add, base, qc));
-                    let vals: Vec<Reg> =
-                        arrays.iter().zip(&dts).map(|(arr, d)| self.assign(*d, Expr::SharedLoad { arr: *arr, index: slot })).collect();
+                    let vals: Vec<Reg> = arrays
+                        .iter()
+                        .zip(&dts)
+                        .map(|(arr, d)| {
+                            self.assign(
+                                *d,
+                                Expr::SharedLoad {
+                                    arr: *arr,
+                                    index: slot,
+                                },
+                            )
+                        })
+                        .collect();
                     acc = Some(match acc {
                         None => vals,
                         Some(a) => self.combine(combiner, &dts, &a, &vals)?,
@@ -178,12 +245,20 @@ impl Expander<'_> {
         }
         // Results: every register of the slice layout reads its representative.
         for (j, res) in inst.results.iter().enumerate() {
-            let regs_out: Vec<Reg> =
-                (0..n).map(|r| partial[(r & !axis_reg_bits) as usize].as_ref().expect("rep")[j]).collect();
+            let regs_out: Vec<Reg> = (0..n)
+                .map(|r| {
+                    partial[(r & !axis_reg_bits) as usize]
+                        .as_ref()
+                        .expect("rep")[j]
+                })
+                .collect();
             let d = if sliced.rank() == 0 {
                 Dist::Uniform(regs_out[0])
             } else {
-                Dist::Regs { layout: sliced.clone(), regs: regs_out }
+                Dist::Regs {
+                    layout: sliced.clone(),
+                    regs: regs_out,
+                }
             };
             let d = self.cast_dist(d, self.dtype(*res));
             self.set(*res, TVal::Data(d));
@@ -209,18 +284,36 @@ impl Expander<'_> {
     }
 
     pub(crate) fn scan(&mut self, inst: &Inst) -> Result<()> {
-        let Op::Scan { operands, axis, reverse, combiner } = &inst.op else { unreachable!() };
+        let Op::Scan {
+            operands,
+            axis,
+            reverse,
+            combiner,
+        } = &inst.op
+        else {
+            unreachable!()
+        };
         let axis = *axis as usize;
         let dts: Vec<DType> = operands.iter().map(|v| self.dtype(*v)).collect();
         let shape = self.shape(operands[0]);
         let mut order = vec![axis as u32];
-        order.extend((0..shape.len() as u32).rev().filter(|&d| d as usize != axis));
-        let target = LinearLayout::default_blocked(&shape, &order, shape[axis], self.opt.warp_size, self.opt.num_warps)
-            .map_err(|e| Diagnostic::internal(format!("scan layout: {e}")))?;
+        order.extend(
+            (0..shape.len() as u32)
+                .rev()
+                .filter(|&d| d as usize != axis),
+        );
+        let target = LinearLayout::default_blocked(
+            &shape,
+            &order,
+            shape[axis],
+            self.opt.warp_size,
+            self.opt.num_warps,
+        )
+        .map_err(|e| Diagnostic::internal(format!("scan layout: {e}")))?;
         let mut regs = vec![];
         for v in operands {
             let d = self.data(*v)?;
-            regs.push(self.to_layout(&d, &target)?);
+            regs.push(self.in_layout(&d, &target)?);
         }
         // Group registers by their coordinate off the axis; order each group along it.
         let n = target.num_regs();
@@ -261,7 +354,10 @@ impl Expander<'_> {
             }
         }
         for (j, res) in inst.results.iter().enumerate() {
-            let d = Dist::Regs { layout: target.clone(), regs: out[j].clone() };
+            let d = Dist::Regs {
+                layout: target.clone(),
+                regs: out[j].clone(),
+            };
             self.set(*res, TVal::Data(d));
         }
         Ok(())

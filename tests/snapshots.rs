@@ -1,0 +1,167 @@
+//! Generated-code snapshots: the tile IR and the WGSL of the kernel library's kernels
+//! at their default configurations live in `shaders/generated/`, and this test fails
+//! when they are stale. Regenerate with `TILEWISE_BLESS=1 cargo test --test snapshots`.
+//! Every WGSL file is validated by naga on the way.
+
+use std::path::PathBuf;
+use tilewise::{Arg, Buffer, Compiled, DType, Device, Module};
+
+fn compile(
+    dev: &Device,
+    src: &str,
+    file: &str,
+    kernel: &str,
+    args: &[Arg],
+    constexprs: &[(&str, i64)],
+) -> Compiled {
+    let module = Module::parse(file, src).unwrap();
+    let k = module.kernel(kernel).unwrap();
+    let mut launch = k.launch(dev, 1);
+    for a in args {
+        launch = launch.arg(a.clone());
+    }
+    for (n, v) in constexprs {
+        launch = launch.constexpr(n, *v);
+    }
+    launch.compile().unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn check(name: &str, contents: &str, stale: &mut Vec<String>) {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("shaders/generated")
+        .join(name);
+    let bless = std::env::var("TILEWISE_BLESS").as_deref() == Ok("1");
+    let old = std::fs::read_to_string(&path).unwrap_or_default();
+    if old != contents {
+        if bless {
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(&path, contents).unwrap();
+        } else {
+            stale.push(name.to_string());
+        }
+    }
+}
+
+#[test]
+fn generated_code_is_current() {
+    let dev = Device::interpreter();
+    let buf = |d: DType| -> Arg { Arg::from(&dev.alloc(d, 16).unwrap() as &Buffer) };
+    let f32b = || buf(DType::F32);
+    let i = |v: i32| Arg::from(v);
+    let cases: Vec<(&str, Compiled)> = vec![
+        (
+            "vector_add",
+            compile(
+                &dev,
+                include_str!("../shaders/vector_add.py"),
+                "vector_add.py",
+                "add_kernel",
+                &[f32b(), f32b(), f32b(), i(4096)],
+                &[("BLOCK_SIZE", 1024)],
+            ),
+        ),
+        (
+            "fused_softmax",
+            compile(
+                &dev,
+                include_str!("../shaders/fused_softmax.py"),
+                "fused_softmax.py",
+                "softmax_kernel",
+                &[f32b(), f32b(), i(1024), i(1024), i(64), i(1000)],
+                &[("BLOCK_SIZE", 1024)],
+            ),
+        ),
+        (
+            "matmul_block_ptr",
+            compile(
+                &dev,
+                include_str!("../shaders/matmul_block_ptr.py"),
+                "matmul_block_ptr.py",
+                "matmul_block_ptr_kernel",
+                &[
+                    f32b(),
+                    f32b(),
+                    f32b(),
+                    i(512),
+                    i(512),
+                    i(512),
+                    i(512),
+                    i(1),
+                    i(512),
+                    i(1),
+                    i(512),
+                    i(1),
+                ],
+                &[("BLOCK_M", 64), ("BLOCK_N", 64), ("BLOCK_K", 32)],
+            ),
+        ),
+        (
+            "matmul_f16",
+            compile(
+                &dev,
+                include_str!("../shaders/matmul.py"),
+                "matmul.py",
+                "matmul_kernel",
+                &[
+                    buf(DType::F16),
+                    buf(DType::F16),
+                    buf(DType::F16),
+                    i(512),
+                    i(512),
+                    i(512),
+                    i(512),
+                    i(1),
+                    i(512),
+                    i(1),
+                    i(512),
+                    i(1),
+                ],
+                &[
+                    ("BLOCK_SIZE_M", 64),
+                    ("BLOCK_SIZE_N", 64),
+                    ("BLOCK_SIZE_K", 32),
+                    ("GROUP_SIZE_M", 8),
+                ],
+            ),
+        ),
+        (
+            "layer_norm",
+            compile(
+                &dev,
+                include_str!("../shaders/layer_norm.py"),
+                "layer_norm.py",
+                "_layer_norm_fwd_fused",
+                &[
+                    f32b(),
+                    f32b(),
+                    f32b(),
+                    f32b(),
+                    f32b(),
+                    f32b(),
+                    i(1024),
+                    i(1000),
+                    Arg::from(1e-5f32),
+                ],
+                &[("BLOCK_SIZE", 1024)],
+            ),
+        ),
+        (
+            "swiglu",
+            compile(
+                &dev,
+                include_str!("../shaders/swiglu.py"),
+                "swiglu.py",
+                "swiglu_fwd_kernel",
+                &[f32b(), f32b(), buf(DType::BF16), i(4096)],
+                &[("BLOCK_SIZE", 1024)],
+            ),
+        ),
+    ];
+    let mut stale = vec![];
+    for (name, c) in &cases {
+        check(&format!("{name}.tile"), &c.ir_text(), &mut stale);
+        let wgsl = c.wgsl().unwrap_or_else(|e| panic!("{name}: {e}"));
+        check(&format!("{name}.wgsl"), &wgsl, &mut stale);
+    }
+    assert!(stale.is_empty(), "stale snapshots in shaders/generated/: {stale:?}; rerun with TILEWISE_BLESS=1 and review the diff");
+}
