@@ -51,6 +51,9 @@ pub(crate) trait Backend: Send + Sync {
         grid: Grid,
         args: &[BoundArg],
     ) -> Result<()>;
+    /// Copies `bytes` bytes from the start of `src` to the start of `dst` (queued after
+    /// earlier launches): the plain buffer copy the benchmarks measure bandwidth with.
+    fn copy(&self, src: BufferId, dst: BufferId, bytes: usize) -> Result<()>;
     /// Waits for queued work (no-op for synchronous executors).
     fn synchronize(&self) -> Result<()> {
         Ok(())
@@ -178,6 +181,27 @@ impl Device {
         check_dtype::<T>(buffer)?;
         self.backend.synchronize()?;
         Ok(from_bytes(&self.backend.read(buffer.id())?))
+    }
+
+    /// Copies the whole of `src` into `dst` (same dtype and length), after the launches
+    /// queued so far.
+    pub fn copy(&self, src: &Buffer, dst: &Buffer) -> Result<()> {
+        self.check_owner(src)?;
+        self.check_owner(dst)?;
+        if src.dtype() != dst.dtype() || src.len() != dst.len() {
+            return Err(Diagnostic::new(
+                ErrorKind::Launch,
+                format!(
+                    "cannot copy {} x {} into {} x {}",
+                    src.len(),
+                    src.dtype(),
+                    dst.len(),
+                    dst.dtype()
+                ),
+            ));
+        }
+        self.backend
+            .copy(src.id(), dst.id(), src.len() * src.dtype().size_bytes())
     }
 
     /// Waits until every launch queued so far has finished.

@@ -120,6 +120,22 @@ impl Backend for InterpreterBackend {
         Ok(buf.bytes.clone())
     }
 
+    fn copy(&self, src: BufferId, dst: BufferId, bytes: usize) -> Result<()> {
+        let mut bufs = self.lock();
+        let data = bufs
+            .get(src.0)
+            .and_then(Option::as_ref)
+            .ok_or_else(|| missing(src))?
+            .bytes[..bytes]
+            .to_vec();
+        let d = bufs
+            .get_mut(dst.0)
+            .and_then(Option::as_mut)
+            .ok_or_else(|| missing(dst))?;
+        d.bytes[..bytes].copy_from_slice(&data);
+        Ok(())
+    }
+
     fn free(&self, id: BufferId) {
         if let Some(slot) = self.lock().get_mut(id.0) {
             *slot = None;

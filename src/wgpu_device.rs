@@ -119,6 +119,27 @@ impl Backend for WgpuBackend {
         Ok(bytes)
     }
 
+    fn copy(&self, src: BufferId, dst: BufferId, bytes: usize) -> Result<()> {
+        let bufs = self.buffers.lock().map_err(|_| poisoned())?;
+        let (s, _, _) = bufs
+            .get(src.0)
+            .and_then(Option::as_ref)
+            .ok_or_else(|| missing(src))?;
+        let (d, _, _) = bufs
+            .get(dst.0)
+            .and_then(Option::as_ref)
+            .ok_or_else(|| missing(dst))?;
+        // Launches recorded before must run first.
+        self.ctx.flush()?;
+        let mut enc = self
+            .ctx
+            .device()
+            .create_command_encoder(&Default::default());
+        enc.copy_buffer_to_buffer(s.raw(), 0, d.raw(), 0, (bytes as u64).div_ceil(4) * 4);
+        self.ctx.queue().submit([enc.finish()]);
+        Ok(())
+    }
+
     fn free(&self, id: BufferId) {
         if let Ok(mut bufs) = self.buffers.lock() {
             if let Some(slot) = bufs.get_mut(id.0) {
@@ -158,10 +179,12 @@ impl Backend for WgpuBackend {
                 }
             }
         }
-        let scalars = compiled.wgsl.encode_scalars(|p| match args.get(p) {
-            Some(BoundArg::Scalar(s)) => Some(*s),
-            _ => None::<ScalarValue>,
-        })?;
+        let scalars = compiled
+            .wgsl
+            .encode_scalars(grid.0, |p| match args.get(p) {
+                Some(BoundArg::Scalar(s)) => Some(*s),
+                _ => None::<ScalarValue>,
+            })?;
         self.ctx.launch(&Launch {
             pipeline: &compiled.pipeline,
             buffers: &buffer_args,

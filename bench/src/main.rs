@@ -15,7 +15,11 @@ use std::process::ExitCode;
 enum DeviceChoice {
     /// The reference interpreter (CPU).
     Interp,
-    /// Every device found.
+    /// The simulator of the GPU lowering (CPU; slow).
+    Sim,
+    /// The first wgpu adapter (honours WGPU_BACKEND and WGPU_ADAPTER_NAME).
+    Wgpu,
+    /// The interpreter and every GPU found.
     All,
 }
 
@@ -36,7 +40,8 @@ struct Cli {
     /// Which suite(s) to run.
     #[arg(long, value_enum, default_value = "all")]
     suite: Suite,
-    /// Problem size (matmul: M = N = K; vector add: elements; softmax: rows = cols).
+    /// Problem size (matmul: M = N = K; vector add and copy: elements; softmax: rows =
+    /// cols).
     /// Defaults per suite and device.
     #[arg(long)]
     size: Option<usize>,
@@ -53,14 +58,29 @@ struct Cli {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let devices = match cli.device {
-        DeviceChoice::Interp | DeviceChoice::All => vec![tilewise::Device::interpreter()],
-    };
+    let mut devices = vec![];
+    if matches!(cli.device, DeviceChoice::Interp | DeviceChoice::All) {
+        devices.push(tilewise::Device::interpreter());
+    }
+    if cli.device == DeviceChoice::Sim {
+        devices.push(tilewise::Device::simulator());
+    }
+    if matches!(cli.device, DeviceChoice::Wgpu | DeviceChoice::All) {
+        match tilewise::Device::wgpu() {
+            Ok(d) => devices.push(d),
+            Err(e) if cli.device == DeviceChoice::Wgpu => {
+                eprintln!("{e}");
+                return ExitCode::FAILURE;
+            }
+            Err(e) => eprintln!("no wgpu device: {e}"),
+        }
+    }
     let reps = if cli.smoke { 1 } else { cli.reps.max(1) };
     let mut results = Vec::new();
     let mut failed = false;
     for dev in &devices {
-        for case in cases::select(cli.suite, cli.size, cli.smoke) {
+        let gpu = dev.kind() == tilewise::DeviceKind::Wgpu;
+        for case in cases::select(cli.suite, cli.size, cli.smoke, gpu) {
             match cases::run(&case, dev, reps) {
                 Ok(r) => results.push(r),
                 Err(e) => {

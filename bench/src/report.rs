@@ -17,20 +17,32 @@ pub struct Measured {
     pub max_rel_err: f64,
 }
 
+/// The copy bandwidth measured on the same device in this run, bytes per second.
+fn copy_bandwidth(results: &[Measured], device: &str) -> Option<f64> {
+    results
+        .iter()
+        .find(|r| r.device == device && r.case.starts_with("copy"))
+        .map(|r| r.bytes / r.seconds)
+}
+
 pub fn table(results: &[Measured]) {
     println!(
-        "{:<24} {:<22} {:<16} {:>12} {:>12} {:>12} {:>10}",
-        "case", "device", "size", "median", "GFLOP/s", "GB/s", "rel.err"
+        "{:<26} {:<44} {:<16} {:>12} {:>12} {:>10} {:>9} {:>10}",
+        "case", "device", "size", "median", "GFLOP/s", "GB/s", "vs copy", "rel.err"
     );
     for r in results {
+        let vs_copy = copy_bandwidth(results, &r.device)
+            .map(|c| format!("{:.2}", r.bytes / r.seconds / c))
+            .unwrap_or_else(|| "-".into());
         println!(
-            "{:<24} {:<22} {:<16} {:>10.3}ms {:>12.3} {:>12.3} {:>10.2e}",
+            "{:<26} {:<44} {:<16} {:>10.3}ms {:>12.1} {:>10.1} {:>9} {:>10.2e}",
             r.case,
             r.device,
             r.size,
             r.seconds * 1e3,
             r.flops / r.seconds / 1e9,
             r.bytes / r.seconds / 1e9,
+            vs_copy,
             r.max_rel_err
         );
     }

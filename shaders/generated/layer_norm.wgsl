@@ -50,7 +50,7 @@ fn tw_urem(a: u32, b: u32) -> u32 { if (b == 0u) { return 0u; } return a % b; }
 
 struct Params {
   bases: array<vec4<u32>, 2>,
-  words: array<vec4<u32>, 1>,
+  words: array<vec4<u32>, 2>,
 }
 @group(0) @binding(0) var<storage, read> b0: array<f32>; // X: f32
 @group(0) @binding(1) var<storage, read_write> b1: array<f32>; // Y: f32
@@ -1616,6 +1616,10 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
   var r1549: i32;
   var r1550: i32;
   var r1551: i32;
+  let tw_grid = P.words[0].xyz;
+  let tw_lin = tw_wg.x + tw_wg.y * tw_nwg.x;
+  if (tw_lin >= tw_grid.x * tw_grid.y * tw_grid.z) { return; }
+  let tw_pid = vec3<u32>(tw_lin % tw_grid.x, (tw_lin / tw_grid.x) % tw_grid.y, tw_lin / (tw_grid.x * tw_grid.y));
   r0 = bitcast<i32>(tw_tid);
   r1 = bitcast<i32>(0x1fu);
   r2 = (r0 & r1);
@@ -1627,10 +1631,10 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
   r8 = bitcast<i32>(0x0u);
   r9 = bitcast<i32>(0x0u);
   r10 = bitcast<i32>(0x0u);
-  r11 = bitcast<i32>(P.words[0][0]);
-  r12 = bitcast<i32>(P.words[0][1]);
-  r13 = bitcast<f32>(P.words[0][2]);
-  r14 = bitcast<i32>(tw_wg[0]);
+  r11 = bitcast<i32>(P.words[1][0]);
+  r12 = bitcast<i32>(P.words[1][1]);
+  r13 = bitcast<f32>(P.words[1][2]);
+  r14 = bitcast<i32>(tw_pid[0]);
   r15 = (r14 * r11);
   r16 = (r6 + r15);
   r17 = (r14 * r11);

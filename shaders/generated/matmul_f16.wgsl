@@ -55,7 +55,7 @@ fn tw_maxh(a: f16, b: f16) -> f16 { if (tw_isnanh(a)) { return b; } if (tw_isnan
 
 struct Params {
   bases: array<vec4<u32>, 1>,
-  words: array<vec4<u32>, 3>,
+  words: array<vec4<u32>, 4>,
 }
 @group(0) @binding(0) var<storage, read> b0: array<f16>; // a_ptr: f16
 @group(0) @binding(1) var<storage, read> b1: array<f16>; // b_ptr: f16
@@ -2107,6 +2107,10 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
   var r2035: f16;
   var r2036: f16;
   var r2037: f16;
+  let tw_grid = P.words[0].xyz;
+  let tw_lin = tw_wg.x + tw_wg.y * tw_nwg.x;
+  if (tw_lin >= tw_grid.x * tw_grid.y * tw_grid.z) { return; }
+  let tw_pid = vec3<u32>(tw_lin % tw_grid.x, (tw_lin / tw_grid.x) % tw_grid.y, tw_lin / (tw_grid.x * tw_grid.y));
   r0 = bitcast<i32>(tw_tid);
   r1 = bitcast<i32>(0x1fu);
   r2 = (r0 & r1);
@@ -2115,16 +2119,16 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
   r5 = bitcast<i32>(0x0u);
   r6 = bitcast<i32>(0x0u);
   r7 = bitcast<i32>(0x0u);
-  r8 = bitcast<i32>(P.words[0][0]);
-  r9 = bitcast<i32>(P.words[0][1]);
-  r10 = bitcast<i32>(P.words[0][2]);
-  r11 = bitcast<i32>(P.words[0][3]);
-  r12 = bitcast<i32>(P.words[1][0]);
-  r13 = bitcast<i32>(P.words[1][1]);
-  r14 = bitcast<i32>(P.words[1][2]);
-  r15 = bitcast<i32>(P.words[1][3]);
-  r16 = bitcast<i32>(P.words[2][0]);
-  r17 = bitcast<i32>(tw_wg[0]);
+  r8 = bitcast<i32>(P.words[1][0]);
+  r9 = bitcast<i32>(P.words[1][1]);
+  r10 = bitcast<i32>(P.words[1][2]);
+  r11 = bitcast<i32>(P.words[1][3]);
+  r12 = bitcast<i32>(P.words[2][0]);
+  r13 = bitcast<i32>(P.words[2][1]);
+  r14 = bitcast<i32>(P.words[2][2]);
+  r15 = bitcast<i32>(P.words[2][3]);
+  r16 = bitcast<i32>(P.words[3][0]);
+  r17 = bitcast<i32>(tw_pid[0]);
   r18 = bitcast<i32>(0x40u);
   r19 = (r8 + r18);
   r20 = bitcast<i32>(0x1u);

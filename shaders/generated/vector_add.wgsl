@@ -50,7 +50,7 @@ fn tw_urem(a: u32, b: u32) -> u32 { if (b == 0u) { return 0u; } return a % b; }
 
 struct Params {
   bases: array<vec4<u32>, 1>,
-  words: array<vec4<u32>, 1>,
+  words: array<vec4<u32>, 2>,
 }
 @group(0) @binding(0) var<storage, read> b0: array<f32>; // x_ptr: f32
 @group(0) @binding(1) var<storage, read> b1: array<f32>; // y_ptr: f32
@@ -215,6 +215,10 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
   var r153: i32;
   var r154: i32;
   var r155: i32;
+  let tw_grid = P.words[0].xyz;
+  let tw_lin = tw_wg.x + tw_wg.y * tw_nwg.x;
+  if (tw_lin >= tw_grid.x * tw_grid.y * tw_grid.z) { return; }
+  let tw_pid = vec3<u32>(tw_lin % tw_grid.x, (tw_lin / tw_grid.x) % tw_grid.y, tw_lin / (tw_grid.x * tw_grid.y));
   r0 = bitcast<i32>(tw_tid);
   r1 = bitcast<i32>(0x1fu);
   r2 = (r0 & r1);
@@ -223,8 +227,8 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
   r5 = bitcast<i32>(0x0u);
   r6 = bitcast<i32>(0x0u);
   r7 = bitcast<i32>(0x0u);
-  r8 = bitcast<i32>(P.words[0][0]);
-  r9 = bitcast<i32>(tw_wg[0]);
+  r8 = bitcast<i32>(P.words[1][0]);
+  r9 = bitcast<i32>(tw_pid[0]);
   r10 = bitcast<i32>(0x400u);
   r11 = (r9 * r10);
   r12 = bitcast<i32>(0x0u);

@@ -6,7 +6,11 @@
 //!
 //! - **Bindings.** Pointer parameter `i` is storage binding `i` (`read` when never
 //!   written); the last binding is the parameter block: a `u32` element base offset per
-//!   storage binding (sub-range views), then one 32-bit word per scalar argument.
+//!   storage binding (sub-range views), then the launch grid (4 words), then one 32-bit
+//!   word per scalar argument.
+//! - **Grid.** Programs are numbered linearly and dispatched folded into x and y
+//!   ([`WgslKernel::workgroups`]), so grids past 65535 in one dimension run; each
+//!   workgroup recovers its program ids from the grid and surplus ones return at once.
 //! - **Types.** f32, i32, u32 and bool are native; f16 is native with `enable f16;`
 //!   when the device has SHADER_F16, else emulated in f32 and rounded to f16 after each
 //!   op; bf16 is f32 rounded to bf16 after each op; 8- and 16-bit integers live in
@@ -45,12 +49,33 @@ pub struct WgslKernel {
 }
 
 impl WgslKernel {
-    /// Encodes scalar arguments (indexed by Thread IR parameter) as parameter words.
+    /// The workgroups to dispatch for a launch grid: programs are numbered linearly and
+    /// folded into x and y so that no dimension exceeds `max_per_dim`; the kernel
+    /// recovers the program ids from the grid in the parameter block.
+    pub fn workgroups(grid: [u32; 3], max_per_dim: u32) -> Result<[u32; 3]> {
+        let total = grid.iter().map(|&d| d as u64).product::<u64>();
+        let x = total.min(max_per_dim as u64);
+        let y = total.div_ceil(x.max(1));
+        if y > max_per_dim as u64 {
+            return Err(Diagnostic::new(
+                ErrorKind::Launch,
+                format!("grid {grid:?} has more programs than the adapter can dispatch"),
+            ));
+        }
+        Ok([x as u32, y as u32, 1])
+    }
+
+    /// Encodes the grid and the scalar arguments (indexed by Thread IR parameter) as
+    /// parameter words.
     pub fn encode_scalars(
         &self,
+        grid: [u32; 3],
         scalar_of: impl Fn(usize) -> Option<ScalarValue>,
     ) -> Result<Vec<u8>> {
-        let mut out = Vec::with_capacity(4 * self.scalar_slots.len());
+        let mut out = Vec::with_capacity(4 * (4 + self.scalar_slots.len()));
+        for w in [grid[0], grid[1], grid[2], 0] {
+            out.extend_from_slice(&w.to_le_bytes());
+        }
         for &(p, dt) in &self.scalar_slots {
             let v = scalar_of(p).ok_or_else(|| {
                 Diagnostic::new(ErrorKind::Launch, format!("missing scalar argument {p}"))
@@ -64,7 +89,7 @@ impl WgslKernel {
             };
             out.extend_from_slice(&word.to_le_bytes());
         }
-        out.resize(16 * self.scalar_slots.len().div_ceil(4).max(1), 0);
+        out.resize(16 * (1 + self.scalar_slots.len().div_ceil(4)), 0);
         Ok(out)
     }
 }
@@ -149,10 +174,10 @@ pub fn print_wgsl(k: &ThreadKernel, caps: &Capabilities) -> Result<WgslKernel> {
         }
     }
     let layout = KernelLayout {
-        // The printed `Params` struct holds at least one vec4 of scalar words.
+        // The printed `Params` struct: the grid (one vec4 of words), then the scalars.
         uniform: Some(UniformLayout {
             base_offsets: true,
-            scalar_bytes: 16 * scalar_slots.len().div_ceil(4).max(1) as u32,
+            scalar_bytes: 16 * (1 + scalar_slots.len().div_ceil(4)) as u32,
         }),
         storage,
     };
@@ -314,7 +339,7 @@ impl Printer<'_> {
         }
         let nb = layout.storage.len();
         let nbw = nb.div_ceil(4).max(1);
-        let nsw = scalars.len().div_ceil(4).max(1);
+        let nsw = 1 + scalars.len().div_ceil(4);
         let _ = writeln!(h, "\nstruct Params {{\n  bases: array<vec4<u32>, {nbw}>,\n  words: array<vec4<u32>, {nsw}>,\n}}");
         for (i, prm) in self.k.params.iter().enumerate() {
             let (Some(b), Some(repr)) = (self.binding[i], self.reprs[i]) else {
@@ -352,6 +377,11 @@ impl Printer<'_> {
         for (i, t) in self.k.regs.iter().enumerate() {
             let _ = writeln!(h, "  var r{i}: {};", self.rty(t.dtype));
         }
+        // Programs are numbered linearly over the folded dispatch; recover the ids.
+        h.push_str("  let tw_grid = P.words[0].xyz;\n");
+        h.push_str("  let tw_lin = tw_wg.x + tw_wg.y * tw_nwg.x;\n");
+        h.push_str("  if (tw_lin >= tw_grid.x * tw_grid.y * tw_grid.z) { return; }\n");
+        h.push_str("  let tw_pid = vec3<u32>(tw_lin % tw_grid.x, (tw_lin / tw_grid.x) % tw_grid.y, tw_lin / (tw_grid.x * tw_grid.y));\n");
         self.out = h;
         Ok(())
     }
@@ -370,7 +400,7 @@ impl Printer<'_> {
 
     fn scalar(&self, p: u32, dt: DType) -> String {
         let s = self.scalar_slot[p as usize].unwrap_or(0);
-        let w = format!("P.words[{}][{}]", s / 4, s % 4);
+        let w = format!("P.words[{}][{}]", 1 + s / 4, s % 4);
         match dt {
             DType::I1 => format!("({w} != 0u)"),
             DType::I8 | DType::I16 | DType::I32 => format!("bitcast<i32>({w})"),
@@ -684,8 +714,8 @@ impl Printer<'_> {
         Ok(match e {
             Expr::Const(c) => self.constant(dt, *c),
             Expr::Special(Special::ThreadId) => "bitcast<i32>(tw_tid)".into(),
-            Expr::Special(Special::ProgramId(a)) => format!("bitcast<i32>(tw_wg[{a}])"),
-            Expr::Special(Special::NumPrograms(a)) => format!("bitcast<i32>(tw_nwg[{a}])"),
+            Expr::Special(Special::ProgramId(a)) => format!("bitcast<i32>(tw_pid[{a}])"),
+            Expr::Special(Special::NumPrograms(a)) => format!("bitcast<i32>(tw_grid[{a}])"),
             Expr::Param(p) => self.scalar(*p, dt),
             Expr::Copy(x) => r(x),
             Expr::Unary(op, x) => self.unary(*op, dt, &r(x)),
