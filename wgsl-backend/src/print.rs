@@ -364,7 +364,13 @@ impl Printer<'_> {
             let _ = writeln!(
                 h,
                 "var<workgroup> s{i}: array<{}, {}>; // {}",
-                self.rty(a.dtype),
+                // Booleans live in workgroup memory as u32: SPIR-V drivers do not
+                // reliably support `bool` there (seen on NVIDIA's Vulkan driver).
+                if a.dtype == DType::I1 {
+                    "u32"
+                } else {
+                    self.rty(a.dtype)
+                },
                 a.len.max(1),
                 a.name
             );
@@ -751,6 +757,9 @@ impl Printer<'_> {
                     _ => self.read_elem(*buf, &idx),
                 }
             }
+            Expr::SharedLoad { arr, index } if self.k.shared[*arr as usize].dtype == DType::I1 => {
+                format!("(s{arr}[r{}] != 0u)", index.0)
+            }
             Expr::SharedLoad { arr, index } => format!("s{arr}[r{}]", index.0),
             Expr::Extract { .. } | Expr::Construct(_) => {
                 return Err(Diagnostic::internal(
@@ -827,7 +836,12 @@ impl Printer<'_> {
                     }
                 }
                 Stmt::SharedStore { arr, index, value } => {
-                    self.line(depth, &format!("s{arr}[r{}] = r{};", index.0, value.0));
+                    let v = if self.k.shared[*arr as usize].dtype == DType::I1 {
+                        format!("select(0u, 1u, r{})", value.0)
+                    } else {
+                        format!("r{}", value.0)
+                    };
+                    self.line(depth, &format!("s{arr}[r{}] = {v};", index.0));
                 }
                 Stmt::Atomic {
                     dst,
