@@ -185,16 +185,52 @@ impl Backend for WgpuBackend {
                 Some(BoundArg::Scalar(s)) => Some(*s),
                 _ => None::<ScalarValue>,
             })?;
+        // Programs are numbered linearly and folded into x and y (see the printer).
+        let max = self.ctx.capabilities().max_compute_workgroups_per_dimension;
+        let workgroups = WgslKernel::workgroups(grid.0, max)?;
         self.ctx.launch(&Launch {
             pipeline: &compiled.pipeline,
             buffers: &buffer_args,
             scalars: &scalars,
-            workgroups: grid.0,
+            workgroups,
         })
     }
 
     fn synchronize(&self) -> Result<()> {
         self.ctx.synchronize()
+    }
+}
+
+/// The copy kernel behind [`Backend::copy`]: one 16-byte word a thread.
+const COPY_WGSL: &str = "
+struct Params { bases: array<vec4<u32>, 1>, words: vec4<u32> }
+@group(0) @binding(0) var<storage, read> src: array<vec4<u32>>;
+@group(0) @binding(1) var<storage, read_write> dst: array<vec4<u32>>;
+@group(0) @binding(2) var<uniform> P: Params;
+@compute @workgroup_size(256)
+fn main(@builtin(local_invocation_index) t: u32, @builtin(workgroup_id) wg: vec3<u32>) {
+  let i = (wg.x + wg.y * P.words.y) * 256u + t;
+  if (i < P.words.x) { dst[P.bases[0].y + i] = src[P.bases[0].x + i]; }
+}
+";
+
+fn copy_layout() -> tilewise_wgsl::KernelLayout {
+    use tilewise_wgsl::{StorageBinding, UniformLayout};
+    tilewise_wgsl::KernelLayout {
+        storage: vec![
+            StorageBinding {
+                read_only: true,
+                element_size: 16,
+            },
+            StorageBinding {
+                read_only: false,
+                element_size: 16,
+            },
+        ],
+        uniform: Some(UniformLayout {
+            base_offsets: true,
+            scalar_bytes: 16,
+        }),
     }
 }
 

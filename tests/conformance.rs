@@ -736,3 +736,24 @@ def bump(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
         tol: 0.0,
     });
 }
+
+#[test]
+fn grids_past_65535_programs_fold() {
+    // 70 000 programs of one element: more than one dispatch dimension holds on WebGPU.
+    let mut r = Rng(17);
+    let n = 70_000;
+    check(Case {
+        name: "vector_add_big_grid",
+        src: VECTOR_ADD,
+        kernel: "add_kernel",
+        grid: [n as u32, 1, 1],
+        args: vec![
+            H::F32(r.f32s(n)),
+            H::F32(r.f32s(n)),
+            poison_f32(n),
+            s(n as i32),
+        ],
+        constexprs: vec![("BLOCK_SIZE", c(1))],
+        tol: 0.0,
+    });
+}

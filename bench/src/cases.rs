@@ -30,6 +30,9 @@ pub enum Case {
         k: usize,
         block: (u32, u32, u32),
     },
+    /// Source text to validated WGSL for the block-pointer matmul (64x64x32), on the
+    /// host: parse, trace, lower, print, naga validation.
+    CompileMatmul,
     /// Grouped matmul with f16 inputs, f32 accumulation and f32 output.
     MatmulF16 {
         m: usize,
@@ -43,6 +46,7 @@ impl Case {
     pub fn name(&self) -> String {
         match self {
             Case::Copy { .. } => "copy f32 (reference)".into(),
+            Case::CompileMatmul => "compile matmul to WGSL".into(),
             Case::VectorAdd { .. } => "vector add f32".into(),
             Case::Softmax { .. } => "softmax f32".into(),
             Case::MatmulF32 { block, .. } => {
@@ -57,6 +61,7 @@ impl Case {
     fn size(&self) -> String {
         match self {
             Case::Copy { n } | Case::VectorAdd { n } => format!("{n}"),
+            Case::CompileMatmul => "64x64x32".into(),
             Case::Softmax { rows, cols } => format!("{rows}x{cols}"),
             Case::MatmulF32 { m, n, k, .. } | Case::MatmulF16 { m, n, k, .. } => {
                 format!("{m}x{n}x{k}")
@@ -103,6 +108,7 @@ pub fn select(suite: Suite, size: Option<usize>, smoke: bool, gpu: bool) -> Vec<
                 block,
             });
         }
+        cases.push(Case::CompileMatmul);
     }
     cases
 }
@@ -202,6 +208,36 @@ fn matmul_samples(
 pub fn run(case: &Case, dev: &Device, reps: usize) -> Result<Measured> {
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
     let (seconds, flops, bytes, err) = match *case {
+        Case::CompileMatmul => {
+            let compile = || -> Result<()> {
+                let kern = kernel(
+                    MATMUL_BLOCK_PTR,
+                    "matmul_block_ptr.py",
+                    "matmul_block_ptr_kernel",
+                )?;
+                let host = Device::interpreter();
+                let (a, c) = (host.zeros::<f32>(16)?, host.zeros::<f32>(16)?);
+                let mut launch = kern.launch(&host, 1).arg(&a).arg(&a).arg(&c);
+                for v in [4096, 4096, 4096, 4096, 1, 4096, 1, 4096, 1] {
+                    launch = launch.arg(v as i32);
+                }
+                let compiled = launch
+                    .constexpr("BLOCK_M", 64)
+                    .constexpr("BLOCK_N", 64)
+                    .constexpr("BLOCK_K", 32)
+                    .compile()?;
+                compiled.wgsl().map(|_| ())
+            };
+            compile()?;
+            let mut times = vec![];
+            for _ in 0..reps.max(3) {
+                let t = Instant::now();
+                compile()?;
+                times.push(t.elapsed().as_secs_f64());
+            }
+            times.sort_by(f64::total_cmp);
+            (times[times.len() / 2], 0.0, 0.0, 0.0)
+        }
         Case::Copy { n } => {
             let x = rng.vec(n);
             let (src, dst) = (dev.upload(&x)?, dev.upload(&vec![f32::NAN; n])?);
