@@ -139,11 +139,17 @@ fn kernel(src: &str, file: &str, name: &str) -> Result<Kernel> {
 fn time(reps: usize, dev: &Device, mut launch: impl FnMut() -> Result<()>) -> Result<f64> {
     launch()?; // warm-up (specialization, pipeline creation, caches)
     dev.synchronize()?;
-    let batch = if dev.kind() == DeviceKind::Wgpu {
-        10
+    // GPUs queue launches: time a batch and divide, so that the submission and the
+    // wait at the end are amortized (`TILEWISE_BENCH_BATCH` overrides the size).
+    let default_batch = if dev.kind() == DeviceKind::Wgpu {
+        50
     } else {
         1
     };
+    let batch = std::env::var("TILEWISE_BENCH_BATCH")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default_batch);
     let mut times = Vec::with_capacity(reps);
     for _ in 0..reps {
         let t = Instant::now();
