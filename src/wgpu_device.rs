@@ -129,6 +129,33 @@ impl Backend for WgpuBackend {
             .get(dst.0)
             .and_then(Option::as_ref)
             .ok_or_else(|| missing(dst))?;
+        if bytes.is_multiple_of(16) && bytes > 0 {
+            // A compute-shader copy (16 bytes a thread): the bandwidth a kernel can
+            // reach. Drivers may run vkCmdCopyBuffer on a slower copy engine.
+            let pipeline = self.ctx.pipeline(&KernelSpec {
+                key: "tilewise-copy-vec4",
+                kernel_name: "copy",
+                entry_point: "main",
+                source: COPY_WGSL,
+                layout: &copy_layout(),
+            })?;
+            let words = (bytes / 16) as u32;
+            let max = self.ctx.capabilities().max_compute_workgroups_per_dimension;
+            let workgroups = WgslKernel::workgroups([words.div_ceil(256), 1, 1], max)?;
+            let mut params = [0u8; 16];
+            params[..4].copy_from_slice(&words.to_le_bytes());
+            params[4..8].copy_from_slice(&workgroups[0].to_le_bytes());
+            let buffers = [
+                BufferArg::range(s, 0, bytes as u64),
+                BufferArg::range(d, 0, bytes as u64),
+            ];
+            return self.ctx.launch(&Launch {
+                pipeline: &pipeline,
+                buffers: &buffers,
+                scalars: &params,
+                workgroups,
+            });
+        }
         // Launches recorded before must run first.
         self.ctx.flush()?;
         let mut enc = self

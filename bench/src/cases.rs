@@ -224,8 +224,8 @@ pub fn run(case: &Case, dev: &Device, reps: usize) -> Result<Measured> {
                 let host = Device::interpreter();
                 let (a, c) = (host.zeros::<f32>(16)?, host.zeros::<f32>(16)?);
                 let mut launch = kern.launch(&host, 1).arg(&a).arg(&a).arg(&c);
-                for v in [4096, 4096, 4096, 4096, 1, 4096, 1, 4096, 1] {
-                    launch = launch.arg(v as i32);
+                for v in [4096i32, 4096, 4096, 4096, 1, 4096, 1, 4096, 1] {
+                    launch = launch.arg(v);
                 }
                 let compiled = launch
                     .constexpr("BLOCK_M", 64)

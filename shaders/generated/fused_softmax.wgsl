@@ -1354,9 +1354,6 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
   r8 = bitcast<i32>(P.words[1][1]);
   r9 = bitcast<i32>(P.words[1][2]);
   r10 = bitcast<i32>(P.words[1][3]);
-  r11 = bitcast<i32>(tw_pid[0]);
-  r12 = (r11 * r7);
-  r13 = (r6 + r12);
   r14 = bitcast<i32>(0x0u);
   r15 = select(r2 >> (bitcast<u32>(r14) % 32u), r2 >> 31u, bitcast<u32>(r14) >= 32u);
   r16 = bitcast<i32>(0x1u);
@@ -1405,6 +1402,9 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
   r59 = bitcast<i32>(0x100u);
   r60 = (r58 * r59);
   r61 = (r54 ^ r60);
+  r11 = bitcast<i32>(tw_pid[0]);
+  r12 = (r11 * r7);
+  r13 = (r6 + r12);
   r62 = bitcast<i32>(0x0u);
   r63 = (r61 + r62);
   r64 = bitcast<i32>(0x1u);

@@ -228,9 +228,6 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
   r6 = bitcast<i32>(0x0u);
   r7 = bitcast<i32>(0x0u);
   r8 = bitcast<i32>(P.words[1][0]);
-  r9 = bitcast<i32>(tw_pid[0]);
-  r10 = bitcast<i32>(0x400u);
-  r11 = (r9 * r10);
   r12 = bitcast<i32>(0x0u);
   r13 = select(r2 >> (bitcast<u32>(r12) % 32u), r2 >> 31u, bitcast<u32>(r12) >= 32u);
   r14 = bitcast<i32>(0x1u);
@@ -279,6 +276,9 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
   r57 = bitcast<i32>(0x100u);
   r58 = (r56 * r57);
   r59 = (r52 ^ r58);
+  r9 = bitcast<i32>(tw_pid[0]);
+  r10 = bitcast<i32>(0x400u);
+  r11 = (r9 * r10);
   r60 = bitcast<i32>(0x0u);
   r61 = (r59 + r60);
   r62 = bitcast<i32>(0x1u);

@@ -37,6 +37,11 @@ impl Expander<'_> {
         if let Some(r) = self.thread_part.get(&(layout.clone(), dim)) {
             return *r;
         }
+        // Computed once at kernel entry, so that every use, in any block, sees it.
+        self.hoist(|x| x.thread_coord_here(layout, dim))
+    }
+
+    fn thread_coord_here(&mut self, layout: &LinearLayout, dim: usize) -> Reg {
         let mut acc: Option<Reg> = None;
         let sources = [
             (self.lane, layout.lane_bases().to_vec()),

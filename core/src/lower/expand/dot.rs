@@ -134,7 +134,7 @@ impl Expander<'_> {
             self.int_const(DType::I32, k as i64),
         );
         let iv = self.new_reg(DType::I32);
-        self.stmts.push(vec![]);
+        self.open();
         let nc = self.int_const(DType::I32, n as i64);
         let b_row = self.assign(DType::I32, Expr::Binary(BinaryOp::Mul, iv, nc));
         let mut a_val: BTreeMap<u32, Reg> = BTreeMap::new();
@@ -173,7 +173,7 @@ impl Expander<'_> {
                 expr: Expr::Fma(x, y, acc),
             });
         }
-        let body = self.stmts.pop().unwrap_or_default();
+        let body = self.close();
         self.emit(Stmt::For {
             iv,
             lower: zero,

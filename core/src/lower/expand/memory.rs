@@ -191,10 +191,43 @@ impl Expander<'_> {
             Some(crate::ir::Elem::Ptr(d)) => d,
             _ => return Err(Diagnostic::internal("store through a non-pointer")),
         };
-        let mut dists = vec![off, self.data(value)?];
+        let vd = self.data(value)?;
+        let mask_v = mask;
         let mask = self.opt_dist(mask)?;
-        dists.extend(mask.iter().cloned());
-        let (layout, regs) = self.align(&dists)?;
+        // A computed value (a dot's accumulator) is stored from its own layout, with
+        // the addresses and mask recomputed there instead of moving the value.
+        let mut aligned = None;
+        if let Dist::Regs {
+            layout: vl,
+            regs: vregs,
+        } = &vd
+        {
+            let off_layout = match &off {
+                Dist::Regs { layout, .. } => Some(layout.clone()),
+                Dist::Uniform(_) => None,
+            };
+            if off_layout.as_ref().is_some_and(|l| l != vl) {
+                let dims: super::remat::DimMap = (0..vl.rank()).map(Some).collect();
+                let offs = self.remat_ptr(ptr, vl, &dims, 0)?;
+                let m = match mask_v {
+                    Some(m) => self.remat(m, vl, &dims, 0)?.map(Some),
+                    None => Some(None),
+                };
+                if let (Some(offs), Some(m)) = (offs, m) {
+                    let mut regs = vec![offs, vregs.clone()];
+                    regs.extend(m);
+                    aligned = Some((Some(vl.clone()), regs));
+                }
+            }
+        }
+        let (layout, regs) = match aligned {
+            Some(a) => a,
+            None => {
+                let mut dists = vec![off, vd];
+                dists.extend(mask.iter().cloned());
+                self.align(&dists)?
+            }
+        };
         let (own, first) = self.ownership(layout.as_ref());
         for (i, is_first) in first.iter().enumerate() {
             if !is_first {

@@ -19,6 +19,7 @@ mod dist;
 mod dot;
 mod memory;
 mod reduce;
+mod remat;
 
 use crate::diag::{Diagnostic, ErrorKind, Result, Span};
 use crate::ir::ops::{Const, Op};
@@ -65,9 +66,11 @@ pub(crate) enum TVal {
 /// Lowers `kernel` (after `block_ptr`) to Thread IR.
 pub fn expand(kernel: &Kernel, options: &ExpandOptions) -> Result<ThreadKernel> {
     let mut x = Expander::new(kernel, options);
-    x.prologue()?;
+    x.hoist(|x| x.prologue())?;
     x.block(&kernel.body)?;
-    let body = x.stmts.pop().unwrap_or_default();
+    let main = x.stmts.pop().unwrap_or_default();
+    let mut body = std::mem::take(&mut x.hoisted);
+    body.extend(main);
     let mut tk = x.out;
     tk.body = body;
     Ok(tk)
@@ -86,6 +89,15 @@ pub(crate) struct Expander<'k> {
     pub warp: Reg,
     /// Per (layout, dim): the thread-dependent part of the coordinate.
     pub thread_part: HashMap<(LinearLayout, usize), Reg>,
+    /// The op defining each instruction result (for rematerialization).
+    pub defs: HashMap<Value, Op>,
+    /// Values recomputed in a layout, by (value, layout, dimension map).
+    /// Values recomputed in a layout, by (value, layout, dimension map), with the depth
+    /// of the statement list they were emitted in (valid while it is open).
+    pub remat_memo: HashMap<(Value, LinearLayout, remat::DimMap), (Vec<Reg>, usize)>,
+    /// Statements placed at kernel entry: thread ids, parameters, thread coordinates.
+    /// They depend only on the thread, so every later use is dominated by them.
+    pub hoisted: Vec<Stmt>,
     /// Layouts seen per shape, tried first when a broadcast picks its result layout.
     pub seen_layouts: HashMap<Vec<u32>, Vec<LinearLayout>>,
     /// Scratch shared arrays per dtype (index into `out.shared`).
@@ -113,10 +125,42 @@ impl<'k> Expander<'k> {
             lane: Reg(0),
             warp: Reg(0),
             thread_part: HashMap::new(),
+            defs: {
+                let mut defs = HashMap::new();
+                k.walk(&mut |inst| {
+                    if let [r] = inst.results.as_slice() {
+                        defs.insert(*r, inst.op.clone());
+                    }
+                });
+                defs
+            },
+            remat_memo: HashMap::new(),
+            hoisted: vec![],
             seen_layouts: HashMap::new(),
             scratch: HashMap::new(),
             span: k.span,
         }
+    }
+
+    /// Runs `f` with new statements going to the kernel-entry list.
+    pub fn hoist<T>(&mut self, f: impl FnOnce(&mut Self) -> T) -> T {
+        let saved = std::mem::replace(&mut self.stmts, vec![std::mem::take(&mut self.hoisted)]);
+        let r = f(self);
+        self.hoisted = self.close();
+        self.stmts = saved;
+        r
+    }
+
+    /// Opens a nested statement list.
+    pub fn open(&mut self) {
+        self.stmts.push(vec![]);
+    }
+
+    /// Closes the innermost statement list; what was computed inside is forgotten.
+    pub fn close(&mut self) -> Vec<Stmt> {
+        let depth = self.stmts.len();
+        self.remat_memo.retain(|_, (_, level)| *level < depth);
+        self.stmts.pop().unwrap_or_default()
     }
 
     /// A located error.
@@ -298,6 +342,39 @@ impl<'k> Expander<'k> {
             Op::Splat(x) | Op::Broadcast(x) => {
                 let shape = self.shape(inst.results[0]);
                 let v = self.get(*x)?.clone();
+                // Index arithmetic is recomputed in the result's layout rather than
+                // moved through shared memory.
+                if let (TVal::Data(Dist::Regs { layout, .. }), Op::Broadcast(_)) = (&v, &inst.op) {
+                    if layout.shape() != shape.as_slice() {
+                        let target = self.canonical(&shape)?;
+                        let src = self.shape(*x);
+                        let free = layout
+                            .register_map(&target, |c| {
+                                c.iter()
+                                    .zip(&src)
+                                    .map(|(&x, &s)| if s == 1 { 0 } else { x })
+                                    .collect()
+                            })
+                            .is_some();
+                        let dims: remat::DimMap = src
+                            .iter()
+                            .enumerate()
+                            .map(|(i, &s)| if s == 1 { None } else { Some(i) })
+                            .collect();
+                        if !free {
+                            if let Some(regs) = self.remat(*x, &target, &dims, 0)? {
+                                self.set(
+                                    inst.results[0],
+                                    TVal::Data(Dist::Regs {
+                                        layout: target,
+                                        regs,
+                                    }),
+                                );
+                                return Ok(());
+                            }
+                        }
+                    }
+                }
                 let out = self.broadcast(v, &shape)?;
                 self.set(inst.results[0], out);
             }
@@ -753,14 +830,14 @@ impl<'k> Expander<'k> {
         for (a, s) in body.args[1..].iter().zip(&slots) {
             self.set(*a, s.clone());
         }
-        self.stmts.push(vec![]);
+        self.open();
         self.block(body)?;
         let ys: Vec<TVal> = yields
             .iter()
             .map(|y| self.get(*y).cloned())
             .collect::<Result<_>>()?;
         self.parallel_store(&slots, &ys)?;
-        let body_stmts = self.stmts.pop().unwrap_or_default();
+        let body_stmts = self.close();
         self.span = inst.span;
         self.emit(Stmt::For {
             iv,
@@ -820,7 +897,7 @@ impl<'k> Expander<'k> {
             (then_block, &ty, &mut then_stmts),
             (else_block, &ey, &mut else_stmts),
         ] {
-            self.stmts.push(vec![]);
+            self.open();
             self.block(branch)?;
             for (i, y) in yields.iter().enumerate() {
                 let yv = self.get(*y)?.clone();
@@ -835,7 +912,7 @@ impl<'k> Expander<'k> {
                 let slot = real_slots[i].clone().expect("slot");
                 self.store_into(&slot, &yv)?;
             }
-            *out = self.stmts.pop().unwrap_or_default();
+            *out = self.close();
         }
         self.span = inst.span;
         self.emit(Stmt::If {
@@ -865,7 +942,7 @@ impl<'k> Expander<'k> {
         for (a, s) in before.args.iter().zip(&slots) {
             self.set(*a, s.clone());
         }
-        self.stmts.push(vec![]);
+        self.open();
         self.block(before)?;
         let (fwd, cond) = Self::terminator(before);
         let cond = cond.ok_or_else(|| Diagnostic::internal("while without condition"))?;
@@ -881,18 +958,18 @@ impl<'k> Expander<'k> {
             self.store_into(&slot, &fv)?;
             fslots.push(slot);
         }
-        let cond_body = self.stmts.pop().unwrap_or_default();
+        let cond_body = self.close();
         for (a, s) in after.args.iter().zip(&fslots) {
             self.set(*a, s.clone());
         }
-        self.stmts.push(vec![]);
+        self.open();
         self.block(after)?;
         let ys: Vec<TVal> = after_yields
             .iter()
             .map(|y| self.get(*y).cloned())
             .collect::<Result<_>>()?;
         self.parallel_store(&slots, &ys)?;
-        let body = self.stmts.pop().unwrap_or_default();
+        let body = self.close();
         self.span = inst.span;
         self.emit(Stmt::While {
             cond_body,
