@@ -44,12 +44,15 @@ pub(crate) trait Backend: Send + Sync {
     fn write(&self, id: BufferId, bytes: &[u8]) -> Result<()>;
     fn read(&self, id: BufferId) -> Result<Vec<u8>>;
     fn free(&self, id: BufferId);
+    /// Runs a specialization; `key` identifies it together with `num_warps`, the warps
+    /// per program the GPU lowering distributes tiles over.
     fn launch(
         &self,
         key: &SpecKey,
         kernel: &Specialized,
         grid: Grid,
         args: &[BoundArg],
+        num_warps: u32,
     ) -> Result<()>;
     /// Copies `bytes` bytes from the start of `src` to the start of `dst` (queued after
     /// earlier launches): the plain buffer copy the benchmarks measure bandwidth with.

@@ -44,13 +44,20 @@ impl InterpreterBackend {
         }
     }
 
-    fn lower(&self, key: &SpecKey, spec: &Specialized) -> Result<Arc<ThreadKernel>> {
+    fn lower(
+        &self,
+        key: &SpecKey,
+        spec: &Specialized,
+        num_warps: u32,
+    ) -> Result<Arc<ThreadKernel>> {
+        let key = &SpecKey(format!("{}#nw{num_warps}", key.0));
         if let Some(k) = self.lowered.lock().ok().and_then(|m| m.get(key).cloned()) {
             return Ok(k);
         }
         let k = tilewise_core::lower::prepare(&spec.kernel, DType::I32)?;
         let options = ExpandOptions {
             backend: "simulated GPU",
+            num_warps,
             ..ExpandOptions::default()
         };
         let k = Arc::new(expand(&k, &options)?);
@@ -148,9 +155,10 @@ impl Backend for InterpreterBackend {
         kernel: &Specialized,
         grid: Grid,
         args: &[BoundArg],
+        num_warps: u32,
     ) -> Result<()> {
         let lowered = if self.simulate {
-            Some(self.lower(key, kernel)?)
+            Some(self.lower(key, kernel, num_warps)?)
         } else {
             None
         };

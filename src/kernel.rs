@@ -80,6 +80,7 @@ impl Kernel {
             grid: grid.into(),
             args: vec![],
             constexprs: vec![],
+            num_warps: 4,
         }
     }
 
@@ -158,6 +159,7 @@ pub struct Launch<'a> {
     grid: Grid,
     args: Vec<Arg>,
     constexprs: Vec<(String, ConstValue)>,
+    num_warps: u32,
 }
 
 /// A specialized kernel, traced but not run.
@@ -219,6 +221,14 @@ impl<'a> Launch<'a> {
         self
     }
 
+    /// Warps per program on GPU backends (Triton's `num_warps`; 1, 2, 4, 8, 16 or 32,
+    /// default 4): a program runs as `32 * num_warps` threads. The interpreter ignores
+    /// it; results never depend on it.
+    pub fn num_warps(mut self, num_warps: u32) -> Self {
+        self.num_warps = num_warps;
+        self
+    }
+
     /// Gives a constexpr parameter by name.
     pub fn constexpr(mut self, name: &str, value: impl Into<ConstValue>) -> Self {
         self.constexprs.push((name.to_string(), value.into()));
@@ -255,6 +265,15 @@ impl<'a> Launch<'a> {
     pub fn run(self) -> Result<()> {
         let specs = self.arg_specs()?;
         let (key, spec) = self.kernel.specialize(&specs, &self.constexprs)?;
+        if !self.num_warps.is_power_of_two() || self.num_warps > 32 {
+            return Err(Diagnostic::new(
+                ErrorKind::Launch,
+                format!(
+                    "num_warps must be 1, 2, 4, 8, 16 or 32, not {}",
+                    self.num_warps
+                ),
+            ));
+        }
         if self.grid.0.iter().any(|&d| d > 65_535 * 32_768) {
             return Err(Diagnostic::new(
                 ErrorKind::Launch,
@@ -275,6 +294,8 @@ impl<'a> Launch<'a> {
                 Arg::Scalar(s) => BoundArg::Scalar(*s),
             });
         }
-        self.device.backend.launch(&key, &spec, self.grid, &bound)
+        self.device
+            .backend
+            .launch(&key, &spec, self.grid, &bound, self.num_warps)
     }
 }

@@ -14,9 +14,6 @@ use tilewise_wgsl::{
     print_wgsl, BufferArg, GpuBuffer, KernelPipeline, KernelSpec, Launch, WgpuContext, WgslKernel,
 };
 
-/// Warps per program on the WGSL backend.
-const NUM_WARPS: u32 = 4;
-
 struct Compiled {
     wgsl: WgslKernel,
     pipeline: Arc<KernelPipeline>,
@@ -45,13 +42,14 @@ impl WgpuBackend {
         self.ctx.adapter_info().device_type == tilewise_wgsl::wgpu::DeviceType::Cpu
     }
 
-    fn compile(&self, key: &SpecKey, spec: &Specialized) -> Result<Arc<Compiled>> {
+    fn compile(&self, key: &SpecKey, spec: &Specialized, num_warps: u32) -> Result<Arc<Compiled>> {
+        let key = &SpecKey(format!("{}#nw{num_warps}", key.0));
         if let Some(c) = self.compiled.lock().map_err(|_| poisoned())?.get(key) {
             return Ok(c.clone());
         }
         let lowered = tilewise_core::lower::prepare(&spec.kernel, DType::I32)?;
         let options = ExpandOptions {
-            num_warps: NUM_WARPS,
+            num_warps,
             warp_size: 32,
             backend: "WGSL",
         };
@@ -181,11 +179,12 @@ impl Backend for WgpuBackend {
         spec: &Specialized,
         grid: Grid,
         args: &[BoundArg],
+        num_warps: u32,
     ) -> Result<()> {
         if grid.total() == 0 {
             return Ok(());
         }
-        let compiled = self.compile(key, spec)?;
+        let compiled = self.compile(key, spec, num_warps)?;
         let bufs = self.buffers.lock().map_err(|_| poisoned())?;
         let mut buffer_args = Vec::with_capacity(compiled.wgsl.buffer_params.len());
         for &p in &compiled.wgsl.buffer_params {

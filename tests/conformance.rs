@@ -757,3 +757,62 @@ fn grids_past_65535_programs_fold() {
         tol: 0.0,
     });
 }
+
+#[test]
+fn num_warps_changes_nothing_but_speed() {
+    let mut r = Rng(18);
+    let (rows, cols) = (6, 300);
+    let x = r.f32s(rows * cols);
+    let run_with = |dev: &Device, nw: u32| -> Vec<f32> {
+        let module = Module::parse("fused_softmax.py", SOFTMAX).unwrap();
+        let k = module.kernel("softmax_kernel").unwrap();
+        let xb = dev.upload(&x).unwrap();
+        let out = dev.upload(&vec![f32::NAN; rows * cols]).unwrap();
+        k.launch(dev, rows as u32)
+            .arg(&out)
+            .arg(&xb)
+            .arg(cols as i32)
+            .arg(cols as i32)
+            .arg(rows as i32)
+            .arg(cols as i32)
+            .constexpr("BLOCK_SIZE", 512)
+            .num_warps(nw)
+            .run()
+            .unwrap_or_else(|e| panic!("{} num_warps={nw}: {e}", dev.name()));
+        dev.download(&out).unwrap()
+    };
+    let want = run_with(&Device::interpreter(), 4);
+    let mut devices = vec![Device::simulator()];
+    devices.extend(wgpu_device());
+    for dev in devices {
+        for nw in [1, 2, 8] {
+            let got = run_with(&dev, nw);
+            for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+                assert!(
+                    (g - w).abs() <= 1e-6,
+                    "{} num_warps={nw}: element {i}: {g} vs {w}",
+                    dev.name()
+                );
+            }
+        }
+    }
+    // An invalid count is a launch error, not a crash.
+    let module = Module::parse("fused_softmax.py", SOFTMAX).unwrap();
+    let k = module.kernel("softmax_kernel").unwrap();
+    let dev = Device::interpreter();
+    let b = dev.zeros::<f32>(4).unwrap();
+    let err = k
+        .launch(&dev, 1)
+        .arg(&b)
+        .arg(&b)
+        .arg(2i32)
+        .arg(2i32)
+        .arg(1i32)
+        .arg(2i32)
+        .constexpr("BLOCK_SIZE", 2)
+        .num_warps(3)
+        .run()
+        .unwrap_err();
+    assert_eq!(err.kind, tilewise::ErrorKind::Launch);
+    assert!(err.message.contains("num_warps"), "{err}");
+}

@@ -296,6 +296,14 @@ pub fn run(case: &Case, dev: &Device, reps: usize) -> Result<Measured> {
                     .arg(rows as i32)
                     .arg(cols as i32)
                     .constexpr("BLOCK_SIZE", block)
+                    // Triton's tutorial heuristic: more warps for wider rows.
+                    .num_warps(if block >= 4096 {
+                        16
+                    } else if block >= 2048 {
+                        8
+                    } else {
+                        4
+                    })
                     .run()
             };
             launch()?;
