@@ -135,7 +135,7 @@ impl Expander<'_> {
     /// For a layout with replication, the predicate "this thread is the first holder"
     /// (None when every thread-level copy is distinct), and which registers are first
     /// copies.
-    fn ownership(&mut self, layout: Option<&LinearLayout>) -> (Option<Reg>, Vec<bool>) {
+    pub(crate) fn ownership(&mut self, layout: Option<&LinearLayout>) -> (Option<Reg>, Vec<bool>) {
         let Some(layout) = layout else {
             // A scalar: every thread holds it; thread 0 owns it.
             let tid = self.assign(

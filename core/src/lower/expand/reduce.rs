@@ -2,8 +2,10 @@
 //!
 //! A reduction along `axis` first combines, inside each thread, the registers that hold
 //! the same output element; then, when lanes or warps of the layout also run along
-//! `axis`, each thread publishes its partial result to shared memory and every thread
-//! combines the partials of the output elements it holds. The result has the operand's
+//! `axis`, each thread publishes its partial result to shared memory, the partials are
+//! combined by a tree (log2 of the partner count halving steps, each behind a
+//! barrier, done by one replica of each thread), and every thread reads the results of
+//! the output elements it holds. The result has the operand's
 //! slice layout, so `x - tl.max(x, 1)[:, None]` broadcasts back without moving data.
 //!
 //! A scan moves the operand into a layout where the whole scanned axis sits in one
@@ -215,32 +217,61 @@ impl Expander<'_> {
                     });
                 }
             }
+            // A tree over the partners: log2(P) halving steps, each behind a barrier;
+            // partner `pid < s` combines slots `pid` and `pid + s` into slot `pid`.
+            // Only the first of replicated threads takes part: two replicas updating
+            // the same slot would combine a partial twice.
+            let (owner, _) = self.ownership(Some(&layout));
+            let bases: Vec<Option<Reg>> = (0..n as usize)
+                .map(|r| {
+                    partial[r].as_ref().map(|_| {
+                        self.assign(DType::I32, Expr::Binary(BinaryOp::Mul, out_idx[r], p))
+                    })
+                })
+                .collect();
+            let load = |x: &mut Self, index: Reg| -> Vec<Reg> {
+                arrays
+                    .iter()
+                    .zip(&dts)
+                    .map(|(arr, d)| x.assign(*d, Expr::SharedLoad { arr: *arr, index }))
+                    .collect()
+            };
+            let mut step = partners / 2;
+            while step >= 1 {
+                self.emit(Stmt::Barrier);
+                let sc = self.int_const(DType::I32, step as i64);
+                let mut active = self.assign(DType::I1, Expr::Cmp(CmpPred::Lt, pid, sc));
+                if let Some(o) = owner {
+                    active = self.assign(DType::I1, Expr::Binary(BinaryOp::And, active, o));
+                }
+                self.open();
+                for &r in &reps {
+                    let base = bases[r].expect("rep base");
+                    let lo = self.assign(DType::I32, Expr::Binary(BinaryOp::Add, base, pid));
+                    let hi = self.assign(DType::I32, Expr::Binary(BinaryOp::Add, lo, sc));
+                    let a = load(self, lo);
+                    let b = load(self, hi);
+                    let c = self.combine(combiner, &dts, &a, &b)?;
+                    for (j, arr) in arrays.iter().enumerate() {
+                        self.emit(Stmt::SharedStore {
+                            arr: *arr,
+                            index: lo,
+                            value: c[j],
+                        });
+                    }
+                }
+                let body = self.close();
+                self.emit(Stmt::If {
+                    cond: active,
+                    then_body: body,
+                    else_body: vec![],
+                });
+                step /= 2;
+            }
             self.emit(Stmt::Barrier);
             for &r in &reps {
-                let base = self.assign(DType::I32, Expr::Binary(BinaryOp::Mul, out_idx[r], p));
-                let mut acc: Option<Vec<Reg>> = None;
-                for q in 0..partners {
-                    let qc = self.int_const(DType::I32, q as i64);
-                    let slot = self.assign(DType::I32, Expr::Binary(BinaryOp::Add, base, qc));
-                    let vals: Vec<Reg> = arrays
-                        .iter()
-                        .zip(&dts)
-                        .map(|(arr, d)| {
-                            self.assign(
-                                *d,
-                                Expr::SharedLoad {
-                                    arr: *arr,
-                                    index: slot,
-                                },
-                            )
-                        })
-                        .collect();
-                    acc = Some(match acc {
-                        None => vals,
-                        Some(a) => self.combine(combiner, &dts, &a, &vals)?,
-                    });
-                }
-                partial[r] = acc;
+                let base = bases[r].expect("rep base");
+                partial[r] = Some(load(self, base));
             }
         }
         // Results: every register of the slice layout reads its representative.
