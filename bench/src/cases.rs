@@ -13,6 +13,7 @@ const VECTOR_ADD: &str = include_str!("../../shaders/vector_add.py");
 const SOFTMAX: &str = include_str!("../../shaders/fused_softmax.py");
 const MATMUL_BLOCK_PTR: &str = include_str!("../../shaders/matmul_block_ptr.py");
 const MATMUL: &str = include_str!("../../shaders/matmul.py");
+const LAYER_NORM: &str = include_str!("../../shaders/layer_norm.py");
 
 /// A case to run.
 #[derive(Clone, Debug)]
@@ -23,6 +24,8 @@ pub enum Case {
     VectorAdd { n: usize },
     /// Row softmax of a `rows x cols` f32 matrix.
     Softmax { rows: usize, cols: usize },
+    /// Layer-norm forward (Triton tutorial 05) of a `rows x cols` f32 matrix.
+    LayerNorm { rows: usize, cols: usize },
     /// f32 block-pointer matmul `m x n x k` with `(BM, BN, BK)` blocks.
     MatmulF32 {
         m: usize,
@@ -49,6 +52,7 @@ impl Case {
             Case::CompileMatmul => "compile matmul to WGSL".into(),
             Case::VectorAdd { .. } => "vector add f32".into(),
             Case::Softmax { .. } => "softmax f32".into(),
+            Case::LayerNorm { .. } => "layer norm fwd f32".into(),
             Case::MatmulF32 { block, .. } => {
                 format!("matmul f32 bp {}x{}x{}", block.0, block.1, block.2)
             }
@@ -62,7 +66,9 @@ impl Case {
         match self {
             Case::Copy { n } | Case::VectorAdd { n } => format!("{n}"),
             Case::CompileMatmul => "64x64x32".into(),
-            Case::Softmax { rows, cols } => format!("{rows}x{cols}"),
+            Case::Softmax { rows, cols } | Case::LayerNorm { rows, cols } => {
+                format!("{rows}x{cols}")
+            }
             Case::MatmulF32 { m, n, k, .. } | Case::MatmulF16 { m, n, k, .. } => {
                 format!("{m}x{n}x{k}")
             }
@@ -89,6 +95,11 @@ pub fn select(suite: Suite, size: Option<usize>, smoke: bool, gpu: bool) -> Vec<
     if want(Suite::Softmax) {
         let s = pick(8192, 1024, 37);
         cases.push(Case::Softmax { rows: s, cols: s });
+    }
+    if want(Suite::LayerNorm) {
+        let rows = pick(4096, 256, 7);
+        let cols = pick(8192, 1024, 300);
+        cases.push(Case::LayerNorm { rows, cols });
     }
     if want(Suite::Matmul) {
         let s = pick(4096, 512, 70);
@@ -319,6 +330,52 @@ pub fn run(case: &Case, dev: &Device, reps: usize) -> Result<Measured> {
                 time(reps, dev, launch)?,
                 0.0,
                 8.0 * (rows * cols) as f64,
+                err,
+            )
+        }
+        Case::LayerNorm { rows, cols } => {
+            let kern = kernel(LAYER_NORM, "layer_norm.py", "_layer_norm_fwd_fused")?;
+            let (x, w, b) = (rng.vec(rows * cols), rng.vec(cols), rng.vec(cols));
+            let (dx, dw, db) = (dev.upload(&x)?, dev.upload(&w)?, dev.upload(&b)?);
+            let dy = dev.upload(&vec![f32::NAN; rows * cols])?;
+            let (dmean, drstd) = (
+                dev.upload(&vec![f32::NAN; rows])?,
+                dev.upload(&vec![f32::NAN; rows])?,
+            );
+            let launch = || {
+                kern.launch(dev, rows as u32)
+                    .arg(&dx)
+                    .arg(&dy)
+                    .arg(&dw)
+                    .arg(&db)
+                    .arg(&dmean)
+                    .arg(&drstd)
+                    .arg(cols as i32)
+                    .arg(cols as i32)
+                    .arg(1e-5f32)
+                    .constexpr("BLOCK_SIZE", 1024)
+                    .run()
+            };
+            launch()?;
+            let y = dev.download::<f32>(&dy)?;
+            let mut samples = vec![];
+            for _ in 0..8.min(rows) {
+                let r = rng.index(rows);
+                let row = &x[r * cols..(r + 1) * cols];
+                let mean = row.iter().map(|&v| v as f64).sum::<f64>() / cols as f64;
+                let var = row.iter().map(|&v| (v as f64 - mean).powi(2)).sum::<f64>() / cols as f64;
+                let rstd = 1.0 / (var + 1e-5).sqrt();
+                for c in 0..cols {
+                    let want = (row[c] as f64 - mean) * rstd * w[c] as f64 + b[c] as f64;
+                    samples.push((y[r * cols + c] as f64, want));
+                }
+            }
+            let err = check_samples(case, &samples, 1e-4)?;
+            // X read twice for the statistics and once to normalize, Y written once.
+            (
+                time(reps, dev, launch)?,
+                0.0,
+                4.0 * 4.0 * (rows * cols) as f64,
                 err,
             )
         }

@@ -28,6 +28,7 @@ pub enum Suite {
     Matmul,
     VectorAdd,
     Softmax,
+    LayerNorm,
     All,
 }
 
@@ -78,18 +79,33 @@ fn main() -> ExitCode {
     let reps = if cli.smoke { 1 } else { cli.reps.max(1) };
     let mut results = Vec::new();
     let mut failed = false;
-    for dev in &devices {
-        let gpu = dev.kind() == tilewise::DeviceKind::Wgpu;
-        for case in cases::select(cli.suite, cli.size, cli.smoke, gpu) {
-            match cases::run(&case, dev, reps) {
-                Ok(r) => results.push(r),
-                Err(e) => {
-                    failed = true;
-                    eprintln!("{} on {}: {e}", case.name(), dev.name());
-                }
+    let plan: Vec<(&tilewise::Device, cases::Case)> = devices
+        .iter()
+        .flat_map(|dev| {
+            let gpu = dev.kind() == tilewise::DeviceKind::Wgpu;
+            cases::select(cli.suite, cli.size, cli.smoke, gpu)
+                .into_iter()
+                .map(move |c| (dev, c))
+        })
+        .collect();
+    // A progress bar over the cases, on stderr (hidden when stderr is not a terminal).
+    let bar = indicatif::ProgressBar::new(plan.len() as u64);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    for (dev, case) in &plan {
+        bar.set_message(format!("{} on {}", case.name(), dev.name()));
+        match cases::run(case, dev, reps) {
+            Ok(r) => results.push(r),
+            Err(e) => {
+                failed = true;
+                bar.suspend(|| eprintln!("{} on {}: {e}", case.name(), dev.name()));
             }
         }
+        bar.inc(1);
     }
+    bar.finish_and_clear();
     report::table(&results);
     if let Some(path) = &cli.json {
         if let Err(e) = std::fs::write(path, report::json(&results)) {
