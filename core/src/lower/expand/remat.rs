@@ -61,28 +61,10 @@ impl Expander<'_> {
                     Some(vec![c; n])
                 }
             },
-            Op::ExpandDims { value, axis } => {
-                let mut inner = dims.clone();
-                inner.remove(*axis as usize);
-                self.remat(*value, target, &inner, depth + 1)?
+            op if moves_coordinates(op) => {
+                let (inner_v, inner) = through(op, dims, self);
+                self.remat(inner_v, target, &inner, depth + 1)?
             }
-            Op::Broadcast(x) => {
-                let xs = self.shape(*x);
-                let inner: DimMap = dims
-                    .iter()
-                    .zip(&xs)
-                    .map(|(d, &s)| if s == 1 { None } else { *d })
-                    .collect();
-                self.remat(*x, target, &inner, depth + 1)?
-            }
-            Op::Permute { value, perm } => {
-                let mut inner: DimMap = vec![None; perm.len()];
-                for (i, &p) in perm.iter().enumerate() {
-                    inner[p as usize] = dims[i];
-                }
-                self.remat(*value, target, &inner, depth + 1)?
-            }
-            Op::Hint { value, .. } => self.remat(*value, target, dims, depth + 1)?,
             Op::Unary { .. }
             | Op::Binary { .. }
             | Op::Cmp { .. }
@@ -172,22 +154,48 @@ impl Expander<'_> {
                 }
                 Some(out)
             }
-            Op::Broadcast(x) => {
-                let xs = self.shape(*x);
-                let inner: DimMap = dims
-                    .iter()
-                    .zip(&xs)
-                    .map(|(d, &s)| if s == 1 { None } else { *d })
-                    .collect();
-                self.remat_ptr(*x, target, &inner, depth + 1)?
+            op if moves_coordinates(op) => {
+                let (inner_v, inner) = through(op, dims, self);
+                self.remat_ptr(inner_v, target, &inner, depth + 1)?
             }
-            Op::ExpandDims { value, axis } => {
-                let mut inner = dims.clone();
-                inner.remove(*axis as usize);
-                self.remat_ptr(*value, target, &inner, depth + 1)?
-            }
-            Op::Hint { value, .. } => self.remat_ptr(*value, target, dims, depth + 1)?,
             _ => None,
         })
+    }
+}
+
+/// Whether `op` only moves coordinates (`expand_dims`, `broadcast`, `permute`, hints).
+fn moves_coordinates(op: &Op) -> bool {
+    matches!(
+        op,
+        Op::ExpandDims { .. } | Op::Broadcast(_) | Op::Permute { .. } | Op::Hint { .. }
+    )
+}
+
+/// For an op that only moves coordinates: its operand, and the dimension map the
+/// operand is needed under.
+fn through(op: &Op, dims: &DimMap, x: &Expander) -> (Value, DimMap) {
+    match op {
+        Op::ExpandDims { value, axis } => {
+            let mut inner = dims.clone();
+            inner.remove(*axis as usize);
+            (*value, inner)
+        }
+        Op::Broadcast(v) => {
+            let inner = dims
+                .iter()
+                .zip(x.shape(*v))
+                .map(|(d, s)| if s == 1 { None } else { *d })
+                .collect();
+            (*v, inner)
+        }
+        Op::Permute { value, perm } => {
+            let mut inner: DimMap = vec![None; perm.len()];
+            for (i, &p) in perm.iter().enumerate() {
+                inner[p as usize] = dims[i];
+            }
+            (*value, inner)
+        }
+        Op::Hint { value, .. } => (*value, dims.clone()),
+        other => unreachable!("`{}` does not only move coordinates", other.name()),
     }
 }
