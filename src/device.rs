@@ -22,6 +22,8 @@ pub enum DeviceKind {
     Simulator,
     /// A GPU (or software rasterizer) reached through wgpu, running WGSL.
     Wgpu,
+    /// An NVIDIA GPU through the CUDA driver, running PTX.
+    Cuda,
 }
 
 /// A launch argument after binding, in kernel parameter order.
@@ -60,6 +62,16 @@ pub(crate) trait Backend: Send + Sync {
     /// Waits for queued work (no-op for synchronous executors).
     fn synchronize(&self) -> Result<()> {
         Ok(())
+    }
+    /// Starts a region timed by the GPU's own timers; `false` when the executor has
+    /// none (the caller then times on the host).
+    fn timer_begin(&self) -> Result<bool> {
+        Ok(false)
+    }
+    /// Ends the region [`Backend::timer_begin`] started, waits for its work, and
+    /// returns its device time in seconds.
+    fn timer_end(&self) -> Result<Option<f64>> {
+        Ok(None)
     }
 }
 
@@ -115,13 +127,27 @@ impl Device {
         })
     }
 
-    /// The best device present: a real GPU through wgpu when one is found, else the
-    /// interpreter (a software adapter such as lavapipe does not count as a GPU).
-    /// `TILEWISE_DEVICE=interp` forces the interpreter, `TILEWISE_DEVICE=wgpu` wgpu.
+    /// An NVIDIA GPU through the CUDA driver (PTX backend): device `ordinal`, sm_80 or
+    /// newer. An error, never a panic, when there is no driver or no such device.
+    pub fn cuda(ordinal: usize) -> Result<Device> {
+        let rt = tilewise_cuda::CudaRuntime::new(ordinal)?;
+        Ok(Device {
+            backend: Arc::new(crate::cuda_device::CudaBackend::new(rt)?),
+        })
+    }
+
+    /// The best device present: an NVIDIA GPU through CUDA, else a real GPU through
+    /// wgpu, else the interpreter (a software adapter such as lavapipe does not count
+    /// as a GPU). `TILEWISE_DEVICE=interp|wgpu|cuda` forces one.
     pub fn best() -> Device {
         let choice = std::env::var("TILEWISE_DEVICE").unwrap_or_default();
         if choice == "interp" {
             return Device::interpreter();
+        }
+        if choice.is_empty() || choice == "cuda" {
+            if let Ok(dev) = Device::cuda(0) {
+                return dev;
+            }
         }
         if let Ok(ctx) = tilewise_wgsl::WgpuContext::new() {
             let backend = crate::wgpu_device::WgpuBackend::new(ctx);
@@ -210,6 +236,22 @@ impl Device {
     /// Waits until every launch queued so far has finished.
     pub fn synchronize(&self) -> Result<()> {
         self.backend.synchronize()
+    }
+
+    /// Runs `work` (which queues launches and copies on this device) and returns the
+    /// device time it took in seconds, measured by the GPU's own timers (CUDA events
+    /// around the work), after waiting for it. `None` when this executor has no GPU
+    /// timers (the CPU executors, and wgpu for now); the work still ran, and the caller
+    /// times it on the host.
+    pub fn time_on_device(&self, work: impl FnOnce() -> Result<()>) -> Result<Option<f64>> {
+        if !self.backend.timer_begin()? {
+            work()?;
+            return Ok(None);
+        }
+        let result = work();
+        let time = self.backend.timer_end();
+        result?;
+        time
     }
 
     pub(crate) fn check_owner(&self, buffer: &Buffer) -> Result<()> {

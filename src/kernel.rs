@@ -202,6 +202,29 @@ impl Compiled {
         Ok(printed.source)
     }
 
+    /// The PTX the PTX backend generates for this specialization, for `sm_80` (the
+    /// baseline; the module runs on every later GPU through the driver's JIT).
+    pub fn ptx(&self) -> Result<String> {
+        Ok(self.ptx_for(tilewise_cuda::PtxTarget::BASELINE, 4)?.source)
+    }
+
+    /// The PTX for `target` with `num_warps` warps per program, with what the runtime
+    /// needs to launch it.
+    pub fn ptx_for(
+        &self,
+        target: tilewise_cuda::PtxTarget,
+        num_warps: u32,
+    ) -> Result<tilewise_cuda::PtxKernel> {
+        let k = tilewise_core::lower::prepare(&self.spec.kernel, DType::I32)?;
+        let options = tilewise_core::lower::expand::ExpandOptions {
+            num_warps,
+            warp_size: 32,
+            backend: "PTX",
+        };
+        let thread = tilewise_core::lower::expand::expand(&k, &options)?;
+        tilewise_cuda::print_ptx(&thread, target)
+    }
+
     /// Lines `tl.static_print` printed while tracing.
     pub fn static_prints(&self) -> &[String] {
         &self.spec.static_prints

@@ -35,6 +35,7 @@
 //! caret under the offending code. Nothing here panics on user input.
 
 mod buffer;
+mod cuda_device;
 mod device;
 mod element;
 mod interp_device;
@@ -48,4 +49,4 @@ pub use kernel::{Arg, Compiled, Kernel, Launch, Module};
 pub use tilewise_core::ir::DType;
 pub use tilewise_core::launch::{ConstValue, Grid};
 pub use tilewise_core::{Diagnostic, ErrorKind, Result};
-pub use {half, tilewise_core as core};
+pub use {half, tilewise_core as core, tilewise_cuda as cuda};

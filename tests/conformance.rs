@@ -3,12 +3,17 @@
 //! results must agree: exactly for integer and data-movement kernels, within 1e-5
 //! (relative to the output's largest magnitude) for f32 arithmetic, 1e-2 for f16/bf16.
 //!
+//! It also runs on CUDA when a driver and a GPU are present, and every case's PTX is
+//! assembled by ptxas for sm_80 and sm_90 (no GPU needed).
+//!
 //! Without an adapter the wgpu leg says so on stderr; with `TILEWISE_REQUIRE_WGPU=1`
-//! (set by CI) a missing adapter fails the suite.
+//! (set by CI) a missing adapter fails the suite. The same holds for the CUDA leg
+//! (`TILEWISE_REQUIRE_CUDA=1`) and the ptxas leg (`TILEWISE_REQUIRE_PTXAS=1`, set by CI).
 
 use std::sync::OnceLock;
+use tilewise::cuda::PtxTarget;
 use tilewise::half::{bf16, f16};
-use tilewise::{Arg, Buffer, ConstValue, DType, Device, Module};
+use tilewise::{Arg, Buffer, ConstValue, DType, Device, Kernel, Launch, Module};
 
 struct Rng(u64);
 impl Rng {
@@ -67,13 +72,15 @@ fn upload(dev: &Device, h: &H) -> Option<Buffer> {
     })
 }
 
-/// Every buffer after the run, as f64.
-fn run(case: &Case, dev: &Device) -> Result<Vec<Vec<f64>>, String> {
-    let module = Module::parse(case.name, case.src).map_err(|e| e.to_string())?;
-    let kernel = module.kernel(case.kernel).map_err(|e| e.to_string())?;
-    let bufs: Vec<Option<Buffer>> = case.args.iter().map(|h| upload(dev, h)).collect();
+/// The case's launch on `dev` with the buffers `bufs` (uploaded from `case.args`).
+fn launch<'a>(
+    case: &Case,
+    kernel: &'a Kernel,
+    dev: &'a Device,
+    bufs: &[Option<Buffer>],
+) -> Launch<'a> {
     let mut launch = kernel.launch(dev, case.grid);
-    for (h, b) in case.args.iter().zip(&bufs) {
+    for (h, b) in case.args.iter().zip(bufs) {
         launch = match (h, b) {
             (H::S(a), _) => launch.arg(a.clone()),
             (_, Some(b)) => launch.arg(b),
@@ -83,7 +90,17 @@ fn run(case: &Case, dev: &Device) -> Result<Vec<Vec<f64>>, String> {
     for (n, v) in &case.constexprs {
         launch = launch.constexpr(n, v.clone());
     }
-    launch.run().map_err(|e| e.to_string())?;
+    launch
+}
+
+/// Every buffer after the run, as f64.
+fn run(case: &Case, dev: &Device) -> Result<Vec<Vec<f64>>, String> {
+    let module = Module::parse(case.name, case.src).map_err(|e| e.to_string())?;
+    let kernel = module.kernel(case.kernel).map_err(|e| e.to_string())?;
+    let bufs: Vec<Option<Buffer>> = case.args.iter().map(|h| upload(dev, h)).collect();
+    launch(case, &kernel, dev, &bufs)
+        .run()
+        .map_err(|e| e.to_string())?;
     let mut out = vec![];
     for b in bufs.iter().flatten() {
         out.push(match b.dtype() {
@@ -157,7 +174,59 @@ fn wgpu_device() -> Option<Device> {
     .clone()
 }
 
+fn cuda_device() -> Option<Device> {
+    static DEV: OnceLock<Option<Device>> = OnceLock::new();
+    DEV.get_or_init(|| match Device::cuda(0) {
+        Ok(d) => Some(d),
+        Err(e) => {
+            if std::env::var("TILEWISE_REQUIRE_CUDA").as_deref() == Ok("1") {
+                panic!("TILEWISE_REQUIRE_CUDA=1 but no CUDA device: {e}");
+            }
+            eprintln!("SKIPPED (cuda leg): no CUDA device: {e}");
+            None
+        }
+    })
+    .clone()
+}
+
+/// The executors compared with the interpreter: the simulator always, wgpu and CUDA
+/// when present.
+fn gpu_devices() -> Vec<Device> {
+    let mut devices = vec![Device::simulator()];
+    devices.extend(wgpu_device());
+    devices.extend(cuda_device());
+    devices
+}
+
+/// The ptxas leg: the case's PTX, for every `num_warps` it runs with, assembles for
+/// sm_80 and sm_90 (no GPU needed). Without ptxas it says so on stderr; with
+/// `TILEWISE_REQUIRE_PTXAS=1` (set by CI) a missing ptxas fails.
+fn assemble_ptx(case: &Case, num_warps: &[u32]) {
+    if tilewise::cuda::find_ptxas().is_none() {
+        if std::env::var("TILEWISE_REQUIRE_PTXAS").as_deref() == Ok("1") {
+            panic!("TILEWISE_REQUIRE_PTXAS=1 but ptxas was not found");
+        }
+        eprintln!("SKIPPED (ptxas leg): ptxas not found");
+        return;
+    }
+    let dev = Device::interpreter();
+    let module = Module::parse(case.name, case.src).unwrap();
+    let kernel = module.kernel(case.kernel).unwrap();
+    let bufs: Vec<Option<Buffer>> = case.args.iter().map(|h| upload(&dev, h)).collect();
+    let compiled = launch(case, &kernel, &dev, &bufs).compile().unwrap();
+    for &nw in num_warps {
+        for sm in [80, 90] {
+            let ptx = compiled
+                .ptx_for(PtxTarget { sm }, nw)
+                .unwrap_or_else(|e| panic!("{}: PTX for sm_{sm}: {e}", case.name));
+            tilewise::cuda::assemble(&ptx.source, &format!("sm_{sm}"))
+                .unwrap_or_else(|e| panic!("{} (num_warps {nw}): ptxas sm_{sm}: {e}", case.name));
+        }
+    }
+}
+
 fn check(case: Case) {
+    assemble_ptx(&case, &[4]);
     let want = run(&case, &Device::interpreter())
         .unwrap_or_else(|e| panic!("{} on the interpreter: {e}", case.name));
     // Outputs were poisoned; the reference must have written them.
@@ -177,9 +246,7 @@ fn check(case: Case) {
             }
         }
     }
-    let mut devices = vec![Device::simulator()];
-    devices.extend(wgpu_device());
-    for dev in devices {
+    for dev in gpu_devices() {
         let got =
             run(&case, &dev).unwrap_or_else(|e| panic!("{} on {}: {e}", case.name, dev.name()));
         compare(&case, &dev, &want, &got);
@@ -674,8 +741,8 @@ fn guard_sub_range_margins_untouched() {
     let n = 300;
     let mut r = Rng(15);
     let x = r.f32s(n);
-    let mut devices = vec![Device::interpreter(), Device::simulator()];
-    devices.extend(wgpu_device());
+    let mut devices = vec![Device::interpreter()];
+    devices.extend(gpu_devices());
     for dev in devices {
         let module = Module::parse("vector_add.py", VECTOR_ADD).unwrap();
         let k = module.kernel("add_kernel").unwrap();
@@ -782,9 +849,7 @@ fn num_warps_changes_nothing_but_speed() {
         dev.download(&out).unwrap()
     };
     let want = run_with(&Device::interpreter(), 4);
-    let mut devices = vec![Device::simulator()];
-    devices.extend(wgpu_device());
-    for dev in devices {
+    for dev in gpu_devices() {
         for nw in [1, 2, 8] {
             let got = run_with(&dev, nw);
             for (i, (g, w)) in got.iter().zip(&want).enumerate() {

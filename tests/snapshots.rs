@@ -1,7 +1,8 @@
-//! Generated-code snapshots: the tile IR and the WGSL of the kernel library's kernels
+//! Generated-code snapshots: the tile IR, the WGSL and the PTX of the kernel library's kernels
 //! at their default configurations live in `shaders/generated/`, and this test fails
 //! when they are stale. Regenerate with `TILEWISE_BLESS=1 cargo test --test snapshots`.
-//! Every WGSL file is validated by naga on the way.
+//! Every WGSL file is validated by naga on the way, and every PTX file assembled by
+//! ptxas (sm_80 and sm_90) without register spills.
 
 use std::path::PathBuf;
 use tilewise::{Arg, Buffer, Compiled, DType, Device, Module};
@@ -39,6 +40,34 @@ fn check(name: &str, contents: &str, stale: &mut Vec<String>) {
         } else {
             stale.push(name.to_string());
         }
+    }
+}
+
+/// The kernel library's PTX assembles with ptxas for sm_80 and sm_90 without register
+/// spills. Without ptxas this says so on stderr; `TILEWISE_REQUIRE_PTXAS=1` (CI) makes
+/// a missing ptxas a failure.
+fn assemble_without_spills(name: &str, c: &Compiled) {
+    if tilewise::cuda::find_ptxas().is_none() {
+        assert!(
+            std::env::var("TILEWISE_REQUIRE_PTXAS").as_deref() != Ok("1"),
+            "TILEWISE_REQUIRE_PTXAS=1 but ptxas was not found"
+        );
+        eprintln!("SKIPPED (ptxas): ptxas not found, {name}.ptx not assembled");
+        return;
+    }
+    for sm in [80, 90] {
+        let ptx = c
+            .ptx_for(tilewise::cuda::PtxTarget { sm }, 4)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let report = tilewise::cuda::assemble(&ptx.source, &format!("sm_{sm}"))
+            .unwrap_or_else(|e| panic!("{name} sm_{sm}: {e}"));
+        assert_eq!(
+            (report.spill_stores_bytes, report.spill_loads_bytes),
+            (0, 0),
+            "{name} spills registers on sm_{sm} ({} registers):\n{}",
+            report.registers,
+            report.log
+        );
     }
 }
 
@@ -162,6 +191,9 @@ fn generated_code_is_current() {
         check(&format!("{name}.tile"), &c.ir_text(), &mut stale);
         let wgsl = c.wgsl().unwrap_or_else(|e| panic!("{name}: {e}"));
         check(&format!("{name}.wgsl"), &wgsl, &mut stale);
+        let ptx = c.ptx().unwrap_or_else(|e| panic!("{name}: {e}"));
+        check(&format!("{name}.ptx"), &ptx, &mut stale);
+        assemble_without_spills(name, c);
     }
     assert!(stale.is_empty(), "stale snapshots in shaders/generated/: {stale:?}; rerun with TILEWISE_BLESS=1 and review the diff");
 }

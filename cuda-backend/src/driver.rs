@@ -1,0 +1,731 @@
+//! The CUDA driver runtime: device, memory, PTX modules, launches and timing events.
+//!
+//! Built on cudarc's driver bindings with dynamic loading, so it compiles and links on
+//! machines without CUDA. Before the first driver call, [`probe_driver`] checks that
+//! `libcuda` can be loaded (cudarc would panic otherwise); without it every entry point
+//! returns a backend [`Diagnostic`].
+//!
+//! One [`CudaRuntime`] owns a context and one stream; allocations, copies, launches,
+//! cuBLAS calls and events all go on that stream in order. Memory is handled as raw
+//! device addresses ([`DeviceMemory::address`]) so that callers can bind sub-ranges of
+//! buffers as kernel arguments ([`KernelArg::U64`]).
+
+use std::ffi::{c_void, CString};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, OnceLock};
+
+use cudarc::driver::result::{self as cu, DriverError};
+use cudarc::driver::sys;
+use cudarc::driver::{CudaContext, CudaEvent, CudaStream};
+use tilewise_core::{Diagnostic, ErrorKind, Result};
+
+/// Checks once per process that the CUDA driver library (`libcuda.so`) can be loaded,
+/// trying the same library names as cudarc. The error says which names were tried.
+pub fn probe_driver() -> Result<()> {
+    static PROBE: OnceLock<std::result::Result<(), String>> = OnceLock::new();
+    PROBE
+        .get_or_init(|| {
+            let mut first_error = None;
+            for name in ["cuda", "nvcuda"]
+                .iter()
+                .flat_map(|l| cudarc::get_lib_name_candidates(l))
+            {
+                // SAFETY: loading libcuda runs only its initialisers, as cudarc does.
+                match unsafe { libloading::Library::new(&name) } {
+                    Ok(_) => return Ok(()),
+                    Err(e) => {
+                        let why = std::error::Error::source(&e)
+                            .map_or_else(|| e.to_string(), |s| s.to_string());
+                        first_error.get_or_insert(why);
+                    }
+                }
+            }
+            Err(first_error.unwrap_or_default())
+        })
+        .clone()
+        .map_err(|e| {
+            Diagnostic::new(
+                ErrorKind::Backend,
+                format!("no CUDA driver found (libcuda.so could not be loaded): {e}"),
+            )
+        })
+}
+
+/// A driver error as a diagnostic of `kind`, saying what was being done.
+fn driver_error(kind: ErrorKind, what: &str, e: DriverError) -> Diagnostic {
+    let text = e
+        .error_string()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    Diagnostic::new(kind, format!("CUDA {what} failed: {:?}: {text}", e.0))
+}
+
+/// Maps a driver error to a backend diagnostic about `what`.
+fn backend(what: &'static str) -> impl Fn(DriverError) -> Diagnostic {
+    move |e| driver_error(ErrorKind::Backend, what, e)
+}
+
+/// Runs driver initialisation that cudarc may panic in (a missing symbol), as an error.
+fn guarded<T>(what: &str, f: impl FnOnce() -> std::result::Result<T, DriverError>) -> Result<T> {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(r) => r.map_err(|e| driver_error(ErrorKind::Backend, what, e)),
+        Err(panic) => {
+            let text = panic
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_default();
+            Err(Diagnostic::new(
+                ErrorKind::Backend,
+                format!("CUDA {what} failed: the driver library is unusable: {text}"),
+            ))
+        }
+    }
+}
+
+/// One CUDA device with its (primary) context and one stream that all work goes on.
+pub struct CudaRuntime {
+    ctx: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    name: String,
+    compute_capability: (u32, u32),
+    shared_optin: u32,
+    multiprocessors: u32,
+    driver_version: u32,
+    max_grid: [u32; 3],
+    max_block: [u32; 3],
+}
+
+impl std::fmt::Debug for CudaRuntime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CudaRuntime")
+            .field("ordinal", &self.ctx.ordinal())
+            .field("name", &self.name)
+            .field("compute_capability", &self.compute_capability)
+            .finish()
+    }
+}
+
+impl CudaRuntime {
+    /// Opens device `ordinal`: retains its primary context and creates a stream. A
+    /// backend error when there is no driver, no such device or the driver fails.
+    pub fn new(ordinal: usize) -> Result<Self> {
+        probe_driver()?;
+        let count = Self::device_count()?;
+        if ordinal >= count {
+            return Err(Diagnostic::new(
+                ErrorKind::Backend,
+                format!("no CUDA device {ordinal}: the driver sees {count} device(s)"),
+            ));
+        }
+        let ctx = guarded("context creation", || CudaContext::new(ordinal))?;
+        let stream = ctx.new_stream().map_err(backend("stream creation"))?;
+        let attr = |a: sys::CUdevice_attribute| -> Result<u32> {
+            let v = ctx
+                .attribute(a)
+                .map_err(backend("device attribute query"))?;
+            Ok(v.max(0) as u32)
+        };
+        use sys::CUdevice_attribute as A;
+        let mut version = 0;
+        // SAFETY: writes one int.
+        unsafe { sys::cuDriverGetVersion(&mut version) }
+            .result()
+            .map_err(backend("driver version query"))?;
+        Ok(CudaRuntime {
+            name: ctx.name().map_err(backend("device name query"))?,
+            compute_capability: (
+                attr(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?,
+                attr(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?,
+            ),
+            shared_optin: attr(A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?,
+            multiprocessors: attr(A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?,
+            driver_version: version.max(0) as u32,
+            max_grid: [
+                attr(A::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X)?,
+                attr(A::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y)?,
+                attr(A::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z)?,
+            ],
+            max_block: [
+                attr(A::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X)?,
+                attr(A::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y)?,
+                attr(A::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z)?,
+            ],
+            ctx,
+            stream,
+        })
+    }
+
+    /// How many CUDA devices the driver sees (a backend error without a driver).
+    pub fn device_count() -> Result<usize> {
+        probe_driver()?;
+        let n = guarded("device count query", CudaContext::device_count)?;
+        Ok(n.max(0) as usize)
+    }
+
+    /// The device's name, such as `NVIDIA H200`.
+    pub fn name(&self) -> String {
+        self.name.clone()
+    }
+
+    /// The device's compute capability (major, minor), such as (9, 0).
+    pub fn compute_capability(&self) -> (u32, u32) {
+        self.compute_capability
+    }
+
+    /// The `-arch`/`.target` name of the device, such as `sm_90`.
+    pub fn sm_arch(&self) -> String {
+        format!(
+            "sm_{}{}",
+            self.compute_capability.0, self.compute_capability.1
+        )
+    }
+
+    /// The most shared memory (static plus dynamic) one block may use after opting in,
+    /// in bytes (227 KiB on H100/H200).
+    pub fn max_shared_per_block_optin(&self) -> u32 {
+        self.shared_optin
+    }
+
+    /// The number of streaming multiprocessors.
+    pub fn multiprocessor_count(&self) -> u32 {
+        self.multiprocessors
+    }
+
+    /// The driver's CUDA version as 1000 * major + 10 * minor (13000 for CUDA 13.0).
+    pub fn driver_version(&self) -> u32 {
+        self.driver_version
+    }
+
+    /// The context, for crate code that calls the driver or cuBLAS directly.
+    pub(crate) fn context(&self) -> &Arc<CudaContext> {
+        &self.ctx
+    }
+
+    /// The runtime's stream, for crate code that enqueues work directly.
+    pub(crate) fn stream(&self) -> &Arc<CudaStream> {
+        &self.stream
+    }
+
+    fn bind(&self) -> Result<()> {
+        self.ctx
+            .bind_to_thread()
+            .map_err(backend("context binding"))
+    }
+
+    /// Allocates `bytes` of device memory, zeroed on the stream. Zero bytes is allowed
+    /// (one byte is allocated so the address is valid).
+    pub fn alloc_zeroed(&self, bytes: usize) -> Result<DeviceMemory> {
+        self.bind()?;
+        // SAFETY: a plain allocation; freed once, in Drop.
+        let ptr = unsafe { cu::malloc_sync(bytes.max(1)) }.map_err(|e| {
+            driver_error(
+                ErrorKind::Backend,
+                &format!("allocation of {bytes} bytes"),
+                e,
+            )
+        })?;
+        let mem = DeviceMemory {
+            ptr,
+            len: bytes,
+            ctx: self.ctx.clone(),
+        };
+        // SAFETY: the range was just allocated.
+        unsafe { cu::memset_d8_async(ptr, 0, bytes.max(1), self.stream.cu_stream()) }
+            .map_err(backend("memset"))?;
+        Ok(mem)
+    }
+
+    /// Copies `data` into `mem` at byte `offset`, ordered after earlier work on the
+    /// stream; returns when the copy is done.
+    pub fn write(&self, mem: &DeviceMemory, offset_bytes: usize, data: &[u8]) -> Result<()> {
+        check_range("write", mem, offset_bytes, data.len())?;
+        if data.is_empty() {
+            return Ok(());
+        }
+        self.bind()?;
+        // SAFETY: the destination range is inside the allocation (checked above), and
+        // `data` outlives the copy because the stream is synchronized before returning.
+        unsafe { cu::memcpy_htod_async(mem.ptr + offset_bytes as u64, data, self.cu_stream()) }
+            .map_err(backend("host-to-device copy"))?;
+        self.synchronize()
+    }
+
+    /// Waits for all work on the stream, then copies the whole of `mem` back.
+    pub fn read(&self, mem: &DeviceMemory) -> Result<Vec<u8>> {
+        self.synchronize()?;
+        let mut out = vec![0u8; mem.len];
+        if mem.len == 0 {
+            return Ok(out);
+        }
+        // SAFETY: `out` has exactly the allocation's length and lives until the stream
+        // is synchronized below.
+        unsafe { cu::memcpy_dtoh_async(&mut out, mem.ptr, self.cu_stream()) }
+            .map_err(backend("device-to-host copy"))?;
+        self.synchronize()?;
+        Ok(out)
+    }
+
+    /// Enqueues a device-to-device copy of the first `bytes` of `src` into `dst` on the
+    /// stream (does not wait; events around it time the memory bandwidth).
+    pub fn copy(&self, src: &DeviceMemory, dst: &DeviceMemory, bytes: usize) -> Result<()> {
+        check_range("copy source", src, 0, bytes)?;
+        check_range("copy destination", dst, 0, bytes)?;
+        if bytes == 0 {
+            return Ok(());
+        }
+        self.bind()?;
+        // SAFETY: both ranges are inside their allocations.
+        unsafe { cu::memcpy_dtod_async(dst.ptr, src.ptr, bytes, self.cu_stream()) }
+            .map_err(backend("device-to-device copy"))
+    }
+
+    /// Waits until all work on the stream has finished. A kernel that faulted shows up
+    /// here as a runtime error.
+    pub fn synchronize(&self) -> Result<()> {
+        self.stream
+            .synchronize()
+            .map_err(|e| driver_error(ErrorKind::Runtime, "stream synchronization", e))
+    }
+
+    fn cu_stream(&self) -> sys::CUstream {
+        self.stream.cu_stream()
+    }
+
+    /// JIT-compiles a PTX module for this device and looks up its entry `entry`. The
+    /// driver's info log (verbose) is kept in [`LoadedFunction::jit_log`]; a PTX the
+    /// driver rejects is an internal error with its error log and the PTX lines named.
+    pub fn load_module(&self, ptx: &str, entry: &str) -> Result<LoadedFunction> {
+        let image = CString::new(ptx).map_err(|_| {
+            Diagnostic::internal(format!("the PTX of kernel `{entry}` contains a NUL byte"))
+        })?;
+        let entry_c = CString::new(entry)
+            .map_err(|_| Diagnostic::internal(format!("bad kernel name {entry:?}")))?;
+        self.bind()?;
+        const LOG: usize = 1 << 16;
+        let mut info_log = vec![0u8; LOG];
+        let mut error_log = vec![0u8; LOG];
+        use sys::CUjit_option as J;
+        let mut options = [
+            J::CU_JIT_INFO_LOG_BUFFER,
+            J::CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
+            J::CU_JIT_ERROR_LOG_BUFFER,
+            J::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+            J::CU_JIT_LOG_VERBOSE,
+        ];
+        // Sizes and flags are passed as integers in the pointer slots, as the API says.
+        let mut values: [*mut c_void; 5] = [
+            info_log.as_mut_ptr().cast(),
+            std::ptr::without_provenance_mut(LOG),
+            error_log.as_mut_ptr().cast(),
+            std::ptr::without_provenance_mut(LOG),
+            std::ptr::without_provenance_mut(1),
+        ];
+        let mut module: sys::CUmodule = std::ptr::null_mut();
+        // SAFETY: the option arrays have equal lengths, the log buffers outlive the call
+        // and `image` is a NUL-terminated PTX text.
+        let status = unsafe {
+            sys::cuModuleLoadDataEx(
+                &mut module,
+                image.as_ptr().cast(),
+                options.len() as u32,
+                options.as_mut_ptr(),
+                values.as_mut_ptr(),
+            )
+        };
+        let text = |buf: &[u8]| {
+            let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+            String::from_utf8_lossy(&buf[..end]).trim_end().to_string()
+        };
+        let (info_log, error_log) = (text(&info_log), text(&error_log));
+        if let Err(e) = status.result() {
+            let log = if error_log.is_empty() {
+                &info_log
+            } else {
+                &error_log
+            };
+            let name = e.error_string().map(|s| s.to_string_lossy().into_owned());
+            return Err(Diagnostic::internal(format!(
+                "the CUDA driver rejected the PTX of kernel `{entry}` ({:?}: {}):\n{log}{}",
+                e.0,
+                name.unwrap_or_default(),
+                crate::ptxas::quote_ptx_lines(log, ptx)
+            )));
+        }
+        let mut func = LoadedFunction {
+            module,
+            function: std::ptr::null_mut(),
+            name: entry.to_string(),
+            ctx: self.ctx.clone(),
+            jit_log: info_log,
+            registers: 0,
+            local_bytes: 0,
+            static_shared_bytes: 0,
+            max_threads: 0,
+            shared_optin: self.shared_optin,
+            max_dynamic_shared: AtomicU32::new(0),
+            param_sizes: None,
+        };
+        // SAFETY: `module` is loaded and `entry_c` NUL-terminated.
+        unsafe { sys::cuModuleGetFunction(&mut func.function, module, entry_c.as_ptr()) }
+            .result()
+            .map_err(|e| {
+                Diagnostic::internal(format!(
+                    "the PTX module has no kernel `{entry}` ({:?})",
+                    e.0
+                ))
+            })?;
+        use sys::CUfunction_attribute as F;
+        func.registers = func.attribute(F::CU_FUNC_ATTRIBUTE_NUM_REGS)?;
+        func.local_bytes = func.attribute(F::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES)?;
+        func.static_shared_bytes = func.attribute(F::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)?;
+        func.max_threads = func.attribute(F::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?;
+        let max_dyn = func.attribute(F::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)?;
+        func.max_dynamic_shared.store(max_dyn, Ordering::Relaxed);
+        if self.driver_version >= 12040 {
+            func.param_sizes = Some(param_sizes(func.function));
+        }
+        Ok(func)
+    }
+
+    /// Enqueues `func` on the stream with `grid` blocks of `block` threads,
+    /// `dynamic_shared_bytes` of dynamic shared memory (the function's limit is raised
+    /// as needed, see [`LoadedFunction::set_max_dynamic_shared`]) and `args` in order.
+    /// Checks the grid and block against the device limits and, on drivers that report
+    /// them (12.4+), the argument count and sizes against the kernel's parameters.
+    pub fn launch(
+        &self,
+        func: &LoadedFunction,
+        grid: [u32; 3],
+        block: [u32; 3],
+        dynamic_shared_bytes: u32,
+        args: &[KernelArg],
+    ) -> Result<()> {
+        let launch_error = |msg: String| {
+            Err(Diagnostic::new(
+                ErrorKind::Launch,
+                format!("cannot launch `{}`: {msg}", func.name),
+            ))
+        };
+        for (axis, (&g, &max)) in ["x", "y", "z"]
+            .iter()
+            .zip(grid.iter().zip(self.max_grid.iter()))
+        {
+            if g == 0 || g > max {
+                return launch_error(format!(
+                    "grid {grid:?}: {axis} is {g}, must be 1..={max} on this device"
+                ));
+            }
+        }
+        for (axis, (&b, &max)) in ["x", "y", "z"]
+            .iter()
+            .zip(block.iter().zip(self.max_block.iter()))
+        {
+            if b == 0 || b > max {
+                return launch_error(format!(
+                    "block {block:?}: {axis} is {b}, must be 1..={max} on this device"
+                ));
+            }
+        }
+        let threads = block.iter().map(|&b| b as u64).product::<u64>();
+        if threads > func.max_threads as u64 {
+            return launch_error(format!(
+                "block {block:?} has {threads} threads; this kernel allows at most {} \
+                 (it uses {} registers per thread)",
+                func.max_threads, func.registers
+            ));
+        }
+        if dynamic_shared_bytes > func.max_dynamic_shared.load(Ordering::Relaxed) {
+            func.set_max_dynamic_shared(dynamic_shared_bytes)?;
+        }
+        if let Some(sizes) = &func.param_sizes {
+            if sizes.len() != args.len() {
+                return launch_error(format!(
+                    "the kernel takes {} parameters, {} arguments were given",
+                    sizes.len(),
+                    args.len()
+                ));
+            }
+            for (i, (size, arg)) in sizes.iter().zip(args).enumerate() {
+                if *size != arg.size() {
+                    return launch_error(format!(
+                        "parameter {i} is {size} bytes, the argument {arg:?} is {}",
+                        arg.size()
+                    ));
+                }
+            }
+        }
+        // Each argument in its own 8-byte slot; the driver reads the parameter's size.
+        let mut slots: Vec<u64> = args.iter().map(KernelArg::slot).collect();
+        let mut params: Vec<*mut c_void> = slots
+            .iter_mut()
+            .map(|s| (s as *mut u64).cast::<c_void>())
+            .collect();
+        self.bind()?;
+        // SAFETY: `params` points at one value per kernel parameter (checked above where
+        // the driver can tell), alive for the call; cuLaunchKernel copies them.
+        unsafe {
+            cu::launch_kernel(
+                func.function,
+                (grid[0], grid[1], grid[2]),
+                (block[0], block[1], block[2]),
+                dynamic_shared_bytes,
+                self.cu_stream(),
+                &mut params,
+            )
+        }
+        .map_err(|e| driver_error(ErrorKind::Launch, &format!("launch of `{}`", func.name), e))
+    }
+
+    /// Records a timing event at the current end of the stream.
+    pub fn record_event(&self) -> Result<Event> {
+        let event = self
+            .stream
+            .record_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))
+            .map_err(backend("event record"))?;
+        Ok(Event(event))
+    }
+
+    /// Milliseconds between two recorded events (waits for both to complete).
+    pub fn elapsed_ms(&self, start: &Event, end: &Event) -> Result<f32> {
+        start
+            .0
+            .elapsed_ms(&end.0)
+            .map_err(|e| driver_error(ErrorKind::Runtime, "event timing", e))
+    }
+}
+
+/// Sizes of a kernel's parameters in order (cuFuncGetParamInfo, CUDA 12.4+).
+fn param_sizes(function: sys::CUfunction) -> Vec<usize> {
+    let mut sizes = Vec::new();
+    loop {
+        let (mut offset, mut size) = (0usize, 0usize);
+        // SAFETY: `function` is valid; an index past the last parameter is an error.
+        let status =
+            unsafe { sys::cuFuncGetParamInfo(function, sizes.len(), &mut offset, &mut size) };
+        if status.result().is_err() {
+            return sizes;
+        }
+        sizes.push(size);
+    }
+}
+
+fn check_range(what: &str, mem: &DeviceMemory, offset: usize, bytes: usize) -> Result<()> {
+    if offset.checked_add(bytes).is_none_or(|end| end > mem.len) {
+        return Err(Diagnostic::new(
+            ErrorKind::Argument,
+            format!(
+                "{what} of {bytes} bytes at offset {offset} is outside a {}-byte buffer",
+                mem.len
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// An owned device allocation, freed on drop.
+#[derive(Debug)]
+pub struct DeviceMemory {
+    ptr: sys::CUdeviceptr,
+    len: usize,
+    ctx: Arc<CudaContext>,
+}
+
+impl DeviceMemory {
+    /// The raw device address of the first byte (pass `address() + offset` as a
+    /// [`KernelArg::U64`] to bind a sub-range).
+    pub fn address(&self) -> u64 {
+        self.ptr
+    }
+
+    /// The size asked for, in bytes (may be 0).
+    pub fn len_bytes(&self) -> usize {
+        self.len
+    }
+}
+
+impl Drop for DeviceMemory {
+    fn drop(&mut self) {
+        // cuMemFree waits for work using the memory; errors here cannot be reported.
+        if self.ctx.bind_to_thread().is_ok() {
+            // SAFETY: allocated by malloc_sync and freed only here.
+            let _ = unsafe { cu::free_sync(self.ptr) };
+        }
+    }
+}
+
+/// A kernel of a loaded PTX module (the module stays loaded while this lives).
+#[derive(Debug)]
+pub struct LoadedFunction {
+    module: sys::CUmodule,
+    function: sys::CUfunction,
+    name: String,
+    ctx: Arc<CudaContext>,
+    jit_log: String,
+    registers: u32,
+    local_bytes: u32,
+    static_shared_bytes: u32,
+    max_threads: u32,
+    shared_optin: u32,
+    max_dynamic_shared: AtomicU32,
+    param_sizes: Option<Vec<usize>>,
+}
+
+// SAFETY: module and function handles may be used from any thread once the owning
+// context is bound, which every use here does first.
+unsafe impl Send for LoadedFunction {}
+// SAFETY: as above; the only mutable state is atomic.
+unsafe impl Sync for LoadedFunction {}
+
+impl LoadedFunction {
+    fn attribute(&self, a: sys::CUfunction_attribute) -> Result<u32> {
+        // SAFETY: the function belongs to a loaded module.
+        let v = unsafe { cu::function::get_function_attribute(self.function, a) }
+            .map_err(backend("function attribute query"))?;
+        Ok(v.max(0) as u32)
+    }
+
+    /// The kernel's entry name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Registers per thread (CU_FUNC_ATTRIBUTE_NUM_REGS).
+    pub fn registers(&self) -> u32 {
+        self.registers
+    }
+
+    /// Local memory per thread in bytes, spills and stack (CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES).
+    pub fn local_bytes(&self) -> u32 {
+        self.local_bytes
+    }
+
+    /// Static (`.shared` declared) shared memory per block in bytes.
+    pub fn static_shared_bytes(&self) -> u32 {
+        self.static_shared_bytes
+    }
+
+    /// The largest block, in threads, this kernel can be launched with.
+    pub fn max_threads_per_block(&self) -> u32 {
+        self.max_threads
+    }
+
+    /// The driver JIT's info log from loading the module (verbose: registers, spills).
+    pub fn jit_log(&self) -> &str {
+        &self.jit_log
+    }
+
+    /// Allows launches with up to `bytes` of dynamic shared memory
+    /// (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES; needed above 48 KiB). A backend
+    /// error naming the limit when static plus dynamic shared memory exceeds the
+    /// device's opt-in maximum per block.
+    pub fn set_max_dynamic_shared(&self, bytes: u32) -> Result<()> {
+        let total = bytes as u64 + self.static_shared_bytes as u64;
+        if total > self.shared_optin as u64 {
+            return Err(Diagnostic::new(
+                ErrorKind::Backend,
+                format!(
+                    "kernel `{}` needs {bytes} bytes of dynamic shared memory plus {} static, \
+                     more than the {} bytes per block this device allows",
+                    self.name, self.static_shared_bytes, self.shared_optin
+                ),
+            ));
+        }
+        self.ctx
+            .bind_to_thread()
+            .map_err(backend("context binding"))?;
+        // SAFETY: the function belongs to a loaded module.
+        unsafe {
+            cu::function::set_function_attribute(
+                self.function,
+                sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                bytes as i32,
+            )
+        }
+        .map_err(backend("setting the dynamic shared memory limit"))?;
+        self.max_dynamic_shared.store(bytes, Ordering::Relaxed);
+        Ok(())
+    }
+}
+
+impl Drop for LoadedFunction {
+    fn drop(&mut self) {
+        if self.ctx.bind_to_thread().is_ok() {
+            // SAFETY: loaded by cuModuleLoadDataEx and unloaded only here.
+            let _ = unsafe { sys::cuModuleUnload(self.module) };
+        }
+    }
+}
+
+/// One kernel argument, passed by value. Pointers are [`KernelArg::U64`] device
+/// addresses; f16/bf16 scalars go as their bits in [`KernelArg::U16`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum KernelArg {
+    /// A `.u32`/`.s32`/`.b32` parameter.
+    U32(u32),
+    /// A `.u64`/`.s64`/`.b64` parameter or a device address.
+    U64(u64),
+    /// A `.f32` parameter.
+    F32(f32),
+    /// A `.f64` parameter.
+    F64(f64),
+    /// A 16-bit parameter (`.u16`, `.b16`, f16 or bf16 bits).
+    U16(u16),
+    /// An 8-bit parameter (`.u8`, `.b8`, predicates passed as bytes).
+    U8(u8),
+}
+
+impl KernelArg {
+    /// The parameter's size in bytes.
+    pub fn size(&self) -> usize {
+        match self {
+            KernelArg::U32(_) | KernelArg::F32(_) => 4,
+            KernelArg::U64(_) | KernelArg::F64(_) => 8,
+            KernelArg::U16(_) => 2,
+            KernelArg::U8(_) => 1,
+        }
+    }
+
+    /// The value's bytes at the start of an 8-byte slot (native byte order).
+    fn slot(&self) -> u64 {
+        let mut b = [0u8; 8];
+        match *self {
+            KernelArg::U32(v) => b[..4].copy_from_slice(&v.to_ne_bytes()),
+            KernelArg::F32(v) => b[..4].copy_from_slice(&v.to_ne_bytes()),
+            KernelArg::U64(v) => b = v.to_ne_bytes(),
+            KernelArg::F64(v) => b = v.to_ne_bytes(),
+            KernelArg::U16(v) => b[..2].copy_from_slice(&v.to_ne_bytes()),
+            KernelArg::U8(v) => b[0] = v,
+        }
+        u64::from_ne_bytes(b)
+    }
+}
+
+/// A timing event recorded on a runtime's stream ([`CudaRuntime::record_event`]).
+#[derive(Debug)]
+pub struct Event(CudaEvent);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kernel_arg_slots_hold_the_value_bytes() {
+        let s = KernelArg::F32(1.5).slot().to_ne_bytes();
+        assert_eq!(&s[..4], &1.5f32.to_ne_bytes());
+        assert_eq!(&s[4..], &[0; 4]);
+        assert_eq!(KernelArg::U16(0xabcd).size(), 2);
+        assert_eq!(KernelArg::U64(7).slot(), 7);
+    }
+
+    #[test]
+    fn no_driver_is_an_error_not_a_panic() {
+        if probe_driver().is_err() {
+            let err = CudaRuntime::new(0).unwrap_err();
+            assert_eq!(err.kind, ErrorKind::Backend);
+            assert!(err.message.contains("no CUDA driver"), "{}", err.message);
+            assert!(CudaRuntime::device_count().is_err());
+        }
+    }
+}

@@ -1,0 +1,17 @@
+//! tilewise-cuda: the PTX backend.
+//!
+//! - [`print`]: the PTX printer, Thread IR in, one PTX module out (no LLVM, no NVRTC).
+//! - [`ptxas`]: offline checks of PTX with NVIDIA's ptxas (registers, spills, errors).
+//! - [`driver`]: the CUDA driver runtime (memory, modules, launches, events), loaded
+//!   dynamically so that everything builds and fails cleanly without CUDA.
+//! - [`cublas`]: cuBLAS reference GEMMs for the benchmarks.
+
+pub mod cublas;
+pub mod driver;
+pub mod print;
+pub mod ptxas;
+
+pub use cublas::{Cublas, GemmPrecision};
+pub use driver::{CudaRuntime, DeviceMemory, Event, KernelArg, LoadedFunction};
+pub use print::{encode_scalar, print_ptx, PtxKernel, PtxParam, PtxTarget};
+pub use ptxas::{assemble, find_ptxas, PtxasReport};
