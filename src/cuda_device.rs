@@ -72,6 +72,7 @@ impl CudaBackend {
             num_warps,
             warp_size: 32,
             backend: "PTX",
+            mma: true,
         };
         let thread = expand(&lowered, &options)?;
         let ptx = print_ptx(&thread, self.target)?;

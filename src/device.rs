@@ -114,7 +114,16 @@ impl Device {
     /// CPU. Slow; for checking the lowering where there is no GPU.
     pub fn simulator() -> Device {
         Device {
-            backend: Arc::new(crate::interp_device::InterpreterBackend::simulator()),
+            backend: Arc::new(crate::interp_device::InterpreterBackend::simulator(false)),
+        }
+    }
+
+    /// The simulator of the PTX backend's lowering: as [`Device::simulator`], with the
+    /// tensor-core form of `dot` (`mma.sync` fragments, simulated exactly, tf32 inputs
+    /// truncated as the hardware does).
+    pub fn simulator_ptx() -> Device {
+        Device {
+            backend: Arc::new(crate::interp_device::InterpreterBackend::simulator(true)),
         }
     }
 

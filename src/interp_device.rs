@@ -19,6 +19,8 @@ pub(crate) struct InterpreterBackend {
     checked: bool,
     /// Run the GPU lowering in the Thread IR simulator instead of interpreting.
     simulate: bool,
+    /// Lower as the PTX backend does (tensor-core dots) rather than as the WGSL one.
+    mma: bool,
     lowered: Mutex<HashMap<SpecKey, Arc<ThreadKernel>>>,
     /// Slot `i` holds buffer `i`; freed slots are emptied and reused.
     buffers: Mutex<Vec<Option<HostBuffer>>>,
@@ -29,16 +31,19 @@ impl InterpreterBackend {
         InterpreterBackend {
             checked,
             simulate: false,
+            mma: false,
             lowered: Mutex::default(),
             buffers: Mutex::new(vec![]),
         }
     }
 
-    /// The simulator of the GPU lowering (see [`crate::Device::simulator`]).
-    pub fn simulator() -> Self {
+    /// The simulator of the GPU lowering (see [`crate::Device::simulator`]); `mma`
+    /// lowers as the PTX backend does, with tensor-core dots.
+    pub fn simulator(mma: bool) -> Self {
         InterpreterBackend {
             checked: false,
             simulate: true,
+            mma,
             lowered: Mutex::default(),
             buffers: Mutex::new(vec![]),
         }
@@ -58,6 +63,7 @@ impl InterpreterBackend {
         let options = ExpandOptions {
             backend: "simulated GPU",
             num_warps,
+            mma: self.mma,
             ..ExpandOptions::default()
         };
         let k = Arc::new(expand(&k, &options)?);
@@ -78,7 +84,10 @@ fn missing(id: BufferId) -> Diagnostic {
 
 impl Backend for InterpreterBackend {
     fn name(&self) -> String {
-        if self.checked {
+        if self.simulate {
+            let lowering = if self.mma { "PTX" } else { "WGSL" };
+            format!("simulator (CPU, {lowering} lowering)")
+        } else if self.checked {
             "interpreter (CPU, checked)".into()
         } else {
             "interpreter (CPU)".into()

@@ -220,6 +220,7 @@ impl Compiled {
             num_warps,
             warp_size: 32,
             backend: "PTX",
+            mma: true,
         };
         let thread = tilewise_core::lower::expand::expand(&k, &options)?;
         tilewise_cuda::print_ptx(&thread, target)

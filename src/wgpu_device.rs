@@ -52,6 +52,7 @@ impl WgpuBackend {
             num_warps,
             warp_size: 32,
             backend: "WGSL",
+            mma: false,
         };
         let thread = expand(&lowered, &options)?;
         let wgsl = print_wgsl(&thread, self.ctx.capabilities())?;

@@ -59,6 +59,9 @@ struct Case {
     constexprs: Vec<(&'static str, ConstValue)>,
     /// Relative tolerance for float buffers (0 = exact).
     tol: f64,
+    /// Whether an f32 `dot` at Triton's default precision runs on tf32 tensor cores
+    /// where the lowering has them (PTX): then the tolerance is 3e-3.
+    tf32: bool,
 }
 
 fn upload(dev: &Device, h: &H) -> Option<Buffer> {
@@ -140,7 +143,17 @@ fn run(case: &Case, dev: &Device) -> Result<Vec<Vec<f64>>, String> {
     Ok(out)
 }
 
+/// Whether `dev` lowers `dot` as the PTX backend does (tensor cores).
+fn tensor_cores(dev: &Device) -> bool {
+    dev.kind() == tilewise::DeviceKind::Cuda || dev.name().contains("PTX")
+}
+
 fn compare(case: &Case, dev: &Device, want: &[Vec<f64>], got: &[Vec<f64>]) {
+    let tol = if case.tf32 && tensor_cores(dev) {
+        case.tol.max(3e-3)
+    } else {
+        case.tol
+    };
     for (bi, (w, g)) in want.iter().zip(got).enumerate() {
         let scale = w
             .iter()
@@ -148,7 +161,7 @@ fn compare(case: &Case, dev: &Device, want: &[Vec<f64>], got: &[Vec<f64>]) {
             .fold(0f64, |m, x| m.max(x.abs()))
             .max(1e-30);
         for (i, (a, b)) in w.iter().zip(g).enumerate() {
-            let same = (a.is_nan() && b.is_nan()) || a == b || (a - b).abs() <= case.tol * scale;
+            let same = (a.is_nan() && b.is_nan()) || a == b || (a - b).abs() <= tol * scale;
             assert!(
                 same,
                 "{} on {}: buffer {bi} element {i}: {b} (reference {a})",
@@ -189,10 +202,10 @@ fn cuda_device() -> Option<Device> {
     .clone()
 }
 
-/// The executors compared with the interpreter: the simulator always, wgpu and CUDA
-/// when present.
+/// The executors compared with the interpreter: the simulator of each backend's
+/// lowering always, wgpu and CUDA when present.
 fn gpu_devices() -> Vec<Device> {
-    let mut devices = vec![Device::simulator()];
+    let mut devices = vec![Device::simulator(), Device::simulator_ptx()];
     devices.extend(wgpu_device());
     devices.extend(cuda_device());
     devices
@@ -289,6 +302,7 @@ fn vector_add_ragged() {
             ],
             constexprs: vec![("BLOCK_SIZE", c(256))],
             tol: 0.0,
+            tf32: false,
         });
     }
 }
@@ -312,6 +326,7 @@ fn fused_softmax() {
             ],
             constexprs: vec![("BLOCK_SIZE", c(block))],
             tol: 1e-5,
+            tf32: false,
         });
     }
 }
@@ -341,6 +356,7 @@ fn block_pointer_matmul_f32() {
         ],
         constexprs: vec![("BLOCK_M", c(32)), ("BLOCK_N", c(32)), ("BLOCK_K", c(16))],
         tol: 1e-5,
+        tf32: true,
     });
 }
 
@@ -376,6 +392,67 @@ fn grouped_matmul_f16_inputs() {
             ("GROUP_SIZE_M", c(2)),
         ],
         tol: 1e-2,
+        tf32: false,
+    });
+}
+
+#[test]
+fn tensor_core_tiles_bf16_and_tf32() {
+    // Tiles large enough for several 16x8 fragments per warp, ragged edges, bf16 and
+    // tf32 inputs: the tensor-core dot plan's fragment layouts and warp split.
+    let mut r = Rng(40);
+    let (m, n, k) = (100, 72, 80);
+    let hb = |v: Vec<f32>| H::BF16(v.into_iter().map(bf16::from_f32).collect());
+    let grid = (m as u32).div_ceil(64) * (n as u32).div_ceil(32);
+    let args = |a: H, b: H, c: H| {
+        vec![
+            a,
+            b,
+            c,
+            s(m as i32),
+            s(n as i32),
+            s(k as i32),
+            s(k as i32),
+            s(1i32),
+            s(n as i32),
+            s(1i32),
+            s(n as i32),
+            s(1i32),
+        ]
+    };
+    let constexprs = vec![
+        ("BLOCK_SIZE_M", c(64)),
+        ("BLOCK_SIZE_N", c(32)),
+        ("BLOCK_SIZE_K", c(32)),
+        ("GROUP_SIZE_M", c(2)),
+    ];
+    check(Case {
+        name: "matmul_grouped_bf16",
+        src: MATMUL,
+        kernel: "matmul_kernel",
+        grid: [grid, 1, 1],
+        args: args(
+            hb(r.f32s(m * k)),
+            hb(r.f32s(k * n)),
+            H::BF16(vec![bf16::NAN; m * n]),
+        ),
+        constexprs: constexprs.clone(),
+        tol: 1e-2,
+        tf32: false,
+    });
+    check(Case {
+        name: "matmul_grouped_tf32",
+        src: MATMUL,
+        kernel: "matmul_kernel",
+        grid: [grid, 1, 1],
+        args: args(
+            H::F32(r.f32s(m * k)),
+            H::F32(r.f32s(k * n)),
+            poison_f32(m * n),
+        ),
+        constexprs,
+        tol: 1e-5,
+        tf32: true,
     });
 }
 
@@ -401,6 +478,7 @@ fn layer_norm_forward() {
         ],
         constexprs: vec![("BLOCK_SIZE", c(128))],
         tol: 1e-5,
+        tf32: false,
     });
 }
 
@@ -421,6 +499,7 @@ fn swiglu_bf16_output() {
         ],
         constexprs: vec![("BLOCK_SIZE", c(128))],
         tol: 1e-2,
+        tf32: false,
     });
 }
 
@@ -444,6 +523,7 @@ fn seed_masks() {
             ],
             constexprs: vec![("BLOCK_M", c(16)), ("BLOCK_N", c(16))],
             tol: 0.0,
+            tf32: false,
         });
     }
     let n = 64;
@@ -460,6 +540,7 @@ fn seed_masks() {
         ],
         constexprs: vec![("BLOCK", c(16)), ("NUM_BLOCKS", c(4))],
         tol: 0.0,
+        tf32: false,
     });
     let (rows, width) = (5, 16);
     check(Case {
@@ -475,6 +556,7 @@ fn seed_masks() {
         ],
         constexprs: vec![("MAX_WIDTH", c(width as i64))],
         tol: 1e-6,
+        tf32: false,
     });
 }
 
@@ -489,6 +571,7 @@ fn seed_broadcasting_and_hints() {
         args: vec![H::I32(vec![-7; 12]), s(3i32), s(4i32)],
         constexprs: vec![("BLOCK_M", c(4)), ("BLOCK_N", c(4))],
         tol: 0.0,
+        tf32: false,
     });
     check(Case {
         name: "forgot_none",
@@ -498,6 +581,7 @@ fn seed_broadcasting_and_hints() {
         args: vec![H::I32(vec![-7; 4])],
         constexprs: vec![("BLOCK", c(4))],
         tol: 0.0,
+        tf32: false,
     });
     let n = 100;
     check(Case {
@@ -508,6 +592,7 @@ fn seed_broadcasting_and_hints() {
         args: vec![H::F32(r.f32s(n)), poison_f32(n), s(n as i32)],
         constexprs: vec![("BLOCK", c(16))],
         tol: 0.0,
+        tf32: false,
     });
 }
 
@@ -533,6 +618,7 @@ fn seed_block_pointers() {
             ],
             constexprs: vec![("BLOCK_M", c(4)), ("BLOCK_N", c(4))],
             tol: 0.0,
+            tf32: false,
         });
     }
     let n = 203;
@@ -544,6 +630,7 @@ fn seed_block_pointers() {
         args: vec![H::F32(r.f32s(n)), poison_f32(n), s(n as i32)],
         constexprs: vec![("BLOCK", c(64))],
         tol: 0.0,
+        tf32: false,
     });
     let (m, nn) = (9, 50);
     check(Case {
@@ -559,6 +646,7 @@ fn seed_block_pointers() {
         ],
         constexprs: vec![("BLOCK_M", c(4)), ("BLOCK_N", c(64))],
         tol: 1e-5,
+        tf32: false,
     });
     let (m, n, k) = (21, 19, 23);
     for kernel in ["matmul_bp_kernel", "matmul_bt_kernel"] {
@@ -582,6 +670,7 @@ fn seed_block_pointers() {
                 ("BLOCK_K", c(16)),
             ],
             tol: 1e-5,
+            tf32: true,
         });
     }
 }
@@ -656,6 +745,7 @@ fn reductions_scans_and_argmax() {
         ],
         constexprs: vec![("BLOCK", c(64))],
         tol: 1e-5,
+        tf32: false,
     });
 }
 
@@ -671,6 +761,7 @@ fn atomics_histogram() {
         args: vec![H::I32(r.i32s(n, 0, 16)), H::I32(vec![0; 16]), s(n as i32)],
         constexprs: vec![("BLOCK", c(256))],
         tol: 0.0,
+        tf32: false,
     });
 }
 
@@ -686,6 +777,7 @@ fn while_loops_and_branches() {
         args: vec![H::I32(r.i32s(n, 1, 200)), H::I32(vec![-1; n]), s(n as i32)],
         constexprs: vec![("BLOCK", c(1))],
         tol: 0.0,
+        tf32: false,
     });
 }
 
@@ -711,6 +803,7 @@ fn integer_semantics() {
         ],
         constexprs: vec![("BLOCK", c(128))],
         tol: 0.0,
+        tf32: false,
     });
 }
 
@@ -731,6 +824,7 @@ fn transpose_through_layouts() {
         ],
         constexprs: vec![("BM", c(16)), ("BN", c(32))],
         tol: 0.0,
+        tf32: false,
     });
 }
 
@@ -801,6 +895,7 @@ def bump(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
         ],
         constexprs: vec![("BLOCK", c(128))],
         tol: 0.0,
+        tf32: false,
     });
 }
 
@@ -822,6 +917,7 @@ fn grids_past_65535_programs_fold() {
         ],
         constexprs: vec![("BLOCK_SIZE", c(1))],
         tol: 0.0,
+        tf32: false,
     });
 }
 

@@ -34,7 +34,7 @@
 use std::fmt::Write;
 use tilewise_core::ir::{AtomicOp, BinaryOp, CmpPred, Const, DType, UnaryOp};
 use tilewise_core::launch::ScalarValue;
-use tilewise_core::thread_ir::{Expr, ParamKind, Reg, Special, Stmt, ThreadKernel};
+use tilewise_core::thread_ir::{Expr, MmaKind, ParamKind, Reg, Special, Stmt, ThreadKernel};
 use tilewise_core::{Diagnostic, ErrorKind, Result};
 
 /// The GPU architecture a module is printed for.
@@ -194,10 +194,12 @@ struct Printer<'a> {
 /// Prints `k` as a PTX module for `target`.
 pub fn print_ptx(k: &ThreadKernel, target: PtxTarget) -> Result<PtxKernel> {
     for ty in &k.regs {
-        if ty.lanes != 1 {
-            return Err(Diagnostic::internal(
-                "vector registers are not printed for PTX yet",
-            ));
+        // Packed pairs of 16-bit floats (tensor-core fragments) are one .b32.
+        let packed_pair = ty.lanes == 2 && matches!(ty.dtype, DType::F16 | DType::BF16);
+        if ty.lanes != 1 && !packed_pair {
+            return Err(Diagnostic::internal(format!(
+                "vector registers of {ty} are not printed for PTX yet"
+            )));
         }
     }
     let mut shared_offsets = vec![];
@@ -569,6 +571,24 @@ impl Printer<'_> {
                 ));
             }
             Stmt::Barrier => self.ins("bar.sync 0;".into()),
+            Stmt::Mma { kind, d, a, b, c } => {
+                let list = |p: &Self, v: &[Reg]| {
+                    v.iter().map(|r| p.reg(*r)).collect::<Vec<_>>().join(", ")
+                };
+                let shape = match kind {
+                    MmaKind::F16M16N8K16 => "m16n8k16.row.col.f32.f16.f16.f32",
+                    MmaKind::Bf16M16N8K16 => "m16n8k16.row.col.f32.bf16.bf16.f32",
+                    MmaKind::Tf32M16N8K8 => "m16n8k8.row.col.f32.tf32.tf32.f32",
+                };
+                let line = format!(
+                    "mma.sync.aligned.{shape} {{{}}}, {{{}}}, {{{}}}, {{{}}};",
+                    list(self, d),
+                    list(self, a),
+                    list(self, b),
+                    list(self, c)
+                );
+                self.ins(line);
+            }
             Stmt::For {
                 iv,
                 lower,
@@ -829,7 +849,12 @@ impl Printer<'_> {
             Expr::SharedLoad { arr, index } => {
                 let addr = self.shared_addr(*arr, *index);
                 let sdt = self.k.shared[*arr as usize].dtype;
-                self.load_elem("shared", sdt, &addr, &d, "");
+                if self.k.reg_ty(dst).lanes == 2 {
+                    // A packed pair of 16-bit values: the raw 32 bits.
+                    self.ins(format!("ld.shared.b32 {d}, [{addr}];"));
+                } else {
+                    self.load_elem("shared", sdt, &addr, &d, "");
+                }
             }
             Expr::Extract { .. } | Expr::Construct(_) => {
                 return Err(Diagnostic::internal(

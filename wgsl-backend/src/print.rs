@@ -893,6 +893,11 @@ impl Printer<'_> {
                     self.line(depth, &format!("r{} = {back}(atomicCompareExchangeWeak(&b{buf}[{idx}], {c}, {v}).old_value);", dst.0));
                 }
                 Stmt::Barrier => self.line(depth, "workgroupBarrier();"),
+                Stmt::Mma { .. } => {
+                    return Err(Diagnostic::internal(
+                        "tensor-core mma reached the WGSL printer (the WGSL lowering uses FMA)",
+                    ))
+                }
                 Stmt::For {
                     iv,
                     lower,

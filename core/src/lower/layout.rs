@@ -163,6 +163,49 @@ impl LinearLayout {
         LinearLayout::blocked(shape, &spt, &tpw, &wpc, order)
     }
 
+    /// The tensor-core accumulator layout of an `m x n` tile for `mma.sync` shapes
+    /// `m16n8kK` (PTX's fragment layout): a warp tile of `m / warps_m x n / warps_n`
+    /// made of 16x8 fragments. Register bits: column +1, row +8, then the fragment's
+    /// repetitions along N, then along M; lane bits: column +2, +4, row +1, +2, +4;
+    /// warp bits: along N, then M, then replicas. Needs `m / warps_m` a multiple of 16
+    /// and `n / warps_n` a multiple of 8 (powers of two).
+    pub fn mma_accumulator(
+        m: u32,
+        n: u32,
+        warps_m: u32,
+        warps_n: u32,
+        num_warps: u32,
+    ) -> Result<LinearLayout, LayoutError> {
+        let (wm, wn) = (m / warps_m.max(1), n / warps_n.max(1));
+        if [m, n, warps_m, warps_n, num_warps]
+            .iter()
+            .any(|d| !d.is_power_of_two())
+            || wm < 16
+            || wn < 8
+            || warps_m * warps_n > num_warps
+        {
+            return Err(LayoutError(format!(
+                "no mma layout for {m}x{n} over {warps_m}x{warps_n} of {num_warps} warps"
+            )));
+        }
+        let c = |r: u32, col: u32| vec![r, col];
+        let mut regs = vec![c(0, 1), c(8, 0)];
+        regs.extend((0..log2(wn / 8)).map(|b| c(0, 8 << b)));
+        regs.extend((0..log2(wm / 16)).map(|b| c(16 << b, 0)));
+        let lanes = vec![c(0, 2), c(0, 4), c(1, 0), c(2, 0), c(4, 0)];
+        let mut warps: Vec<Coord> = (0..log2(warps_n)).map(|b| c(0, wn << b)).collect();
+        warps.extend((0..log2(warps_m)).map(|b| c(wm << b, 0)));
+        while warps.len() < log2(num_warps) as usize {
+            warps.push(c(0, 0));
+        }
+        Ok(LinearLayout {
+            shape: vec![m, n],
+            regs,
+            lanes,
+            warps,
+        })
+    }
+
     /// A rank-0 tile: one register, held by every thread.
     pub fn scalar(warp_size: u32, num_warps: u32) -> LinearLayout {
         LinearLayout {
@@ -409,6 +452,25 @@ mod tests {
             }
         }
         seen.len() as u32 == l.shape().iter().product::<u32>()
+    }
+
+    #[test]
+    fn mma_accumulator_matches_the_fragment_picture() {
+        let l = LinearLayout::mma_accumulator(128, 64, 2, 2, 4).unwrap();
+        assert!(covers(&l));
+        assert_eq!(l.num_regs(), 4 * 4 * 4);
+        // Lane 5 (g = 1, t = 1): c0 at (1, 2), c3 at (9, 3).
+        assert_eq!(l.apply(0, 5, 0), vec![1, 2]);
+        assert_eq!(l.apply(3, 5, 0), vec![9, 3]);
+        // The next N fragment, the next M fragment, the second warp along N.
+        assert_eq!(l.apply(4, 0, 0), vec![0, 8]);
+        assert_eq!(l.apply(16, 0, 0), vec![16, 0]);
+        assert_eq!(l.apply(0, 0, 1), vec![0, 32]);
+        assert_eq!(l.apply(0, 0, 2), vec![64, 0]);
+        // Too few warps' worth of tile: replicas.
+        let r = LinearLayout::mma_accumulator(16, 8, 1, 1, 4).unwrap();
+        assert!(covers(&r) && r.is_replicated());
+        assert!(LinearLayout::mma_accumulator(8, 8, 1, 1, 4).is_err());
     }
 
     #[test]

@@ -130,7 +130,8 @@ pub enum Expr {
         mask: Option<Reg>,
         other: Option<Reg>,
     },
-    /// `shared[arr][index]`.
+    /// `shared[arr][index]`; with a vector destination, the destination's lanes
+    /// consecutive elements starting there (`index` a multiple of the lane count).
     SharedLoad {
         arr: u32,
         index: Reg,
@@ -177,6 +178,16 @@ pub enum Stmt {
     },
     /// Workgroup barrier with shared-memory ordering.
     Barrier,
+    /// A warp-wide matrix multiply-accumulate on tensor cores, `d = a @ b + c` over one
+    /// tile of `kind`'s shape, run by the 32 lanes of each warp together (so only in
+    /// uniform control flow). Each lane holds the fragment elements [`MmaKind`] lists.
+    Mma {
+        kind: MmaKind,
+        d: Vec<Reg>,
+        a: Vec<Reg>,
+        b: Vec<Reg>,
+        c: Vec<Reg>,
+    },
     /// `for iv in range(lower, upper, step)`: `iv` is assigned each trip.
     For {
         iv: Reg,
@@ -196,6 +207,84 @@ pub enum Stmt {
         cond: Reg,
         body: Vec<Stmt>,
     },
+}
+
+/// The tensor-core instructions, named after PTX's `mma.sync` shapes. In lane `l` of a
+/// warp, with `g = l / 4` and `t = l % 4` (PTX ISA, "Matrix fragments for mma"):
+///
+/// - `M16N8K16` (f16 or bf16 inputs, f32 accumulators): `a` is 4 registers of 2
+///   packed inputs, `a[i]` holding row `g + 8 * (i & 1)`, columns `2t + 8 * (i >> 1)`
+///   and the next; `b` is 2 registers of 2, `b[i]` holding rows `2t + 8i` and the
+///   next of column `g`.
+/// - `M16N8K8` (tf32 inputs from f32 registers): `a[i]` is row `g + 8 * (i & 1)`,
+///   column `t + 4 * (i >> 1)`; `b[i]` row `t + 4i` of column `g`. The tensor core
+///   reads the inputs' top 19 bits (tf32).
+/// - Accumulators (both): 4 f32 registers, `c[i]` at row `g + 8 * (i >> 1)`, column
+///   `2t + (i & 1)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MmaKind {
+    F16M16N8K16,
+    Bf16M16N8K16,
+    Tf32M16N8K8,
+}
+
+impl MmaKind {
+    /// The input element type.
+    pub fn input(self) -> DType {
+        match self {
+            MmaKind::F16M16N8K16 => DType::F16,
+            MmaKind::Bf16M16N8K16 => DType::BF16,
+            MmaKind::Tf32M16N8K8 => DType::F32,
+        }
+    }
+
+    /// `(m, n, k)`.
+    pub fn shape(self) -> (u32, u32, u32) {
+        match self {
+            MmaKind::Tf32M16N8K8 => (16, 8, 8),
+            _ => (16, 8, 16),
+        }
+    }
+
+    /// Input elements packed in one register (2 for f16/bf16, 1 for tf32).
+    pub fn pack(self) -> u32 {
+        match self {
+            MmaKind::Tf32M16N8K8 => 1,
+            _ => 2,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            MmaKind::F16M16N8K16 => "m16n8k16.f16",
+            MmaKind::Bf16M16N8K16 => "m16n8k16.bf16",
+            MmaKind::Tf32M16N8K8 => "m16n8k8.tf32",
+        }
+    }
+
+    /// The (row, column) of element `e` of input register `i` of `a`, for lane `lane`.
+    pub fn a_coord(self, lane: u32, i: u32, e: u32) -> (u32, u32) {
+        let (g, t) = (lane / 4, lane % 4);
+        match self {
+            MmaKind::Tf32M16N8K8 => (g + 8 * (i & 1), t + 4 * (i >> 1)),
+            _ => (g + 8 * (i & 1), 2 * t + 8 * (i >> 1) + e),
+        }
+    }
+
+    /// The (row, column) of element `e` of input register `i` of `b`, for lane `lane`.
+    pub fn b_coord(self, lane: u32, i: u32, e: u32) -> (u32, u32) {
+        let (g, t) = (lane / 4, lane % 4);
+        match self {
+            MmaKind::Tf32M16N8K8 => (t + 4 * i, g),
+            _ => (2 * t + 8 * i + e, g),
+        }
+    }
+
+    /// The (row, column) of accumulator register `i`, for lane `lane`.
+    pub fn c_coord(self, lane: u32, i: u32) -> (u32, u32) {
+        let (g, t) = (lane / 4, lane % 4);
+        (g + 8 * (i >> 1), 2 * t + (i & 1))
+    }
 }
 
 /// A lowered kernel, ready for a printer.

@@ -145,6 +145,23 @@ fn stmts(k: &ThreadKernel, body: &[Stmt], depth: usize, out: &mut String) {
             Stmt::Barrier => {
                 let _ = writeln!(out, "{pad}barrier");
             }
+            Stmt::Mma { kind, d, a, b, c } => {
+                let list = |v: &[super::Reg]| {
+                    v.iter()
+                        .map(|r| r.to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                };
+                let _ = writeln!(
+                    out,
+                    "{pad}{{{}}} = mma.{} {{{}}}, {{{}}}, {{{}}}",
+                    list(d),
+                    kind.name(),
+                    list(a),
+                    list(b),
+                    list(c)
+                );
+            }
             Stmt::For {
                 iv,
                 lower,

@@ -8,7 +8,7 @@
 //! active set. A barrier reached by only part of the program is reported as a lowering
 //! bug, as are reads of unassigned registers and out-of-bounds accesses.
 
-use super::{Expr, ParamKind, Reg, Special, Stmt, ThreadKernel};
+use super::{Expr, MmaKind, ParamKind, Reg, Special, Stmt, ThreadKernel};
 use crate::diag::{Diagnostic, ErrorKind, Result};
 use crate::interp::arith;
 use crate::interp::memory::{gather_into, scatter_from};
@@ -47,6 +47,7 @@ pub fn simulate(
                         .iter()
                         .map(|a| Data::zeros(a.dtype, a.len as usize))
                         .collect(),
+                    lanes_of_expr_dst: 1,
                 };
                 s.run(&k.body, &vec![true; t])?;
             }
@@ -64,6 +65,8 @@ struct Sim<'a> {
     buffers: &'a mut [HostBuffer],
     regs: Vec<Option<Data>>,
     shared: Vec<Data>,
+    /// Lanes of the register the expression being evaluated is assigned to.
+    lanes_of_expr_dst: u8,
 }
 
 fn bug(msg: impl Into<String>) -> Diagnostic {
@@ -108,18 +111,89 @@ impl Sim<'_> {
         self.k.reg_ty(r).dtype
     }
 
+    /// Writes `val` (lane `l` of thread `i` at `i * lanes + l`) for the active threads.
     fn write(&mut self, dst: Reg, val: Data, active: &[bool]) {
+        let lanes = self.k.reg_ty(dst).lanes as usize;
         let slot = &mut self.regs[dst.0 as usize];
         match slot {
             None => *slot = Some(val),
             Some(old) => {
                 for (i, a) in active.iter().enumerate() {
                     if *a {
-                        set1(old, i, &get1(&val, i));
+                        for l in 0..lanes {
+                            let j = i * lanes + l;
+                            set1(old, j, &get1(&val, j));
+                        }
                     }
                 }
             }
         }
+    }
+
+    /// `d = a @ b + c` for every warp, from the lanes' fragments (see `MmaKind`).
+    fn mma(&mut self, kind: MmaKind, d: &[Reg], a: &[Reg], b: &[Reg], c: &[Reg]) -> Result<()> {
+        let (m, n, k) = kind.shape();
+        let (m, n, k) = (m as usize, n as usize, k as usize);
+        let pack = kind.pack() as usize;
+        if !self.t.is_multiple_of(32) {
+            return Err(bug("mma in a program that is not whole warps"));
+        }
+        let floats = |s: &Self, r: Reg| -> Result<Vec<f64>> {
+            match s.reg(r)? {
+                Data::F(v) => Ok(v.clone()),
+                Data::I(_) => Err(bug("mma operand holds integers")),
+            }
+        };
+        let (av, bv, cv): (Vec<_>, Vec<_>, Vec<_>) = (
+            a.iter().map(|&r| floats(self, r)).collect::<Result<_>>()?,
+            b.iter().map(|&r| floats(self, r)).collect::<Result<_>>()?,
+            c.iter().map(|&r| floats(self, r)).collect::<Result<_>>()?,
+        );
+        // The tensor core reads tf32 inputs' top 19 bits.
+        let input = |x: f64| -> f64 {
+            if kind == MmaKind::Tf32M16N8K8 {
+                f32::from_bits((x as f32).to_bits() & 0xffff_e000) as f64
+            } else {
+                x
+            }
+        };
+        let mut out = vec![vec![0f64; self.t]; d.len()];
+        for w in 0..self.t / 32 {
+            let (mut am, mut bm, mut cm) =
+                (vec![0f64; m * k], vec![0f64; k * n], vec![0f64; m * n]);
+            for lane in 0..32u32 {
+                let th = w * 32 + lane as usize;
+                for (i, v) in av.iter().enumerate() {
+                    for e in 0..pack {
+                        let (r, col) = kind.a_coord(lane, i as u32, e as u32);
+                        am[r as usize * k + col as usize] = input(v[th * pack + e]);
+                    }
+                }
+                for (i, v) in bv.iter().enumerate() {
+                    for e in 0..pack {
+                        let (r, col) = kind.b_coord(lane, i as u32, e as u32);
+                        bm[r as usize * n + col as usize] = input(v[th * pack + e]);
+                    }
+                }
+                for (i, v) in cv.iter().enumerate() {
+                    let (r, col) = kind.c_coord(lane, i as u32);
+                    cm[r as usize * n + col as usize] = v[th];
+                }
+            }
+            for lane in 0..32u32 {
+                let th = w * 32 + lane as usize;
+                for (i, o) in out.iter_mut().enumerate() {
+                    let (r, col) = kind.c_coord(lane, i as u32);
+                    let (r, col) = (r as usize, col as usize);
+                    let dot: f64 = (0..k).map(|x| am[r * k + x] * bm[x * n + col]).sum();
+                    o[th] = crate::interp::value::round1(DType::F32, dot + cm[r * n + col]);
+                }
+            }
+        }
+        for (r, v) in d.iter().zip(out) {
+            self.regs[r.0 as usize] = Some(Data::F(v));
+        }
+        Ok(())
     }
 
     fn uniform(&self, r: Reg, active: &[bool]) -> Result<i64> {
@@ -240,17 +314,20 @@ impl Sim<'_> {
             Expr::SharedLoad { arr, index } => {
                 let idx = ints(self.reg(*index)?)?.to_vec();
                 let a = &self.shared[*arr as usize];
-                let mut out = Data::zeros(dt, t);
+                let lanes = self.lanes_of_expr_dst.max(1) as usize;
+                let mut out = Data::zeros(dt, t * lanes);
                 for i in 0..t {
                     if active[i] {
                         let j = idx[i];
-                        if j < 0 || j as usize >= a.len() {
+                        if j < 0 || j as usize + lanes > a.len() || !(j as usize).is_multiple_of(lanes) {
                             return Err(bug(format!(
-                                "shared index {j} outside array {arr} of {}",
+                                "shared index {j} ({lanes} lanes) outside array {arr} of {} or misaligned",
                                 a.len()
                             )));
                         }
-                        set1(&mut out, i, &get1(a, j as usize));
+                        for l in 0..lanes {
+                            set1(&mut out, i * lanes + l, &get1(a, j as usize + l));
+                        }
                     }
                 }
                 out
@@ -272,8 +349,20 @@ impl Sim<'_> {
         let t = self.t;
         match s {
             Stmt::Assign { dst, expr } => {
+                let lanes = self.k.reg_ty(*dst).lanes;
+                if lanes != 1 && !matches!(expr, Expr::SharedLoad { .. }) {
+                    return Err(bug("vector registers are only simulated for shared loads"));
+                }
+                self.lanes_of_expr_dst = lanes;
                 let v = self.eval(self.dt(*dst), expr, active)?;
+                self.lanes_of_expr_dst = 1;
                 self.write(*dst, v, active);
+            }
+            Stmt::Mma { kind, d, a, b, c } => {
+                if active.iter().any(|a| !a) {
+                    return Err(bug("mma reached by only part of the program"));
+                }
+                self.mma(*kind, d, a, b, c)?;
             }
             Stmt::Store {
                 buf,

@@ -7,18 +7,107 @@
 //! accumulator layout gives each thread a `TM x TN` block (up to 8x8), with lanes along
 //! N so that a warp reads consecutive `b` columns (conflict-free) and broadcasts `a`.
 //! Products are formed in the accumulator's type: exact for f16 and bf16 inputs into
-//! f32. The PTX backend replaces the inner product with `mma.sync` fragments.
+//! f32.
+//!
+//! The tensor-core form ([`ExpandOptions::mma`](super::ExpandOptions), PTX): f16/bf16
+//! inputs (and f32 inputs at tf32 precision) with f32 accumulators, in the
+//! `mma.sync` accumulator layout ([`LinearLayout::mma_accumulator`]). `a` is staged
+//! row-major and `b` transposed (K contiguous), both with rows padded by 16 bytes, so
+//! that each lane's fragment pairs are one aligned 32-bit shared load and the 32 lanes
+//! of a fragment load hit 32 different banks. Then for each K step of the instruction,
+//! each warp loads its A and B fragments and issues one [`Stmt::Mma`] per 16x8 tile of
+//! its warp tile.
 
 use super::dist::Dist;
 use super::{Expander, TVal};
 use crate::diag::{Diagnostic, Result};
-use crate::ir::ops::Op;
+use crate::ir::ops::{Op, Precision};
 use crate::ir::{BinaryOp, DType, Inst};
 use crate::lower::layout::LinearLayout;
-use crate::thread_ir::{Expr, Reg, Stmt};
+use crate::thread_ir::{Expr, MmaKind, Reg, RegTy, Stmt};
 use std::collections::BTreeMap;
 
+/// How a dot is computed.
+pub(crate) enum DotPlan {
+    /// Fused multiply-adds over a blocked accumulator layout.
+    Fma(LinearLayout),
+    /// Tensor cores, `warps_m x warps_n` warp tiles.
+    Mma {
+        kind: MmaKind,
+        layout: LinearLayout,
+        warps_m: u32,
+        warps_n: u32,
+    },
+}
+
+impl DotPlan {
+    pub(crate) fn layout(&self) -> &LinearLayout {
+        match self {
+            DotPlan::Fma(l) | DotPlan::Mma { layout: l, .. } => l,
+        }
+    }
+}
+
+/// Warps along M and N for an `m x n` tensor-core tile: split the dimension with more
+/// 16x8 fragments per warp, as long as a warp keeps at least one fragment.
+fn mma_warps(m: u32, n: u32, num_warps: u32) -> (u32, u32) {
+    let (mut wm, mut wn) = (1, 1);
+    while wm * wn < num_warps {
+        let can_m = m / (wm * 2) >= 16;
+        let can_n = n / (wn * 2) >= 8;
+        if can_m && (!can_n || m / wm / 16 >= n / wn / 8) {
+            wm *= 2;
+        } else if can_n {
+            wn *= 2;
+        } else {
+            break;
+        }
+    }
+    (wm, wn)
+}
+
 impl Expander<'_> {
+    /// How `inst` (a dot) is computed, and its accumulator layout.
+    pub(crate) fn dot_plan(&self, inst: &Inst) -> Result<DotPlan> {
+        let Op::Dot {
+            a, b, precision, ..
+        } = &inst.op
+        else {
+            return Err(Diagnostic::internal("dot_plan of a non-dot"));
+        };
+        let (sa, sb) = (self.shape(*a), self.shape(*b));
+        let (m, k, n) = (sa[0], sa[1], sb[1]);
+        let (ta, tb) = (self.dtype(*a), self.dtype(*b));
+        let acc = self.dtype(inst.results[0]);
+        let kind = match (ta, *precision) {
+            (DType::F16, _) => Some(MmaKind::F16M16N8K16),
+            (DType::BF16, _) => Some(MmaKind::Bf16M16N8K16),
+            (DType::F32, Precision::Tf32) => Some(MmaKind::Tf32M16N8K8),
+            _ => None,
+        };
+        if let (true, Some(kind), true, 32) = (
+            self.opt.mma,
+            kind,
+            ta == tb && acc == DType::F32,
+            self.opt.warp_size,
+        ) {
+            let (fm, fn_, fk) = kind.shape();
+            if m % fm == 0 && n % fn_ == 0 && k % fk == 0 {
+                let (warps_m, warps_n) = mma_warps(m, n, self.opt.num_warps);
+                let layout =
+                    LinearLayout::mma_accumulator(m, n, warps_m, warps_n, self.opt.num_warps)
+                        .map_err(|e| Diagnostic::internal(format!("mma layout: {e}")))?;
+                return Ok(DotPlan::Mma {
+                    kind,
+                    layout,
+                    warps_m,
+                    warps_n,
+                });
+            }
+        }
+        Ok(DotPlan::Fma(self.dot_layout(m, n)?))
+    }
+
     /// The accumulator layout of an `m x n` dot.
     pub(crate) fn dot_layout(&self, m: u32, n: u32) -> Result<LinearLayout> {
         let threads = self.opt.num_warps * self.opt.warp_size;
@@ -70,20 +159,16 @@ impl Expander<'_> {
         Ok(arr)
     }
 
-    pub(crate) fn dot(&mut self, inst: &Inst) -> Result<()> {
-        let Op::Dot { a, b, acc, .. } = &inst.op else {
-            unreachable!()
-        };
-        let (sa, sb) = (self.shape(*a), self.shape(*b));
-        let (m, k, n) = (sa[0], sa[1], sb[1]);
-        let (da, db) = (self.data(*a)?, self.data(*b)?);
-        let (ta, tb) = (self.dtype(*a), self.dtype(*b));
-        let acc_dt = self.dtype(inst.results[0]);
-        let layout = self.dot_layout(m, n)?;
-        // Accumulator registers, updated in place by the k loop.
-        let init = self.data(*acc)?;
-        let init = self.in_layout(&init, &layout)?;
-        let accs: Vec<Reg> = init
+    /// Fresh accumulator registers of `acc_dt` in `layout`, initialized from `acc`.
+    fn accumulators(
+        &mut self,
+        acc: crate::ir::Value,
+        layout: &LinearLayout,
+        acc_dt: DType,
+    ) -> Result<Vec<Reg>> {
+        let init = self.data(acc)?;
+        let init = self.in_layout(&init, layout)?;
+        Ok(init
             .iter()
             .map(|&r| {
                 let d = self.new_reg(acc_dt);
@@ -94,7 +179,182 @@ impl Expander<'_> {
                 });
                 d
             })
-            .collect();
+            .collect())
+    }
+
+    /// Writes a `rows x cols` operand to a new shared array whose rows are `stride`
+    /// elements apart; `transpose` stores it as `cols x rows` instead.
+    fn stage_strided(
+        &mut self,
+        d: &Dist,
+        shape: &[u32],
+        transpose: bool,
+        stride: u32,
+        name: &str,
+        dtype: DType,
+    ) -> Result<u32> {
+        let rows = if transpose { shape[1] } else { shape[0] };
+        let arr = self.shared_array(name, dtype, rows * stride);
+        let layout = match d {
+            Dist::Regs { layout, .. } => layout.clone(),
+            Dist::Uniform(_) => self.canonical(shape)?,
+        };
+        let regs = self.in_layout(d, &layout)?;
+        let view = if transpose {
+            layout.permute(&[1, 0])
+        } else {
+            layout
+        };
+        let idx = self.linear_indices(&view, &[rows, stride])?;
+        for (r, i) in regs.iter().zip(idx) {
+            self.emit(Stmt::SharedStore {
+                arr,
+                index: i,
+                value: *r,
+            });
+        }
+        Ok(arr)
+    }
+
+    /// The tensor-core dot (see the module documentation).
+    fn dot_mma(
+        &mut self,
+        inst: &Inst,
+        kind: MmaKind,
+        layout: LinearLayout,
+        warps_m: u32,
+        warps_n: u32,
+    ) -> Result<()> {
+        let Op::Dot { a, b, acc, .. } = &inst.op else {
+            unreachable!()
+        };
+        let (sa, sb) = (self.shape(*a), self.shape(*b));
+        let (m, k, n) = (sa[0], sa[1], sb[1]);
+        let (da, db) = (self.data(*a)?, self.data(*b)?);
+        let input = kind.input();
+        let accs = self.accumulators(*acc, &layout, DType::F32)?;
+        // 16 bytes of padding a row keeps the fragment loads free of bank conflicts.
+        let pad = 16 / input.size_bytes() as u32;
+        let (sa_stride, sb_stride) = (k + pad, k + pad);
+        self.emit(Stmt::Barrier);
+        let arr_a = self.stage_strided(&da, &[m, k], false, sa_stride, "mma_a", input)?;
+        let arr_b = self.stage_strided(&db, &[k, n], true, sb_stride, "mma_b", input)?;
+        self.emit(Stmt::Barrier);
+        let (wm, wn) = (m / warps_m, n / warps_n);
+        let (fm, fn_, fk) = kind.shape();
+        let pack = kind.pack();
+        // Each lane's base index in A and B: row (warp row + g), column t * pack.
+        let (a_base, b_base) = self.hoist(|x| {
+            let c = |x: &mut Self, v: i64| x.int_const(DType::I32, v);
+            let bin = |x: &mut Self, op, l, r| x.assign(DType::I32, Expr::Binary(op, l, r));
+            let (lane, warp) = (x.lane, x.warp);
+            let two = c(x, 2);
+            let g = bin(x, BinaryOp::Shr, lane, two);
+            let three = c(x, 3);
+            let t = bin(x, BinaryOp::And, lane, three);
+            let tp = if pack == 2 {
+                let one = c(x, 1);
+                bin(x, BinaryOp::Shl, t, one)
+            } else {
+                t
+            };
+            let mask_n = c(x, warps_n as i64 - 1);
+            let warp_n = bin(x, BinaryOp::And, warp, mask_n);
+            let sh = c(x, warps_n.trailing_zeros() as i64);
+            let wsh = bin(x, BinaryOp::Shr, warp, sh);
+            let mask_m = c(x, warps_m as i64 - 1);
+            let warp_m = bin(x, BinaryOp::And, wsh, mask_m);
+            let base = |x: &mut Self, w: Reg, size: u32, stride: u32| {
+                let s = c(x, size as i64);
+                let row0 = bin(x, BinaryOp::Mul, w, s);
+                let row = bin(x, BinaryOp::Add, row0, g);
+                let st = c(x, stride as i64);
+                let off = bin(x, BinaryOp::Mul, row, st);
+                bin(x, BinaryOp::Add, off, tp)
+            };
+            let ab = base(x, warp_m, wm, sa_stride);
+            let bb = base(x, warp_n, wn, sb_stride);
+            (ab, bb)
+        });
+        let (tiles_m, tiles_n) = (wm / fm, wn / fn_);
+        let frag_ty = RegTy {
+            dtype: input,
+            lanes: pack as u8,
+        };
+        let load = |x: &mut Self, arr: u32, base: Reg, off: u32| {
+            let o = x.int_const(DType::I32, off as i64);
+            let idx = x.assign(DType::I32, Expr::Binary(BinaryOp::Add, base, o));
+            let dst = x.new_reg_ty(frag_ty);
+            x.emit(Stmt::Assign {
+                dst,
+                expr: Expr::SharedLoad { arr, index: idx },
+            });
+            dst
+        };
+        for kk in (0..k).step_by(fk as usize) {
+            let mut a_frags = vec![];
+            for mi in 0..tiles_m {
+                let regs: Vec<Reg> = (0..4)
+                    .map(|i| {
+                        let (r0, c0) = kind.a_coord(0, i, 0);
+                        let off = (mi * fm + r0) * sa_stride + kk + c0;
+                        load(self, arr_a, a_base, off)
+                    })
+                    .collect();
+                a_frags.push(regs);
+            }
+            let mut b_frags = vec![];
+            for nj in 0..tiles_n {
+                let regs: Vec<Reg> = (0..2)
+                    .map(|i| {
+                        let (k0, _) = kind.b_coord(0, i, 0);
+                        let off = nj * fn_ * sb_stride + kk + k0;
+                        load(self, arr_b, b_base, off)
+                    })
+                    .collect();
+                b_frags.push(regs);
+            }
+            for (mi, af) in a_frags.iter().enumerate() {
+                for (nj, bf) in b_frags.iter().enumerate() {
+                    let first = (mi * tiles_n as usize + nj) * 4;
+                    let c: Vec<Reg> = accs[first..first + 4].to_vec();
+                    self.emit(Stmt::Mma {
+                        kind,
+                        d: c.clone(),
+                        a: af.clone(),
+                        b: bf.clone(),
+                        c,
+                    });
+                }
+            }
+        }
+        self.set(
+            inst.results[0],
+            TVal::Data(Dist::Regs { layout, regs: accs }),
+        );
+        Ok(())
+    }
+
+    pub(crate) fn dot(&mut self, inst: &Inst) -> Result<()> {
+        let layout = match self.dot_plan(inst)? {
+            DotPlan::Mma {
+                kind,
+                layout,
+                warps_m,
+                warps_n,
+            } => return self.dot_mma(inst, kind, layout, warps_m, warps_n),
+            DotPlan::Fma(layout) => layout,
+        };
+        let Op::Dot { a, b, acc, .. } = &inst.op else {
+            unreachable!()
+        };
+        let (sa, sb) = (self.shape(*a), self.shape(*b));
+        let (m, k, n) = (sa[0], sa[1], sb[1]);
+        let (da, db) = (self.data(*a)?, self.data(*b)?);
+        let (ta, tb) = (self.dtype(*a), self.dtype(*b));
+        let acc_dt = self.dtype(inst.results[0]);
+        // Accumulator registers, updated in place by the k loop.
+        let accs = self.accumulators(*acc, &layout, acc_dt)?;
         self.emit(Stmt::Barrier);
         let arr_a = self.stage(&da, &[m, k], "dot_a", ta)?;
         let arr_b = self.stage(&db, &[k, n], "dot_b", tb)?;

@@ -40,6 +40,9 @@ pub struct ExpandOptions {
     pub warp_size: u32,
     /// The backend's name, for error messages.
     pub backend: &'static str,
+    /// Whether `dot` may use warp-level tensor-core instructions ([`Stmt::Mma`]):
+    /// f16/bf16 inputs and f32 inputs at tf32 precision, with f32 accumulators.
+    pub mma: bool,
 }
 
 impl Default for ExpandOptions {
@@ -48,6 +51,7 @@ impl Default for ExpandOptions {
             num_warps: 4,
             warp_size: 32,
             backend: "GPU",
+            mma: false,
         }
     }
 }
@@ -774,17 +778,17 @@ impl<'k> Expander<'k> {
     /// or the canonical layout of its shape.
     fn predict_layout(&self, v: Value) -> Result<LinearLayout> {
         let shape = self.shape(v);
-        if self.defined_by_dot(v) {
-            return self.dot_layout(shape[0], shape[1]);
+        if let Some(dot) = self.defining_dot(v) {
+            return Ok(self.dot_plan(&dot)?.layout().clone());
         }
         self.canonical(&shape)
     }
 
-    fn defined_by_dot(&self, v: Value) -> bool {
-        let mut found = false;
+    fn defining_dot(&self, v: Value) -> Option<Inst> {
+        let mut found = None;
         self.k.walk(&mut |inst| {
             if inst.results.contains(&v) && matches!(inst.op, Op::Dot { .. }) {
-                found = true;
+                found = Some(inst.clone());
             }
         });
         found
