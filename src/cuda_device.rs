@@ -73,6 +73,7 @@ impl CudaBackend {
             warp_size: 32,
             backend: "PTX",
             mma: true,
+            vector_bytes: 16,
         };
         let thread = expand(&lowered, &options)?;
         let ptx = print_ptx(&thread, self.target)?;

@@ -64,6 +64,7 @@ impl InterpreterBackend {
             backend: "simulated GPU",
             num_warps,
             mma: self.mma,
+            vector_bytes: if self.mma { 16 } else { 0 },
             ..ExpandOptions::default()
         };
         let k = Arc::new(expand(&k, &options)?);

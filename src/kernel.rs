@@ -47,7 +47,16 @@ impl Module {
     /// The jit function `name`, ready to launch.
     pub fn kernel(&self, name: &str) -> Result<Kernel> {
         let signature = self.inner.signature(name)?;
+        let fingerprint = {
+            use std::hash::{Hash, Hasher};
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            let src = self.inner.source();
+            src.name.hash(&mut h);
+            src.text.hash(&mut h);
+            h.finish()
+        };
         Ok(Kernel {
+            fingerprint,
             module: self.inner.clone(),
             signature: Arc::new(signature),
             cache: Arc::new(Mutex::new(HashMap::new())),
@@ -58,6 +67,8 @@ impl Module {
 /// A jit function with its specialization cache. Clones share the cache.
 #[derive(Clone)]
 pub struct Kernel {
+    /// A hash of the module's file name and text.
+    fingerprint: u64,
     module: Arc<frontend::Module>,
     signature: Arc<Signature>,
     cache: Arc<Mutex<HashMap<SpecKey, Arc<Specialized>>>>,
@@ -94,7 +105,13 @@ impl Kernel {
         args: &[ArgSpec],
         constexprs: &[(String, ConstValue)],
     ) -> Result<(SpecKey, Arc<Specialized>)> {
-        let key = SpecKey::new(self.name(), args, constexprs);
+        // The device caches are keyed by this too: the module's fingerprint keeps two
+        // modules' same-named kernels apart.
+        let key = SpecKey(format!(
+            "{:016x}:{}",
+            self.fingerprint,
+            SpecKey::new(self.name(), args, constexprs).0
+        ));
         if let Some(hit) = self.cache.lock().ok().and_then(|c| c.get(&key).cloned()) {
             return Ok((key, hit));
         }
@@ -221,6 +238,7 @@ impl Compiled {
             warp_size: 32,
             backend: "PTX",
             mma: true,
+            vector_bytes: 16,
         };
         let thread = tilewise_core::lower::expand::expand(&k, &options)?;
         tilewise_cuda::print_ptx(&thread, target)

@@ -53,6 +53,7 @@ impl WgpuBackend {
             warp_size: 32,
             backend: "WGSL",
             mma: false,
+            vector_bytes: 0,
         };
         let thread = expand(&lowered, &options)?;
         let wgsl = print_wgsl(&thread, self.ctx.capabilities())?;

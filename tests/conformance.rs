@@ -977,3 +977,31 @@ fn num_warps_changes_nothing_but_speed() {
     assert_eq!(err.kind, tilewise::ErrorKind::Launch);
     assert!(err.message.contains("num_warps"), "{err}");
 }
+
+#[test]
+fn same_named_kernels_of_two_modules_stay_apart() {
+    // Device caches of compiled code are keyed by the module too: the second module's
+    // `fill` must not run the first one's code.
+    let src = |v: i32| {
+        format!(
+            "import triton\nimport triton.language as tl\n@triton.jit\ndef fill(out_ptr, BLOCK: tl.constexpr):\n    offs = tl.arange(0, BLOCK)\n    tl.store(out_ptr + offs, tl.full((BLOCK,), {v}, tl.int32))\n"
+        )
+    };
+    let mut devices = vec![Device::interpreter()];
+    devices.extend(gpu_devices());
+    for dev in devices {
+        for v in [7, 9] {
+            let text = src(v);
+            let module = Module::parse("fill.py", &text).unwrap();
+            let k = module.kernel("fill").unwrap();
+            let out = dev.upload(&vec![0i32; 64]).unwrap();
+            k.launch(&dev, 1)
+                .arg(&out)
+                .constexpr("BLOCK", 64)
+                .run()
+                .unwrap();
+            let got = dev.download::<i32>(&out).unwrap();
+            assert!(got.iter().all(|&x| x == v), "{}: {got:?}", dev.name());
+        }
+    }
+}

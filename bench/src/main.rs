@@ -2,24 +2,33 @@
 //!
 //! Each case runs a kernel of the library on a device, checks its result against an
 //! independent reference first (a wrong kernel has no speed), then times it: warm-up,
-//! then the median of repeated runs. Results print as a table; `--json` writes every
-//! case. Usage: `cargo run --release -p tilewise-bench -- --device interp --suite matmul`.
+//! then the median of repeated batches, timed by CUDA events where the device has them
+//! and by the host clock elsewhere. References (the device copy, cuBLAS on CUDA) are
+//! measured in the same run. Results print as a table; `--json` writes every case,
+//! `--svg` a roofline chart. Usage:
+//! `cargo run --release -p tilewise-bench -- --device interp --suite matmul`.
 
 mod cases;
 mod report;
+mod roofline;
 
 use clap::{Parser, ValueEnum};
 use std::process::ExitCode;
+use tilewise::{Device, DeviceKind};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 enum DeviceChoice {
     /// The reference interpreter (CPU).
     Interp,
-    /// The simulator of the GPU lowering (CPU; slow).
+    /// The simulator of the WGSL backend's lowering (CPU; slow).
     Sim,
+    /// The simulator of the PTX backend's lowering, tensor-core dots included (CPU; slow).
+    SimPtx,
     /// The first wgpu adapter (honours WGPU_BACKEND and WGPU_ADAPTER_NAME).
     Wgpu,
-    /// The interpreter and every GPU found.
+    /// CUDA device 0 through the PTX backend, with cuBLAS references.
+    Cuda,
+    /// The interpreter, every GPU found (wgpu, CUDA), and with --smoke both simulators.
     All,
 }
 
@@ -29,6 +38,10 @@ pub enum Suite {
     VectorAdd,
     Softmax,
     LayerNorm,
+    /// Host cost per launch of a tiny kernel.
+    Launch,
+    /// Compile time: source to WGSL, to PTX, and (CUDA) to a loaded module.
+    Compile,
     All,
 }
 
@@ -41,13 +54,13 @@ struct Cli {
     /// Which suite(s) to run.
     #[arg(long, value_enum, default_value = "all")]
     suite: Suite,
-    /// Problem size (matmul: M = N = K; vector add and copy: elements; softmax: rows =
-    /// cols).
+    /// Problem size (matmul: M = N = K, and N = K of the skinny products; vector add:
+    /// elements; softmax: rows = cols; layer norm: rows and cols).
     /// Defaults per suite and device.
     #[arg(long)]
     size: Option<usize>,
-    /// Timed repetitions per case (the median is reported).
-    #[arg(long, default_value_t = 5)]
+    /// Timed repetitions (batches) per case; the median is reported.
+    #[arg(long, default_value_t = 10)]
     reps: usize,
     /// Smoke run: tiny sizes, one repetition; checks results, not speed.
     #[arg(long)]
@@ -55,49 +68,94 @@ struct Cli {
     /// Write every case as JSON to this file.
     #[arg(long)]
     json: Option<std::path::PathBuf>,
+    /// Draw a roofline chart (SVG) of the run to this file.
+    #[arg(long)]
+    svg: Option<std::path::PathBuf>,
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // Every PTX module is JIT-compiled anew (the driver's on-disk cache would make the
+    // compile-time case measure a cache hit). Set before the driver is loaded.
+    if std::env::var_os("CUDA_CACHE_DISABLE").is_none() {
+        std::env::set_var("CUDA_CACHE_DISABLE", "1");
+    }
+    let mut failed = false;
     let mut devices = vec![];
     if matches!(cli.device, DeviceChoice::Interp | DeviceChoice::All) {
-        devices.push(tilewise::Device::interpreter());
+        devices.push(Device::interpreter());
     }
-    if cli.device == DeviceChoice::Sim {
-        devices.push(tilewise::Device::simulator());
+    let smoke_all = cli.device == DeviceChoice::All && cli.smoke;
+    if cli.device == DeviceChoice::Sim || smoke_all {
+        devices.push(Device::simulator());
+    }
+    if cli.device == DeviceChoice::SimPtx || smoke_all {
+        devices.push(Device::simulator_ptx());
     }
     if matches!(cli.device, DeviceChoice::Wgpu | DeviceChoice::All) {
-        match tilewise::Device::wgpu() {
+        match Device::wgpu() {
             Ok(d) => devices.push(d),
             Err(e) if cli.device == DeviceChoice::Wgpu => {
                 eprintln!("{e}");
                 return ExitCode::FAILURE;
             }
-            Err(e) => eprintln!("no wgpu device: {e}"),
+            Err(e) => eprintln!("note: no wgpu device: {e}"),
         }
+    }
+    if matches!(cli.device, DeviceChoice::Cuda | DeviceChoice::All) {
+        match Device::cuda(0) {
+            Ok(d) => devices.push(d),
+            Err(e) if cli.device == DeviceChoice::Cuda => {
+                eprintln!("{e}");
+                return ExitCode::FAILURE;
+            }
+            Err(e) => eprintln!("note: no CUDA device: {e}"),
+        }
+    }
+    // The cuBLAS references get their own runtime (stream and events) on each CUDA device.
+    let mut refs = vec![];
+    for dev in &devices {
+        refs.push(if dev.kind() == DeviceKind::Cuda {
+            match cases::CudaRefs::new(0) {
+                Ok(r) => Some(r),
+                Err(e) => {
+                    eprintln!("no cuBLAS references on {}: {e}", dev.name());
+                    failed = true;
+                    None
+                }
+            }
+        } else {
+            None
+        });
     }
     let reps = if cli.smoke { 1 } else { cli.reps.max(1) };
     let mut results = Vec::new();
-    let mut failed = false;
-    let plan: Vec<(&tilewise::Device, cases::Case)> = devices
-        .iter()
-        .flat_map(|dev| {
-            let gpu = dev.kind() == tilewise::DeviceKind::Wgpu;
-            cases::select(cli.suite, cli.size, cli.smoke, gpu)
-                .into_iter()
-                .map(move |c| (dev, c))
-        })
-        .collect();
+    // Host-only cases (compile to WGSL / PTX) run once, with the first device.
+    let mut plan: Vec<(usize, cases::Case)> = vec![];
+    for (i, dev) in devices.iter().enumerate() {
+        for case in cases::select(cli.suite, cli.size, cli.smoke, dev.kind()) {
+            if !(case.host_only() && plan.iter().any(|(_, c)| c.name() == case.name())) {
+                plan.push((i, case));
+            }
+        }
+    }
     // A progress bar over the cases, on stderr (hidden when stderr is not a terminal).
     let bar = indicatif::ProgressBar::new(plan.len() as u64);
     bar.set_style(
         indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}")
             .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
     );
-    for (dev, case) in &plan {
-        bar.set_message(format!("{} on {}", case.name(), dev.name()));
-        match cases::run(case, dev, reps) {
-            Ok(r) => results.push(r),
+    for (i, case) in &plan {
+        let dev = &devices[*i];
+        bar.set_message(format!("{} {} on {}", case.name(), case.size(), dev.name()));
+        let mut errors = vec![];
+        let outcome = cases::run(case, dev, reps, refs[*i].as_ref(), &mut errors);
+        for e in errors {
+            failed = true;
+            bar.suspend(|| eprintln!("{e}"));
+        }
+        match outcome {
+            Ok(rows) => results.extend(rows),
             Err(e) => {
                 failed = true;
                 bar.suspend(|| eprintln!("{} on {}: {e}", case.name(), dev.name()));
@@ -110,6 +168,12 @@ fn main() -> ExitCode {
     if let Some(path) = &cli.json {
         if let Err(e) = std::fs::write(path, report::json(&results)) {
             eprintln!("cannot write {}: {e}", path.display());
+            failed = true;
+        }
+    }
+    if let Some(path) = &cli.svg {
+        if let Err(e) = roofline::svg(&results, path) {
+            eprintln!("{e}");
             failed = true;
         }
     }

@@ -4,7 +4,8 @@
 //! Specialization follows Triton's JIT: a kernel is traced once per distinct
 //! [`SpecKey`]: the dtype of every pointer and scalar argument, the value of every
 //! constexpr, and for integer scalars and pointers whether they are divisible by 16
-//! (elements for integers, bytes for pointer addresses).
+//! (elements for integers, bytes for pointer addresses). Integer scalars equal to 1 are
+//! specialized as constants (a stride of 1 makes a dimension provably contiguous).
 
 use crate::ir::DType;
 use std::fmt;
@@ -134,6 +135,7 @@ impl ArgSpec {
             ArgSpec::Ptr { dtype, aligned16 } => {
                 format!("*{dtype}{}", if *aligned16 { ":16" } else { "" })
             }
+            ArgSpec::Scalar(ScalarValue::Int(d, 1)) if !d.is_bool() => format!("{d}=1"),
             ArgSpec::Scalar(ScalarValue::Int(d, v)) => {
                 format!("{d}{}", if v % 16 == 0 { ":16" } else { "" })
             }

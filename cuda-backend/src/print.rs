@@ -34,7 +34,7 @@
 use std::fmt::Write;
 use tilewise_core::ir::{AtomicOp, BinaryOp, CmpPred, Const, DType, UnaryOp};
 use tilewise_core::launch::ScalarValue;
-use tilewise_core::thread_ir::{Expr, MmaKind, ParamKind, Reg, Special, Stmt, ThreadKernel};
+use tilewise_core::thread_ir::{Expr, MmaKind, ParamKind, Reg, RegTy, Special, Stmt, ThreadKernel};
 use tilewise_core::{Diagnostic, ErrorKind, Result};
 
 /// The GPU architecture a module is printed for.
@@ -194,9 +194,10 @@ struct Printer<'a> {
 /// Prints `k` as a PTX module for `target`.
 pub fn print_ptx(k: &ThreadKernel, target: PtxTarget) -> Result<PtxKernel> {
     for ty in &k.regs {
-        // Packed pairs of 16-bit floats (tensor-core fragments) are one .b32.
+        // Packed pairs of 16-bit floats (tensor-core fragments) are one .b32; vectors of
+        // 32-bit values (wide global accesses) are one .b32 register a lane.
         let packed_pair = ty.lanes == 2 && matches!(ty.dtype, DType::F16 | DType::BF16);
-        if ty.lanes != 1 && !packed_pair {
+        if ty.lanes != 1 && !packed_pair && !is_wide(*ty) {
             return Err(Diagnostic::internal(format!(
                 "vector registers of {ty} are not printed for PTX yet"
             )));
@@ -280,6 +281,11 @@ pub fn print_ptx(k: &ThreadKernel, target: PtxTarget) -> Result<PtxKernel> {
         "    .reg .b64 %rb<{}>;\n    .reg .b32 %smem;",
         params.len().max(1)
     );
+    for (i, ty) in k.regs.iter().enumerate() {
+        if is_wide(*ty) {
+            let _ = writeln!(s, "    .reg .b32 %v{i}_<{}>;", ty.lanes);
+        }
+    }
     s.push_str(&body);
     s.push_str("}\n");
     Ok(PtxKernel {
@@ -291,6 +297,11 @@ pub fn print_ptx(k: &ThreadKernel, target: PtxTarget) -> Result<PtxKernel> {
         params,
         target,
     })
+}
+
+/// A vector of 32-bit values: one `.b32` register a lane (`%vN_L`).
+fn is_wide(ty: RegTy) -> bool {
+    ty.lanes > 1 && class(ty.dtype) == Class::B32 && ty.dtype.size_bytes() == 4
 }
 
 fn sanitize(name: &str) -> String {
@@ -334,6 +345,14 @@ impl Printer<'_> {
 
     fn dt(&self, r: Reg) -> DType {
         self.k.reg_ty(r).dtype
+    }
+
+    /// The lane registers of a wide vector register, comma-separated.
+    fn lanes(&self, r: Reg) -> String {
+        (0..self.k.reg_ty(r).lanes)
+            .map(|l| format!("%v{}_{l}", r.0))
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 
     fn reg(&self, r: Reg) -> String {
@@ -535,8 +554,17 @@ impl Printer<'_> {
                 let guard = mask
                     .map(|m| format!("@{} ", self.reg(m)))
                     .unwrap_or_default();
-                let v = self.reg(*value);
-                self.store_elem("global", self.dt(*value), &addr, &v, &guard);
+                let ty = self.k.reg_ty(*value);
+                if is_wide(ty) {
+                    let lanes = self.lanes(*value);
+                    self.ins(format!(
+                        "{guard}st.global.v{}.b32 [{addr}], {{{lanes}}};",
+                        ty.lanes
+                    ));
+                } else {
+                    let v = self.reg(*value);
+                    self.store_elem("global", self.dt(*value), &addr, &v, &guard);
+                }
             }
             Stmt::SharedStore { arr, index, value } => {
                 let addr = self.shared_addr(*arr, *index);
@@ -825,6 +853,39 @@ impl Printer<'_> {
                 index,
                 mask,
                 other,
+            } if is_wide(self.k.reg_ty(dst)) => {
+                let addr = self.global_addr(*buf, *index)?;
+                let n = self.k.reg_ty(dst).lanes;
+                let guard = match mask {
+                    Some(m) => {
+                        let o = match other {
+                            Some(o) => r(self, o),
+                            None => "0".into(),
+                        };
+                        for l in 0..n {
+                            self.ins(format!("mov.b32 %v{}_{l}, {o};", dst.0));
+                        }
+                        format!("@{} ", r(self, m))
+                    }
+                    None => String::new(),
+                };
+                let lanes = self.lanes(dst);
+                self.ins(format!("{guard}ld.global.v{n}.b32 {{{lanes}}}, [{addr}];"));
+            }
+            Expr::Extract { vector, lane } => {
+                self.ins(format!("mov.b32 {d}, %v{}_{lane};", vector.0));
+            }
+            Expr::Construct(parts) if is_wide(self.k.reg_ty(dst)) => {
+                for (l, p) in parts.iter().enumerate() {
+                    let p = r(self, p);
+                    self.ins(format!("mov.b32 %v{}_{l}, {p};", dst.0));
+                }
+            }
+            Expr::Load {
+                buf,
+                index,
+                mask,
+                other,
             } => {
                 let addr = self.global_addr(*buf, *index)?;
                 match mask {
@@ -856,7 +917,7 @@ impl Printer<'_> {
                     self.load_elem("shared", sdt, &addr, &d, "");
                 }
             }
-            Expr::Extract { .. } | Expr::Construct(_) => {
+            Expr::Construct(_) => {
                 return Err(Diagnostic::internal(
                     "vector registers are not printed for PTX yet",
                 ))

@@ -183,7 +183,10 @@ impl Module {
                         arg_indices.push(idx);
                     }
                     ArgSpec::Scalar(s) => {
-                        if p.constexpr {
+                        // Integers equal to 1 are specialized as constants, as Triton
+                        // does (strides of contiguous dimensions become known).
+                        let one = matches!(s, ScalarValue::Int(d, 1) if !d.is_bool());
+                        if p.constexpr || one {
                             env.insert(p.name.clone(), Val::from_scalar(s));
                             continue;
                         }

@@ -9,6 +9,7 @@
 //! - [`rewrite`]: rebuilds a kernel op by op; the skeleton of tile-IR-to-tile-IR passes.
 //! - [`layout`]: linear layouts, which thread holds which element of a tile.
 
+pub mod axis_info;
 pub mod block_ptr;
 pub mod expand;
 pub mod layout;

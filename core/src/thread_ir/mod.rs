@@ -150,7 +150,8 @@ pub enum Expr {
 pub enum Stmt {
     /// `dst = expr`.
     Assign { dst: Reg, expr: Expr },
-    /// `buf[index] = value` where `mask` (if any) is true.
+    /// `buf[index] = value` where `mask` (if any) is true; a vector `value` writes its
+    /// lanes to consecutive elements from `index` (aligned to the whole vector).
     Store {
         buf: u32,
         index: Reg,

@@ -296,18 +296,29 @@ impl Sim<'_> {
                     Some(m) => Some(ints(self.reg(*m)?)?.to_vec()),
                     None => None,
                 };
-                let mut out = match other {
-                    Some(o) => self.reg(*o)?.clone(),
-                    None => Data::zeros(dt, t),
-                };
+                let lanes = self.lanes_of_expr_dst.max(1) as usize;
+                let mut out = Data::zeros(dt, t * lanes);
+                if let Some(o) = other {
+                    let o = self.reg(*o)?.clone();
+                    for i in 0..t {
+                        for l in 0..lanes {
+                            set1(&mut out, i * lanes + l, &get1(&o, i));
+                        }
+                    }
+                }
                 for i in 0..t {
                     if !active[i] || m.as_ref().is_some_and(|m| m[i] == 0) {
                         continue;
                     }
-                    let (b, e, bdt) = self.element(*buf, idx[i])?;
-                    let mut one = Data::zeros(bdt, 1);
-                    gather_into(&self.buffers[b].bytes, bdt, &[e], &mut one);
-                    set1(&mut out, i, &one);
+                    if lanes > 1 && idx[i] % lanes as i64 != 0 {
+                        return Err(bug(format!("misaligned {lanes}-wide load at {}", idx[i])));
+                    }
+                    for l in 0..lanes {
+                        let (b, e, bdt) = self.element(*buf, idx[i] + l as i64)?;
+                        let mut one = Data::zeros(bdt, 1);
+                        gather_into(&self.buffers[b].bytes, bdt, &[e], &mut one);
+                        set1(&mut out, i * lanes + l, &one);
+                    }
                 }
                 out
             }
@@ -319,7 +330,10 @@ impl Sim<'_> {
                 for i in 0..t {
                     if active[i] {
                         let j = idx[i];
-                        if j < 0 || j as usize + lanes > a.len() || !(j as usize).is_multiple_of(lanes) {
+                        if j < 0
+                            || j as usize + lanes > a.len()
+                            || !(j as usize).is_multiple_of(lanes)
+                        {
                             return Err(bug(format!(
                                 "shared index {j} ({lanes} lanes) outside array {arr} of {} or misaligned",
                                 a.len()
@@ -332,8 +346,25 @@ impl Sim<'_> {
                 }
                 out
             }
-            Expr::Extract { .. } | Expr::Construct(_) => {
-                return Err(bug("vector registers are not simulated"))
+            Expr::Extract { vector, lane } => {
+                let lanes = self.k.reg_ty(*vector).lanes as usize;
+                let v = self.reg(*vector)?;
+                let mut out = Data::zeros(dt, t);
+                for i in 0..t {
+                    set1(&mut out, i, &get1(v, i * lanes + *lane as usize));
+                }
+                out
+            }
+            Expr::Construct(parts) => {
+                let lanes = parts.len();
+                let mut out = Data::zeros(dt, t * lanes);
+                for (l, p) in parts.iter().enumerate() {
+                    let v = self.reg(*p)?;
+                    for i in 0..t {
+                        set1(&mut out, i * lanes + l, &get1(v, i));
+                    }
+                }
+                out
             }
         })
     }
@@ -350,7 +381,12 @@ impl Sim<'_> {
         match s {
             Stmt::Assign { dst, expr } => {
                 let lanes = self.k.reg_ty(*dst).lanes;
-                if lanes != 1 && !matches!(expr, Expr::SharedLoad { .. }) {
+                if lanes != 1
+                    && !matches!(
+                        expr,
+                        Expr::SharedLoad { .. } | Expr::Load { .. } | Expr::Construct(_)
+                    )
+                {
                     return Err(bug("vector registers are only simulated for shared loads"));
                 }
                 self.lanes_of_expr_dst = lanes;
@@ -375,14 +411,21 @@ impl Sim<'_> {
                     .map(|m| self.reg(m).and_then(|d| ints(d).map(|v| v.to_vec())))
                     .transpose()?;
                 let vals = self.reg(*value)?.clone();
+                let lanes = self.k.reg_ty(*value).lanes as usize;
                 for i in 0..t {
                     if !active[i] || m.as_ref().is_some_and(|m| m[i] == 0) {
                         continue;
                     }
-                    let (b, e, bdt) = self.element(*buf, idx[i])?;
-                    let v =
-                        arith::cast(self.dt(*value), bdt, &get1(&vals, i), false).map_err(bug)?;
-                    scatter_from(&mut self.buffers[b].bytes, bdt, &[e], &v);
+                    if lanes > 1 && idx[i] % lanes as i64 != 0 {
+                        return Err(bug(format!("misaligned {lanes}-wide store at {}", idx[i])));
+                    }
+                    for l in 0..lanes {
+                        let (b, e, bdt) = self.element(*buf, idx[i] + l as i64)?;
+                        let v =
+                            arith::cast(self.dt(*value), bdt, &get1(&vals, i * lanes + l), false)
+                                .map_err(bug)?;
+                        scatter_from(&mut self.buffers[b].bytes, bdt, &[e], &v);
+                    }
                 }
             }
             Stmt::SharedStore { arr, index, value } => {

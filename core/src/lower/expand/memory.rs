@@ -11,7 +11,7 @@ use crate::diag::{Diagnostic, Result};
 use crate::ir::ops::Op;
 use crate::ir::{BinaryOp, CmpPred, DType, Inst, Value};
 use crate::lower::layout::LinearLayout;
-use crate::thread_ir::{Expr, ParamKind, Reg, Stmt};
+use crate::thread_ir::{Expr, ParamKind, Reg, RegTy, Stmt};
 
 impl Expander<'_> {
     pub(crate) fn memory(&mut self, inst: &Inst) -> Result<()> {
@@ -91,6 +91,54 @@ impl Expander<'_> {
         v.map(|v| self.data(v)).transpose()
     }
 
+    /// How many consecutive registers of `layout` one access may cover for a tile of
+    /// `dtype` through `ptr`: a power of two, 1 when nothing is proven. The registers
+    /// must be a run along the last dimension, the addresses contiguous and aligned to
+    /// the whole access, and `uniform` (mask, `other`, stored value's mask) constant
+    /// over the run.
+    fn vector_width(
+        &self,
+        ptr: Value,
+        uniform: &[Option<Value>],
+        layout: Option<&LinearLayout>,
+        dtype: DType,
+    ) -> usize {
+        let size = dtype.size_bytes() as u32;
+        let Some(layout) = layout else { return 1 };
+        if size != 4 || dtype == DType::I1 || self.opt.vector_bytes < 2 * size {
+            return 1;
+        }
+        let rank = layout.rank();
+        if rank == 0 {
+            return 1;
+        }
+        let last = rank - 1;
+        let mut run = 0;
+        for (i, b) in layout.reg_bases().iter().enumerate() {
+            let unit: Vec<u32> = (0..rank)
+                .map(|d| if d == last { 1 << i } else { 0 })
+                .collect();
+            if *b != unit {
+                break;
+            }
+            run += 1;
+        }
+        let info = self.axis.get(self.k, ptr);
+        let mut width = (1u64 << run)
+            .min(info.contiguity[last])
+            .min(info.divisibility[last])
+            .min((self.opt.vector_bytes / size) as u64);
+        for v in uniform.iter().flatten() {
+            width = width.min(self.axis.get(self.k, *v).constancy[last]);
+        }
+        let width = if width == 0 {
+            1
+        } else {
+            1 << (63 - width.leading_zeros())
+        };
+        width.min(4) as usize
+    }
+
     fn load(
         &mut self,
         ptr: Value,
@@ -98,6 +146,7 @@ impl Expander<'_> {
         other: Option<Value>,
         result: Value,
     ) -> Result<Dist> {
+        let (mask_v, other_v) = (mask, other);
         let (root, off) = self.pointer(ptr)?;
         let dtype = self.dtype(result);
         let mut dists = vec![off];
@@ -108,6 +157,45 @@ impl Expander<'_> {
         let (layout, regs) = self.align(&dists)?;
         let n = layout.as_ref().map(|l| l.num_regs() as usize).unwrap_or(1);
         let mut out = Vec::with_capacity(n);
+        let width = self.vector_width(ptr, &[mask_v, other_v], layout.as_ref(), dtype);
+        if width > 1 {
+            for first in (0..n).step_by(width) {
+                let m = mask.as_ref().map(|_| regs[1][first]);
+                let o = other
+                    .as_ref()
+                    .map(|_| regs[1 + mask.is_some() as usize][first]);
+                let o = match (m, o) {
+                    (Some(_), None) => Some(self.zero_of(dtype)),
+                    (_, o) => o,
+                };
+                let vector = self.new_reg_ty(RegTy {
+                    dtype,
+                    lanes: width as u8,
+                });
+                self.emit(Stmt::Assign {
+                    dst: vector,
+                    expr: Expr::Load {
+                        buf: root,
+                        index: regs[0][first],
+                        mask: m,
+                        other: o,
+                    },
+                });
+                for lane in 0..width {
+                    out.push(self.assign(
+                        dtype,
+                        Expr::Extract {
+                            vector,
+                            lane: lane as u8,
+                        },
+                    ));
+                }
+            }
+            return Ok(Dist::Regs {
+                layout: layout.expect("wide accesses need a layout"),
+                regs: out,
+            });
+        }
         for i in 0..n {
             let index = regs[0][i];
             let m = mask.as_ref().map(|_| regs[1][i]);
@@ -229,6 +317,34 @@ impl Expander<'_> {
             }
         };
         let (own, first) = self.ownership(layout.as_ref());
+        let width = self.vector_width(ptr, &[mask_v], layout.as_ref(), dtype);
+        if width > 1 {
+            for start in (0..first.len()).step_by(width) {
+                if !first[start] {
+                    continue;
+                }
+                let m = mask.as_ref().map(|_| regs[2][start]);
+                let m = self.and_masks(m, own);
+                let lanes: Vec<Reg> = (start..start + width)
+                    .map(|i| self.cast_to(regs[1][i], dtype))
+                    .collect();
+                let vector = self.new_reg_ty(RegTy {
+                    dtype,
+                    lanes: width as u8,
+                });
+                self.emit(Stmt::Assign {
+                    dst: vector,
+                    expr: Expr::Construct(lanes),
+                });
+                self.emit(Stmt::Store {
+                    buf: root,
+                    index: regs[0][start],
+                    value: vector,
+                    mask: m,
+                });
+            }
+            return Ok(());
+        }
         for (i, is_first) in first.iter().enumerate() {
             if !is_first {
                 continue;

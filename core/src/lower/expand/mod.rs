@@ -43,6 +43,10 @@ pub struct ExpandOptions {
     /// Whether `dot` may use warp-level tensor-core instructions ([`Stmt::Mma`]):
     /// f16/bf16 inputs and f32 inputs at tf32 precision, with f32 accumulators.
     pub mma: bool,
+    /// The widest global access in bytes (16 for `ld.global.v4.b32`); 0 or 4 keeps
+    /// every access scalar. Wide accesses are used where the axis analysis proves a
+    /// thread's run of elements contiguous, aligned and uniformly masked.
+    pub vector_bytes: u32,
 }
 
 impl Default for ExpandOptions {
@@ -52,6 +56,7 @@ impl Default for ExpandOptions {
             warp_size: 32,
             backend: "GPU",
             mma: false,
+            vector_bytes: 0,
         }
     }
 }
@@ -108,6 +113,8 @@ pub(crate) struct Expander<'k> {
     pub scratch: HashMap<DType, u32>,
     /// Span of the instruction being expanded, for errors.
     pub span: Span,
+    /// What is known about integer and pointer tiles (for wide accesses).
+    pub axis: crate::lower::axis_info::AxisAnalysis,
 }
 
 impl<'k> Expander<'k> {
@@ -129,6 +136,7 @@ impl<'k> Expander<'k> {
             lane: Reg(0),
             warp: Reg(0),
             thread_part: HashMap::new(),
+            axis: crate::lower::axis_info::AxisAnalysis::new(k),
             defs: {
                 let mut defs = HashMap::new();
                 k.walk(&mut |inst| {
