@@ -221,9 +221,9 @@ impl AxisAnalysis {
                 let s = self.get(k, *v);
                 let from = shape(*v);
                 let mut o = s.clone();
-                for d in 0..rank {
-                    if from.get(d) == Some(&1) && rs[d] > 1 {
-                        o.constancy[d] = rs[d] as u64;
+                for (d, &size) in rs.iter().enumerate() {
+                    if from.get(d) == Some(&1) && size > 1 {
+                        o.constancy[d] = size as u64;
                         o.contiguity[d] = 1;
                     }
                 }
