@@ -1005,3 +1005,32 @@ fn same_named_kernels_of_two_modules_stay_apart() {
         }
     }
 }
+
+#[test]
+fn false_hints_never_misalign_wide_accesses() {
+    // `multiple_of` lies (offsets 3..10): a wide access taken on the hint's word must
+    // check it at run time and fall back, never fault or read the wrong elements.
+    let mut r = Rng(41);
+    for n in [16, 11] {
+        check(Case {
+            name: "lying_multiple_of",
+            src: CH7_HINTS,
+            kernel: "lying_multiple_of_kernel",
+            grid: [1, 1, 1],
+            args: vec![H::F32(r.f32s(16)), poison_f32(16), s(n)],
+            constexprs: vec![("BLOCK", c(8))],
+            tol: 0.0,
+            tf32: false,
+        });
+    }
+    check(Case {
+        name: "true_hints",
+        src: CH7_HINTS,
+        kernel: "hinted_kernel",
+        grid: [4, 1, 1],
+        args: vec![H::F32(r.f32s(64)), poison_f32(64), s(64)],
+        constexprs: vec![("BLOCK", c(16))],
+        tol: 0.0,
+        tf32: false,
+    });
+}

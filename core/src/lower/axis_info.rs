@@ -90,13 +90,16 @@ impl AxisInfo {
 /// The facts for every value of a kernel.
 pub struct AxisAnalysis {
     info: HashMap<Value, AxisInfo>,
+    hints: bool,
 }
 
 impl AxisAnalysis {
-    /// Analyses `k` (after block-pointer lowering).
-    pub fn new(k: &Kernel) -> AxisAnalysis {
+    /// Analyses `k` (after block-pointer lowering); `hints` takes the user's
+    /// `multiple_of` / `max_contiguous` / `max_constancy` promises as facts.
+    pub fn new(k: &Kernel, hints: bool) -> AxisAnalysis {
         let mut a = AxisAnalysis {
             info: HashMap::new(),
+            hints,
         };
         for p in &k.params {
             let rank = k.ty(p.value).rank();
@@ -264,6 +267,7 @@ impl AxisAnalysis {
                     },
                 }
             }
+            Op::Hint { value, .. } if !self.hints => self.get(k, *value),
             Op::Hint { value, hint } => {
                 let mut s = self.get(k, *value);
                 let (target, vals) = match hint {

@@ -102,7 +102,9 @@ impl Expander<'_> {
         uniform: &[Option<Value>],
         layout: Option<&LinearLayout>,
         dtype: DType,
+        hints: bool,
     ) -> usize {
+        let axis = if hints { &self.axis } else { &self.axis_proven };
         let size = dtype.size_bytes() as u32;
         let Some(layout) = layout else { return 1 };
         if size != 4 || dtype == DType::I1 || self.opt.vector_bytes < 2 * size {
@@ -123,13 +125,13 @@ impl Expander<'_> {
             }
             run += 1;
         }
-        let info = self.axis.get(self.k, ptr);
+        let info = axis.get(self.k, ptr);
         let mut width = (1u64 << run)
             .min(info.contiguity[last])
             .min(info.divisibility[last])
             .min((self.opt.vector_bytes / size) as u64);
         for v in uniform.iter().flatten() {
-            width = width.min(self.axis.get(self.k, *v).constancy[last]);
+            width = width.min(axis.get(self.k, *v).constancy[last]);
         }
         let width = if width == 0 {
             1
@@ -137,6 +139,35 @@ impl Expander<'_> {
             1 << (63 - width.leading_zeros())
         };
         width.min(4) as usize
+    }
+
+    /// At run time, whether registers `first .. first + width` of `index` are one
+    /// aligned run (`index[first]` a multiple of `width`, then `+1` steps) and each of
+    /// `uniform` (masks, `other`) is the same over them: the facts a wide access took
+    /// from the user's hints.
+    fn hint_check(
+        &mut self,
+        index: &[Reg],
+        uniform: &[Vec<Reg>],
+        first: usize,
+        width: usize,
+    ) -> Reg {
+        let i0 = index[first];
+        let low = self.int_const(DType::I32, width as i64 - 1);
+        let rem = self.assign(DType::I32, Expr::Binary(BinaryOp::And, i0, low));
+        let zero = self.int_const(DType::I32, 0);
+        let mut ok = self.assign(DType::I1, Expr::Cmp(CmpPred::Eq, rem, zero));
+        for j in 1..width {
+            let step = self.int_const(DType::I32, j as i64);
+            let want = self.assign(DType::I32, Expr::Binary(BinaryOp::Add, i0, step));
+            let same = self.assign(DType::I1, Expr::Cmp(CmpPred::Eq, index[first + j], want));
+            ok = self.assign(DType::I1, Expr::Binary(BinaryOp::And, ok, same));
+            for u in uniform {
+                let same = self.assign(DType::I1, Expr::Cmp(CmpPred::Eq, u[first + j], u[first]));
+                ok = self.assign(DType::I1, Expr::Binary(BinaryOp::And, ok, same));
+            }
+        }
+        ok
     }
 
     fn load(
@@ -157,17 +188,24 @@ impl Expander<'_> {
         let (layout, regs) = self.align(&dists)?;
         let n = layout.as_ref().map(|l| l.num_regs() as usize).unwrap_or(1);
         let mut out = Vec::with_capacity(n);
-        let width = self.vector_width(ptr, &[mask_v, other_v], layout.as_ref(), dtype);
+        let uniform = [mask_v, other_v];
+        let width = self.vector_width(ptr, &uniform, layout.as_ref(), dtype, true);
+        let proven = self.vector_width(ptr, &uniform, layout.as_ref(), dtype, false);
         if width > 1 {
+            let mi = mask.is_some() as usize;
             for first in (0..n).step_by(width) {
                 let m = mask.as_ref().map(|_| regs[1][first]);
-                let o = other
-                    .as_ref()
-                    .map(|_| regs[1 + mask.is_some() as usize][first]);
+                let o = other.as_ref().map(|_| regs[1 + mi][first]);
                 let o = match (m, o) {
                     (Some(_), None) => Some(self.zero_of(dtype)),
                     (_, o) => o,
                 };
+                let group: Vec<Reg> = (0..width).map(|_| self.new_reg(dtype)).collect();
+                // Hints are promises: a wide access that relies on one checks it first
+                // and falls back to one access an element.
+                let check =
+                    (width > proven).then(|| self.hint_check(&regs[0], &regs[1..], first, width));
+                self.open();
                 let vector = self.new_reg_ty(RegTy {
                     dtype,
                     lanes: width as u8,
@@ -181,15 +219,47 @@ impl Expander<'_> {
                         other: o,
                     },
                 });
-                for lane in 0..width {
-                    out.push(self.assign(
-                        dtype,
-                        Expr::Extract {
+                for (lane, &dst) in group.iter().enumerate() {
+                    self.emit(Stmt::Assign {
+                        dst,
+                        expr: Expr::Extract {
                             vector,
                             lane: lane as u8,
                         },
-                    ));
+                    });
                 }
+                let wide = self.close();
+                match check {
+                    None => wide.into_iter().for_each(|s| self.emit(s)),
+                    Some(ok) => {
+                        self.open();
+                        for (j, &dst) in group.iter().enumerate() {
+                            let i = first + j;
+                            let m = mask.as_ref().map(|_| regs[1][i]);
+                            let o = other.as_ref().map(|_| regs[1 + mi][i]);
+                            let o = match (m, o) {
+                                (Some(_), None) => Some(self.zero_of(dtype)),
+                                (_, o) => o,
+                            };
+                            self.emit(Stmt::Assign {
+                                dst,
+                                expr: Expr::Load {
+                                    buf: root,
+                                    index: regs[0][i],
+                                    mask: m,
+                                    other: o,
+                                },
+                            });
+                        }
+                        let narrow = self.close();
+                        self.emit(Stmt::If {
+                            cond: ok,
+                            then_body: wide,
+                            else_body: narrow,
+                        });
+                    }
+                }
+                out.extend(group);
             }
             return Ok(Dist::Regs {
                 layout: layout.expect("wide accesses need a layout"),
@@ -317,24 +387,30 @@ impl Expander<'_> {
             }
         };
         let (own, first) = self.ownership(layout.as_ref());
-        let width = self.vector_width(ptr, &[mask_v], layout.as_ref(), dtype);
+        let width = self.vector_width(ptr, &[mask_v], layout.as_ref(), dtype, true);
+        let proven = self.vector_width(ptr, &[mask_v], layout.as_ref(), dtype, false);
         if width > 1 {
             for start in (0..first.len()).step_by(width) {
                 if !first[start] {
                     continue;
                 }
-                let m = mask.as_ref().map(|_| regs[2][start]);
-                let m = self.and_masks(m, own);
+                let check = (width > proven).then(|| {
+                    let masks: Vec<Vec<Reg>> = regs.iter().skip(2).cloned().collect();
+                    self.hint_check(&regs[0], &masks, start, width)
+                });
                 let lanes: Vec<Reg> = (start..start + width)
                     .map(|i| self.cast_to(regs[1][i], dtype))
                     .collect();
+                let m = mask.as_ref().map(|_| regs[2][start]);
+                let m = self.and_masks(m, own);
+                self.open();
                 let vector = self.new_reg_ty(RegTy {
                     dtype,
                     lanes: width as u8,
                 });
                 self.emit(Stmt::Assign {
                     dst: vector,
-                    expr: Expr::Construct(lanes),
+                    expr: Expr::Construct(lanes.clone()),
                 });
                 self.emit(Stmt::Store {
                     buf: root,
@@ -342,6 +418,30 @@ impl Expander<'_> {
                     value: vector,
                     mask: m,
                 });
+                let wide = self.close();
+                match check {
+                    None => wide.into_iter().for_each(|s| self.emit(s)),
+                    Some(ok) => {
+                        self.open();
+                        for (j, &v) in lanes.iter().enumerate() {
+                            let i = start + j;
+                            let m = mask.as_ref().map(|_| regs[2][i]);
+                            let m = self.and_masks(m, own);
+                            self.emit(Stmt::Store {
+                                buf: root,
+                                index: regs[0][i],
+                                value: v,
+                                mask: m,
+                            });
+                        }
+                        let narrow = self.close();
+                        self.emit(Stmt::If {
+                            cond: ok,
+                            then_body: wide,
+                            else_body: narrow,
+                        });
+                    }
+                }
             }
             return Ok(());
         }

@@ -113,8 +113,12 @@ pub(crate) struct Expander<'k> {
     pub scratch: HashMap<DType, u32>,
     /// Span of the instruction being expanded, for errors.
     pub span: Span,
-    /// What is known about integer and pointer tiles (for wide accesses).
+    /// What is known about integer and pointer tiles (for wide accesses), taking the
+    /// user's hints as facts.
     pub axis: crate::lower::axis_info::AxisAnalysis,
+    /// The same, from proven facts only: a wide access that needs the hints checks
+    /// them at run time.
+    pub axis_proven: crate::lower::axis_info::AxisAnalysis,
 }
 
 impl<'k> Expander<'k> {
@@ -136,7 +140,8 @@ impl<'k> Expander<'k> {
             lane: Reg(0),
             warp: Reg(0),
             thread_part: HashMap::new(),
-            axis: crate::lower::axis_info::AxisAnalysis::new(k),
+            axis: crate::lower::axis_info::AxisAnalysis::new(k, true),
+            axis_proven: crate::lower::axis_info::AxisAnalysis::new(k, false),
             defs: {
                 let mut defs = HashMap::new();
                 k.walk(&mut |inst| {
