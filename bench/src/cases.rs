@@ -128,6 +128,8 @@ pub enum Case {
         n: usize,
         k: usize,
         block: (u32, u32, u32),
+        /// Warps per program.
+        warps: u32,
     },
     /// Host cost per launch of a vector add of `n` elements, over `launches` queued
     /// launches.
@@ -149,8 +151,10 @@ impl Case {
             Case::VectorAdd { .. } => "vector add f32".into(),
             Case::Softmax { .. } => "softmax f32".into(),
             Case::LayerNorm { .. } => "layer norm fwd f32".into(),
-            Case::Matmul { ty, block, .. } => {
-                let b = format!("{}x{}x{}", block.0, block.1, block.2);
+            Case::Matmul {
+                ty, block, warps, ..
+            } => {
+                let b = format!("{}x{}x{}/{warps}w", block.0, block.1, block.2);
                 match ty {
                     MmType::Tf32 => format!("matmul tf32 bp {b}"),
                     MmType::F32 => format!("matmul f32 bp {b}"),
@@ -190,7 +194,27 @@ impl Case {
 }
 
 /// The cases of a suite for a device of `kind`, at `size` or the device's default size.
-pub fn select(suite: Suite, size: Option<usize>, smoke: bool, kind: DeviceKind) -> Vec<Case> {
+/// A matmul block configuration: `(BM, BN, BK)` and warps per program.
+pub type MatmulConfig = ((u32, u32, u32), u32);
+
+/// The square matmul configurations to run: the given ones, else `default` with 4 warps.
+fn configs(given: &[MatmulConfig], default: (u32, u32, u32)) -> Vec<MatmulConfig> {
+    if given.is_empty() {
+        vec![(default, 4)]
+    } else {
+        given.to_vec()
+    }
+}
+
+/// The cases of a suite for a device of `kind`, at `size` or the device's default size;
+/// `matmul_configs` (if any) replaces the square matmuls' default block configuration.
+pub fn select(
+    suite: Suite,
+    size: Option<usize>,
+    smoke: bool,
+    kind: DeviceKind,
+    matmul_configs: &[MatmulConfig],
+) -> Vec<Case> {
     let gpu = matches!(kind, DeviceKind::Wgpu | DeviceKind::Cuda);
     let default = |gpu_default: usize, cpu_default: usize, tiny: usize| {
         if smoke {
@@ -239,13 +263,16 @@ pub fn select(suite: Suite, size: Option<usize>, smoke: bool, kind: DeviceKind) 
             &[MmType::F32]
         };
         for &ty in types {
-            cases.push(Case::Matmul {
-                ty,
-                m: s,
-                n: s,
-                k: s,
-                block,
-            });
+            for (block, warps) in configs(matmul_configs, block) {
+                cases.push(Case::Matmul {
+                    ty,
+                    m: s,
+                    n: s,
+                    k: s,
+                    block,
+                    warps,
+                });
+            }
         }
         // Skinny products (a few rows against a large square matrix: decoding-style
         // shapes, bound by reading B): on GPUs and in smoke runs.
@@ -264,6 +291,7 @@ pub fn select(suite: Suite, size: Option<usize>, smoke: bool, kind: DeviceKind) 
                         n: nk,
                         k: nk,
                         block,
+                        warps: 4,
                     });
                 }
             }
@@ -565,6 +593,7 @@ fn launch_bp(
     (a, b, c): (&Buffer, &Buffer, &Buffer),
     (m, n, k): (usize, usize, usize),
     block: (u32, u32, u32),
+    warps: u32,
 ) -> Result<()> {
     let grid = [(m as u32).div_ceil(block.0), (n as u32).div_ceil(block.1)];
     kern.launch(dev, grid)
@@ -583,6 +612,7 @@ fn launch_bp(
         .constexpr("BLOCK_M", block.0)
         .constexpr("BLOCK_N", block.1)
         .constexpr("BLOCK_K", block.2)
+        .num_warps(warps)
         .run()
 }
 
@@ -644,7 +674,7 @@ pub fn run(
                 fresh.synchronize()?;
                 let t = Instant::now();
                 let kern = matmul_bp(false)?;
-                launch_bp(&kern, &fresh, (&da, &db, &dc), (m, n, k), (64, 64, 32))?;
+                launch_bp(&kern, &fresh, (&da, &db, &dc), (m, n, k), (64, 64, 32), 4)?;
                 fresh.synchronize()?;
                 times.push(t.elapsed().as_secs_f64());
                 let c = fresh.download::<f32>(&dc)?;
@@ -833,7 +863,14 @@ pub fn run(
             row.reference = Some(COPY.into());
             row.roofline = true;
         }
-        Case::Matmul { ty, m, n, k, block } => {
+        Case::Matmul {
+            ty,
+            m,
+            n,
+            k,
+            block,
+            warps,
+        } => {
             let a = HostMat::random(&mut rng, ty, m * k);
             let b = HostMat::random(&mut rng, ty, k * n);
             let (da, db) = (a.upload(dev)?, b.upload(dev)?);
@@ -845,7 +882,7 @@ pub fn run(
             };
             let mut launch = || match ty {
                 MmType::Tf32 | MmType::F32 => {
-                    launch_bp(&kern, dev, (&da, &db, &dc), (m, n, k), block)
+                    launch_bp(&kern, dev, (&da, &db, &dc), (m, n, k), block, warps)
                 }
                 MmType::F16 | MmType::Bf16 => {
                     let grid = (m as u32).div_ceil(block.0) * (n as u32).div_ceil(block.1);
@@ -866,6 +903,7 @@ pub fn run(
                         .constexpr("BLOCK_SIZE_N", block.1)
                         .constexpr("BLOCK_SIZE_K", block.2)
                         .constexpr("GROUP_SIZE_M", 8)
+                        .num_warps(warps)
                         .run()
                 }
             };

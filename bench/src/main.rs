@@ -71,6 +71,28 @@ struct Cli {
     /// Draw a roofline chart (SVG) of the run to this file.
     #[arg(long)]
     svg: Option<std::path::PathBuf>,
+    /// Square matmul configurations to run instead of the default, as
+    /// `BMxBNxBK/WARPS` separated by commas (e.g. `128x128x32/8,64x64x32/4`).
+    #[arg(long, value_parser = parse_matmul_config, value_delimiter = ',')]
+    matmul_configs: Vec<cases::MatmulConfig>,
+}
+
+fn parse_matmul_config(c: &str) -> Result<cases::MatmulConfig, String> {
+    let (block, warps) = c.split_once('/').unwrap_or((c, "4"));
+    let dims: Vec<u32> = block
+        .split('x')
+        .map(|d| d.trim().parse::<u32>().map_err(|e| format!("`{c}`: {e}")))
+        .collect::<Result<_, _>>()?;
+    let warps = warps
+        .trim()
+        .parse::<u32>()
+        .map_err(|e| format!("`{c}`: {e}"))?;
+    match dims.as_slice() {
+        [m, n, k] if [*m, *n, *k, warps].iter().all(|d| d.is_power_of_two()) => {
+            Ok(((*m, *n, *k), warps))
+        }
+        _ => Err(format!("`{c}`: expected BMxBNxBK/WARPS, powers of two")),
+    }
 }
 
 fn main() -> ExitCode {
@@ -133,7 +155,13 @@ fn main() -> ExitCode {
     // Host-only cases (compile to WGSL / PTX) run once, with the first device.
     let mut plan: Vec<(usize, cases::Case)> = vec![];
     for (i, dev) in devices.iter().enumerate() {
-        for case in cases::select(cli.suite, cli.size, cli.smoke, dev.kind()) {
+        for case in cases::select(
+            cli.suite,
+            cli.size,
+            cli.smoke,
+            dev.kind(),
+            &cli.matmul_configs,
+        ) {
             if !(case.host_only() && plan.iter().any(|(_, c)| c.name() == case.name())) {
                 plan.push((i, case));
             }
