@@ -198,11 +198,24 @@ impl Case {
 pub type MatmulConfig = ((u32, u32, u32), u32);
 
 /// The square matmul configurations to run: the given ones, else `default` with 4 warps.
-fn configs(given: &[MatmulConfig], default: (u32, u32, u32)) -> Vec<MatmulConfig> {
+fn configs(given: &[MatmulConfig], default: MatmulConfig) -> Vec<MatmulConfig> {
     if given.is_empty() {
-        vec![(default, 4)]
+        vec![default]
     } else {
         given.to_vec()
+    }
+}
+
+/// The default square-matmul configuration of `ty` on `kind`: on CUDA the fastest of
+/// the H200 sweep in BENCHMARKS.md, elsewhere 64x64x32 with 4 warps (within WebGPU's
+/// workgroup-memory limits).
+fn default_config(ty: MmType, kind: DeviceKind, smoke: bool) -> MatmulConfig {
+    match (smoke, kind, ty) {
+        // Smoke runs use blocks that fit WebGPU's default 16 KiB of workgroup memory.
+        (true, _, _) => ((32, 32, 16), 4),
+        (false, DeviceKind::Cuda, MmType::F32) => ((128, 256, 32), 8),
+        (false, DeviceKind::Cuda, _) => ((256, 128, 32), 8),
+        _ => ((64, 64, 32), 4),
     }
 }
 
@@ -255,15 +268,13 @@ pub fn select(
     }
     if want(Suite::Matmul) {
         let s = pick(4096, 512, 70);
-        // Smoke runs use blocks that fit WebGPU's default 16 KiB of workgroup memory.
-        let block = if smoke { (32, 32, 16) } else { (64, 64, 32) };
         let types: &[MmType] = if gpu || smoke {
             &[MmType::Tf32, MmType::F32, MmType::F16, MmType::Bf16]
         } else {
             &[MmType::F32]
         };
         for &ty in types {
-            for (block, warps) in configs(matmul_configs, block) {
+            for (block, warps) in configs(matmul_configs, default_config(ty, kind, smoke)) {
                 cases.push(Case::Matmul {
                     ty,
                     m: s,
