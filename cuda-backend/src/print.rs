@@ -599,6 +599,22 @@ impl Printer<'_> {
                 ));
             }
             Stmt::Barrier => self.ins("bar.sync 0;".into()),
+            Stmt::LdMatrix {
+                dst,
+                arr,
+                index,
+                trans,
+            } => {
+                let addr = self.shared_addr(*arr, *index);
+                let d: Vec<String> = dst.iter().map(|r| self.reg(*r)).collect();
+                let line = format!(
+                    "ldmatrix.sync.aligned.m8n8.x{}{}.shared.b16 {{{}}}, [{addr}];",
+                    dst.len(),
+                    if *trans { ".trans" } else { "" },
+                    d.join(", ")
+                );
+                self.ins(line);
+            }
             Stmt::Mma { kind, d, a, b, c } => {
                 let list = |p: &Self, v: &[Reg]| {
                     v.iter().map(|r| p.reg(*r)).collect::<Vec<_>>().join(", ")

@@ -893,7 +893,7 @@ impl Printer<'_> {
                     self.line(depth, &format!("r{} = {back}(atomicCompareExchangeWeak(&b{buf}[{idx}], {c}, {v}).old_value);", dst.0));
                 }
                 Stmt::Barrier => self.line(depth, "workgroupBarrier();"),
-                Stmt::Mma { .. } => {
+                Stmt::Mma { .. } | Stmt::LdMatrix { .. } => {
                     return Err(Diagnostic::internal(
                         "tensor-core mma reached the WGSL printer (the WGSL lowering uses FMA)",
                     ))

@@ -145,6 +145,21 @@ fn stmts(k: &ThreadKernel, body: &[Stmt], depth: usize, out: &mut String) {
             Stmt::Barrier => {
                 let _ = writeln!(out, "{pad}barrier");
             }
+            Stmt::LdMatrix {
+                dst,
+                arr,
+                index,
+                trans,
+            } => {
+                let d: Vec<String> = dst.iter().map(|r| r.to_string()).collect();
+                let _ = writeln!(
+                    out,
+                    "{pad}{{{}}} = ldmatrix{} {}[{index}]",
+                    d.join(", "),
+                    if *trans { ".trans" } else { "" },
+                    k.shared[*arr as usize].name
+                );
+            }
             Stmt::Mma { kind, d, a, b, c } => {
                 let list = |v: &[super::Reg]| {
                     v.iter()

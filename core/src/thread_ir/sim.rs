@@ -394,6 +394,42 @@ impl Sim<'_> {
                 self.lanes_of_expr_dst = 1;
                 self.write(*dst, v, active);
             }
+            Stmt::LdMatrix {
+                dst,
+                arr,
+                index,
+                trans,
+            } => {
+                if active.iter().any(|a| !a) || !self.t.is_multiple_of(32) {
+                    return Err(bug("ldmatrix reached by part of a warp"));
+                }
+                let idx = ints(self.reg(*index)?)?.to_vec();
+                let a = &self.shared[*arr as usize];
+                let mut outs = vec![Data::zeros(self.dt(dst[0]), self.t * 2); dst.len()];
+                for w in 0..self.t / 32 {
+                    for (i, out) in outs.iter_mut().enumerate() {
+                        let row = |r: u32| idx[w * 32 + 8 * i + r as usize];
+                        for lane in 0..32u32 {
+                            let (g, t) = (lane / 4, lane % 4);
+                            for e in 0..2u32 {
+                                let (r, c) = if *trans { (2 * t + e, g) } else { (g, 2 * t + e) };
+                                let j = row(r) + c as i64;
+                                if j < 0 || j as usize >= a.len() {
+                                    return Err(bug(format!(
+                                        "ldmatrix index {j} outside array {arr} of {}",
+                                        a.len()
+                                    )));
+                                }
+                                let th = w * 32 + lane as usize;
+                                set1(out, th * 2 + e as usize, &get1(a, j as usize));
+                            }
+                        }
+                    }
+                }
+                for (r, v) in dst.iter().zip(outs) {
+                    self.regs[r.0 as usize] = Some(v);
+                }
+            }
             Stmt::Mma { kind, d, a, b, c } => {
                 if active.iter().any(|a| !a) {
                     return Err(bug("mma reached by only part of the program"));

@@ -233,12 +233,13 @@ impl Expander<'_> {
         let (da, db) = (self.data(*a)?, self.data(*b)?);
         let input = kind.input();
         let accs = self.accumulators(*acc, &layout, DType::F32)?;
-        // 16 bytes of padding a row keeps the fragment loads free of bank conflicts.
+        // Padding rows by 16 bytes (A) and 8 elements (B) keeps the fragment loads
+        // and `ldmatrix` rows free of bank conflicts.
         let pad = 16 / input.size_bytes() as u32;
-        let (sa_stride, sb_stride) = (k + pad, k + pad);
+        let (sa_stride, sb_stride) = (k + pad, n + 8);
         self.emit(Stmt::Barrier);
         let arr_a = self.stage_strided(&da, &[m, k], false, sa_stride, "mma_a", input)?;
-        let arr_b = self.stage_strided(&db, &[k, n], true, sb_stride, "mma_b", input)?;
+        let arr_b = self.stage_strided(&db, &[k, n], false, sb_stride, "mma_b", input)?;
         self.emit(Stmt::Barrier);
         let (wm, wn) = (m / warps_m, n / warps_n);
         let (fm, fn_, fk) = kind.shape();
@@ -264,16 +265,34 @@ impl Expander<'_> {
             let wsh = bin(x, BinaryOp::Shr, warp, sh);
             let mask_m = c(x, warps_m as i64 - 1);
             let warp_m = bin(x, BinaryOp::And, wsh, mask_m);
-            let base = |x: &mut Self, w: Reg, size: u32, stride: u32| {
-                let s = c(x, size as i64);
-                let row0 = bin(x, BinaryOp::Mul, w, s);
-                let row = bin(x, BinaryOp::Add, row0, g);
-                let st = c(x, stride as i64);
-                let off = bin(x, BinaryOp::Mul, row, st);
-                bin(x, BinaryOp::Add, off, tp)
+            // A: row (warp row + g), column t * pack.
+            let s = c(x, wm as i64);
+            let row0 = bin(x, BinaryOp::Mul, warp_m, s);
+            let row = bin(x, BinaryOp::Add, row0, g);
+            let st = c(x, sa_stride as i64);
+            let off = bin(x, BinaryOp::Mul, row, st);
+            let ab = bin(x, BinaryOp::Add, off, tp);
+            // B (row-major, K x N): the column of the warp's tile, then per lane
+            // tf32: row t, column g; 16-bit: the `ldmatrix` row lane `8i + r` points
+            // at, row r + 8 (i & 1), column 8 (i >> 1).
+            let s = c(x, wn as i64);
+            let col0 = bin(x, BinaryOp::Mul, warp_n, s);
+            let (row, col) = if pack == 1 {
+                (t, bin(x, BinaryOp::Add, col0, g))
+            } else {
+                let (three, seven, one, eight) = (c(x, 3), c(x, 7), c(x, 1), c(x, 8));
+                let i = bin(x, BinaryOp::Shr, lane, three);
+                let r = bin(x, BinaryOp::And, lane, seven);
+                let i_lo = bin(x, BinaryOp::And, i, one);
+                let i_hi = bin(x, BinaryOp::Shr, i, one);
+                let r8 = bin(x, BinaryOp::Mul, i_lo, eight);
+                let row = bin(x, BinaryOp::Add, r, r8);
+                let c8 = bin(x, BinaryOp::Mul, i_hi, eight);
+                (row, bin(x, BinaryOp::Add, col0, c8))
             };
-            let ab = base(x, warp_m, wm, sa_stride);
-            let bb = base(x, warp_n, wn, sb_stride);
+            let st = c(x, sb_stride as i64);
+            let off = bin(x, BinaryOp::Mul, row, st);
+            let bb = bin(x, BinaryOp::Add, off, col);
             (ab, bb)
         });
         let (tiles_m, tiles_n) = (wm / fm, wn / fn_);
@@ -304,15 +323,37 @@ impl Expander<'_> {
                 a_frags.push(regs);
             }
             let mut b_frags = vec![];
-            for nj in 0..tiles_n {
-                let regs: Vec<Reg> = (0..2)
-                    .map(|i| {
-                        let (k0, _) = kind.b_coord(0, i, 0);
-                        let off = nj * fn_ * sb_stride + kk + k0;
-                        load(self, arr_b, b_base, off)
-                    })
-                    .collect();
-                b_frags.push(regs);
+            if pack == 1 {
+                for nj in 0..tiles_n {
+                    let regs: Vec<Reg> = (0..2)
+                        .map(|i| {
+                            let (k0, _) = kind.b_coord(0, i, 0);
+                            let off = (kk + k0) * sb_stride + nj * fn_;
+                            load(self, arr_b, b_base, off)
+                        })
+                        .collect();
+                    b_frags.push(regs);
+                }
+            } else {
+                // One `ldmatrix.trans` gives the B fragments of two 16x8 tiles (x4),
+                // or of the last one (x2).
+                let mut nj = 0;
+                while nj < tiles_n {
+                    let count = if nj + 1 < tiles_n { 4 } else { 2 };
+                    let o = self.int_const(DType::I32, (kk * sb_stride + nj * fn_) as i64);
+                    let index = self.assign(DType::I32, Expr::Binary(BinaryOp::Add, b_base, o));
+                    let dst: Vec<Reg> = (0..count).map(|_| self.new_reg_ty(frag_ty)).collect();
+                    self.emit(Stmt::LdMatrix {
+                        dst: dst.clone(),
+                        arr: arr_b,
+                        index,
+                        trans: true,
+                    });
+                    for pair in dst.chunks(2) {
+                        b_frags.push(pair.to_vec());
+                    }
+                    nj += count as u32 / 2;
+                }
             }
             for (mi, af) in a_frags.iter().enumerate() {
                 for (nj, bf) in b_frags.iter().enumerate() {
