@@ -194,10 +194,9 @@ struct Printer<'a> {
 /// Prints `k` as a PTX module for `target`.
 pub fn print_ptx(k: &ThreadKernel, target: PtxTarget) -> Result<PtxKernel> {
     for ty in &k.regs {
-        // Packed pairs of 16-bit floats (tensor-core fragments) are one .b32; vectors of
-        // 32-bit values (wide global accesses) are one .b32 register a lane.
-        let packed_pair = ty.lanes == 2 && matches!(ty.dtype, DType::F16 | DType::BF16);
-        if ty.lanes != 1 && !packed_pair && !is_wide(*ty) {
+        // Vectors live in .b32 words: one a lane for 32-bit values, two lanes packed a
+        // word for 16-bit ones (tensor-core fragments, wide 16-bit accesses).
+        if ty.lanes != 1 && words(*ty).is_none() {
             return Err(Diagnostic::internal(format!(
                 "vector registers of {ty} are not printed for PTX yet"
             )));
@@ -282,8 +281,8 @@ pub fn print_ptx(k: &ThreadKernel, target: PtxTarget) -> Result<PtxKernel> {
         params.len().max(1)
     );
     for (i, ty) in k.regs.iter().enumerate() {
-        if is_wide(*ty) {
-            let _ = writeln!(s, "    .reg .b32 %v{i}_<{}>;", ty.lanes);
+        if let Some(w) = words(*ty) {
+            let _ = writeln!(s, "    .reg .b32 %v{i}_<{w}>;");
         }
     }
     s.push_str(&body);
@@ -299,9 +298,30 @@ pub fn print_ptx(k: &ThreadKernel, target: PtxTarget) -> Result<PtxKernel> {
     })
 }
 
-/// A vector of 32-bit values: one `.b32` register a lane (`%vN_L`).
+/// The `.b32` words (`%vN_0 ..`) of a vector register: one a lane for 32-bit values,
+/// one per two lanes for 16-bit values; `None` for scalars and other vectors.
+fn words(ty: RegTy) -> Option<u32> {
+    if ty.lanes < 2 || class(ty.dtype) != Class::B32 {
+        return None;
+    }
+    match ty.dtype.size_bytes() {
+        4 => Some(ty.lanes as u32),
+        2 if ty.lanes % 2 == 0 => Some(ty.lanes as u32 / 2),
+        _ => None,
+    }
+}
+
 fn is_wide(ty: RegTy) -> bool {
-    ty.lanes > 1 && class(ty.dtype) == Class::B32 && ty.dtype.size_bytes() == 4
+    words(ty).is_some()
+}
+
+/// The PTX spelling of a memory access of `n` words: `.b32` or `.vN.b32`.
+fn vec_suffix(n: u32) -> String {
+    if n == 1 {
+        "b32".into()
+    } else {
+        format!("v{n}.b32")
+    }
 }
 
 fn sanitize(name: &str) -> String {
@@ -347,15 +367,52 @@ impl Printer<'_> {
         self.k.reg_ty(r).dtype
     }
 
-    /// The lane registers of a wide vector register, comma-separated.
+    /// The words of a vector register, comma-separated, braced when more than one.
     fn lanes(&self, r: Reg) -> String {
-        (0..self.k.reg_ty(r).lanes)
-            .map(|l| format!("%v{}_{l}", r.0))
-            .collect::<Vec<_>>()
-            .join(", ")
+        let n = words(self.k.reg_ty(r)).unwrap_or(1);
+        let w: Vec<String> = (0..n).map(|l| format!("%v{}_{l}", r.0)).collect();
+        if n == 1 {
+            w[0].clone()
+        } else {
+            format!("{{{}}}", w.join(", "))
+        }
+    }
+
+    /// The 16 raw bits of `v`, a register of the 16-bit type `dt`, in a fresh `.b16`.
+    fn bits16(&mut self, dt: DType, v: &str) -> String {
+        let h = self.tmp16();
+        match dt {
+            DType::F16 => self.ins(format!("cvt.rn.f16.f32 {h}, {v};")),
+            DType::BF16 => {
+                let t = self.tmp(Class::B32);
+                self.ins(format!("shr.u32 {t}, {v}, 16;"));
+                self.ins(format!("cvt.u16.u32 {h}, {t};"));
+            }
+            _ => self.ins(format!("cvt.u16.u32 {h}, {v};")),
+        }
+        h
+    }
+
+    /// Writes lanes `parts` (registers of `dt`) into the words of vector `vector`.
+    fn fill_words(&mut self, vector: Reg, dt: DType, parts: &[String]) {
+        if dt.size_bytes() == 4 {
+            for (l, p) in parts.iter().enumerate() {
+                self.ins(format!("mov.b32 %v{}_{l}, {p};", vector.0));
+            }
+            return;
+        }
+        for (w, pair) in parts.chunks(2).enumerate() {
+            let lo = self.bits16(dt, &pair[0]);
+            let hi = self.bits16(dt, &pair[1]);
+            self.ins(format!("mov.b32 %v{}_{w}, {{{lo}, {hi}}};", vector.0));
+        }
     }
 
     fn reg(&self, r: Reg) -> String {
+        if words(self.k.reg_ty(r)) == Some(1) {
+            // A packed pair of 16-bit values.
+            return format!("%v{}_0", r.0);
+        }
         match class(self.dt(r)) {
             Class::Pred => format!("%p{}", r.0),
             Class::B32 => format!("%r{}", r.0),
@@ -555,11 +612,11 @@ impl Printer<'_> {
                     .map(|m| format!("@{} ", self.reg(m)))
                     .unwrap_or_default();
                 let ty = self.k.reg_ty(*value);
-                if is_wide(ty) {
+                if let Some(n) = words(ty) {
                     let lanes = self.lanes(*value);
                     self.ins(format!(
-                        "{guard}st.global.v{}.b32 [{addr}], {{{lanes}}};",
-                        ty.lanes
+                        "{guard}st.global.{} [{addr}], {lanes};",
+                        vec_suffix(n)
                     ));
                 } else {
                     let v = self.reg(*value);
@@ -568,9 +625,14 @@ impl Printer<'_> {
             }
             Stmt::SharedStore { arr, index, value } => {
                 let addr = self.shared_addr(*arr, *index);
-                let v = self.reg(*value);
-                let dt = self.k.shared[*arr as usize].dtype;
-                self.store_elem("shared", dt, &addr, &v, "");
+                if let Some(n) = words(self.k.reg_ty(*value)) {
+                    let lanes = self.lanes(*value);
+                    self.ins(format!("st.shared.{} [{addr}], {lanes};", vec_suffix(n)));
+                } else {
+                    let v = self.reg(*value);
+                    let dt = self.k.shared[*arr as usize].dtype;
+                    self.store_elem("shared", dt, &addr, &v, "");
+                }
             }
             Stmt::Atomic {
                 dst,
@@ -871,31 +933,56 @@ impl Printer<'_> {
                 other,
             } if is_wide(self.k.reg_ty(dst)) => {
                 let addr = self.global_addr(*buf, *index)?;
-                let n = self.k.reg_ty(dst).lanes;
+                let ty = self.k.reg_ty(dst);
+                let n = words(ty).unwrap_or(1);
                 let guard = match mask {
                     Some(m) => {
                         let o = match other {
                             Some(o) => r(self, o),
-                            None => "0".into(),
+                            None => {
+                                let z = self.tmp(Class::B32);
+                                self.constant(dt, Const::Int(0), &z);
+                                z
+                            }
                         };
-                        for l in 0..n {
-                            self.ins(format!("mov.b32 %v{}_{l}, {o};", dst.0));
-                        }
+                        let parts = vec![o; ty.lanes as usize];
+                        self.fill_words(dst, dt, &parts);
                         format!("@{} ", r(self, m))
                     }
                     None => String::new(),
                 };
                 let lanes = self.lanes(dst);
-                self.ins(format!("{guard}ld.global.v{n}.b32 {{{lanes}}}, [{addr}];"));
+                self.ins(format!(
+                    "{guard}ld.global.{} {lanes}, [{addr}];",
+                    vec_suffix(n)
+                ));
             }
             Expr::Extract { vector, lane } => {
-                self.ins(format!("mov.b32 {d}, %v{}_{lane};", vector.0));
+                let vdt = self.dt(*vector);
+                if vdt.size_bytes() == 4 {
+                    self.ins(format!("mov.b32 {d}, %v{}_{lane};", vector.0));
+                } else {
+                    let (lo, hi) = (self.tmp16(), self.tmp16());
+                    self.ins(format!(
+                        "mov.b32 {{{lo}, {hi}}}, %v{}_{};",
+                        vector.0,
+                        lane / 2
+                    ));
+                    let h = if lane % 2 == 0 { lo } else { hi };
+                    match vdt {
+                        DType::F16 => self.ins(format!("cvt.f32.f16 {d}, {h};")),
+                        DType::BF16 => {
+                            self.ins(format!("cvt.u32.u16 {d}, {h};"));
+                            self.ins(format!("shl.b32 {d}, {d}, 16;"));
+                        }
+                        DType::I16 => self.ins(format!("cvt.s32.s16 {d}, {h};")),
+                        _ => self.ins(format!("cvt.u32.u16 {d}, {h};")),
+                    }
+                }
             }
             Expr::Construct(parts) if is_wide(self.k.reg_ty(dst)) => {
-                for (l, p) in parts.iter().enumerate() {
-                    let p = r(self, p);
-                    self.ins(format!("mov.b32 %v{}_{l}, {p};", dst.0));
-                }
+                let parts: Vec<String> = parts.iter().map(|p| r(self, p)).collect();
+                self.fill_words(dst, dt, &parts);
             }
             Expr::Load {
                 buf,
@@ -926,9 +1013,10 @@ impl Printer<'_> {
             Expr::SharedLoad { arr, index } => {
                 let addr = self.shared_addr(*arr, *index);
                 let sdt = self.k.shared[*arr as usize].dtype;
-                if self.k.reg_ty(dst).lanes == 2 {
-                    // A packed pair of 16-bit values: the raw 32 bits.
-                    self.ins(format!("ld.shared.b32 {d}, [{addr}];"));
+                if let Some(n) = words(self.k.reg_ty(dst)) {
+                    // Raw words: packed 16-bit pairs or 32-bit lanes.
+                    let lanes = self.lanes(dst);
+                    self.ins(format!("ld.shared.{} {lanes}, [{addr}];", vec_suffix(n)));
                 } else {
                     self.load_elem("shared", sdt, &addr, &d, "");
                 }

@@ -412,7 +412,11 @@ impl Sim<'_> {
                         for lane in 0..32u32 {
                             let (g, t) = (lane / 4, lane % 4);
                             for e in 0..2u32 {
-                                let (r, c) = if *trans { (2 * t + e, g) } else { (g, 2 * t + e) };
+                                let (r, c) = if *trans {
+                                    (2 * t + e, g)
+                                } else {
+                                    (g, 2 * t + e)
+                                };
                                 let j = row(r) + c as i64;
                                 if j < 0 || j as usize >= a.len() {
                                     return Err(bug(format!(
@@ -467,17 +471,23 @@ impl Sim<'_> {
             Stmt::SharedStore { arr, index, value } => {
                 let idx = ints(self.reg(*index)?)?.to_vec();
                 let vals = self.reg(*value)?.clone();
+                let lanes = self.k.reg_ty(*value).lanes as usize;
                 let a = &mut self.shared[*arr as usize];
                 for i in 0..t {
                     if active[i] {
                         let j = idx[i];
-                        if j < 0 || j as usize >= a.len() {
+                        if j < 0
+                            || j as usize + lanes > a.len()
+                            || !(j as usize).is_multiple_of(lanes)
+                        {
                             return Err(bug(format!(
-                                "shared store index {j} outside array {arr} of {}",
+                                "shared store index {j} ({lanes} lanes) outside array {arr} of {} or misaligned",
                                 a.len()
                             )));
                         }
-                        set1(a, j as usize, &get1(&vals, i));
+                        for l in 0..lanes {
+                            set1(a, j as usize + l, &get1(&vals, i * lanes + l));
+                        }
                     }
                 }
             }

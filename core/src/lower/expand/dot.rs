@@ -206,14 +206,79 @@ impl Expander<'_> {
             layout
         };
         let idx = self.linear_indices(&view, &[rows, stride])?;
-        for (r, i) in regs.iter().zip(idx) {
+        // Runs of registers along the contiguous dimension go out as one wide store
+        // (the rows are padded to keep them aligned).
+        let width = if transpose {
+            1
+        } else {
+            self.stage_width(&view, stride, dtype)
+        };
+        for (first, group) in regs.chunks(width).enumerate() {
+            let index = idx[first * width];
+            if width == 1 {
+                self.emit(Stmt::SharedStore {
+                    arr,
+                    index,
+                    value: group[0],
+                });
+                continue;
+            }
+            let vector = self.vector_of(group, dtype);
             self.emit(Stmt::SharedStore {
                 arr,
-                index: i,
-                value: *r,
+                index,
+                value: vector,
             });
         }
         Ok(arr)
+    }
+
+    /// How many consecutive registers of `layout` (a run along the last dimension) one
+    /// shared store may cover, in rows `stride` elements apart: at most 16 bytes, and
+    /// only where the wide accesses are enabled.
+    fn stage_width(&self, layout: &LinearLayout, stride: u32, dtype: DType) -> usize {
+        let size = dtype.size_bytes() as u32;
+        if !(size == 2 || size == 4) || self.opt.vector_bytes < 2 * size {
+            return 1;
+        }
+        let last = layout.rank() - 1;
+        let mut run = 1u32;
+        for (i, b) in layout.reg_bases().iter().enumerate() {
+            let unit = (0..layout.rank()).all(|d| b[d] == if d == last { 1 << i } else { 0 });
+            if !unit {
+                break;
+            }
+            run <<= 1;
+        }
+        let mut width = run.min(16 / size).min(self.opt.vector_bytes / size);
+        while width > 1 && stride % width != 0 {
+            width /= 2;
+        }
+        width as usize
+    }
+
+    /// A vector register holding `lanes`: the wide load they were extracted from when
+    /// they are its lanes in order, else a new vector built from them.
+    fn vector_of(&mut self, lanes: &[Reg], dtype: DType) -> Reg {
+        if let Some(&(v, 0)) = self.extracted.get(&lanes[0]) {
+            let same = lanes
+                .iter()
+                .enumerate()
+                .all(|(i, r)| self.extracted.get(r) == Some(&(v, i as u8)));
+            if same && self.out.reg_ty(v).lanes as usize == lanes.len() {
+                return v;
+            }
+        }
+        let v = self.new_reg_ty(RegTy {
+            dtype,
+            lanes: lanes.len() as u8,
+        });
+        let parts = lanes.iter().map(|&r| self.cast_to(r, dtype)).collect();
+        self.emit(Stmt::Assign {
+            dst: v,
+            expr: Expr::Construct(parts),
+        });
+        v
     }
 
     /// The tensor-core dot (see the module documentation).

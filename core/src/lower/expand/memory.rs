@@ -107,7 +107,7 @@ impl Expander<'_> {
         let axis = if hints { &self.axis } else { &self.axis_proven };
         let size = dtype.size_bytes() as u32;
         let Some(layout) = layout else { return 1 };
-        if size != 4 || dtype == DType::I1 || self.opt.vector_bytes < 2 * size {
+        if !(size == 4 || size == 2) || dtype == DType::I1 || self.opt.vector_bytes < 2 * size {
             return 1;
         }
         let rank = layout.rank();
@@ -138,7 +138,7 @@ impl Expander<'_> {
         } else {
             1 << (63 - width.leading_zeros())
         };
-        width.min(4) as usize
+        width.min(8) as usize
     }
 
     /// At run time, whether registers `first .. first + width` of `index` are one
@@ -230,7 +230,12 @@ impl Expander<'_> {
                 }
                 let wide = self.close();
                 match check {
-                    None => wide.into_iter().for_each(|s| self.emit(s)),
+                    None => {
+                        wide.into_iter().for_each(|s| self.emit(s));
+                        for (lane, &r) in group.iter().enumerate() {
+                            self.extracted.insert(r, (vector, lane as u8));
+                        }
+                    }
                     Some(ok) => {
                         self.open();
                         for (j, &dst) in group.iter().enumerate() {

@@ -113,6 +113,9 @@ pub(crate) struct Expander<'k> {
     pub scratch: HashMap<DType, u32>,
     /// Span of the instruction being expanded, for errors.
     pub span: Span,
+    /// Registers that are lane `.1` of vector register `.0` (from wide loads), so that
+    /// a wide store of the same lanes reuses the vector.
+    pub extracted: HashMap<Reg, (Reg, u8)>,
     /// What is known about integer and pointer tiles (for wide accesses), taking the
     /// user's hints as facts.
     pub axis: crate::lower::axis_info::AxisAnalysis,
@@ -140,6 +143,7 @@ impl<'k> Expander<'k> {
             lane: Reg(0),
             warp: Reg(0),
             thread_part: HashMap::new(),
+            extracted: HashMap::new(),
             axis: crate::lower::axis_info::AxisAnalysis::new(k, true),
             axis_proven: crate::lower::axis_info::AxisAnalysis::new(k, false),
             defs: {
