@@ -251,7 +251,7 @@ impl Expander<'_> {
             run <<= 1;
         }
         let mut width = run.min(16 / size).min(self.opt.vector_bytes / size);
-        while width > 1 && stride % width != 0 {
+        while width > 1 && !stride.is_multiple_of(width) {
             width /= 2;
         }
         width as usize
