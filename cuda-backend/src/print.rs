@@ -306,7 +306,7 @@ fn words(ty: RegTy) -> Option<u32> {
     }
     match ty.dtype.size_bytes() {
         4 => Some(ty.lanes as u32),
-        2 if ty.lanes % 2 == 0 => Some(ty.lanes as u32 / 2),
+        2 if ty.lanes.is_multiple_of(2) => Some(ty.lanes as u32 / 2),
         _ => None,
     }
 }
