@@ -10,13 +10,16 @@
 //! f32.
 //!
 //! The tensor-core form ([`ExpandOptions::mma`](super::ExpandOptions), PTX): f16/bf16
-//! inputs (and f32 inputs at tf32 precision) with f32 accumulators, in the
-//! `mma.sync` accumulator layout ([`LinearLayout::mma_accumulator`]). `a` is staged
-//! row-major and `b` transposed (K contiguous), both with rows padded by 16 bytes, so
-//! that each lane's fragment pairs are one aligned 32-bit shared load and the 32 lanes
-//! of a fragment load hit 32 different banks. Then for each K step of the instruction,
-//! each warp loads its A and B fragments and issues one [`Stmt::Mma`] per 16x8 tile of
-//! its warp tile.
+//! inputs (and f32 inputs at tf32 precision) with f32 accumulators, in the `mma.sync`
+//! accumulator layout ([`LinearLayout::mma_accumulator`]). `a` is staged row-major with
+//! rows padded by 16 bytes, so that each lane's fragment pair is one aligned 32-bit
+//! shared load and the 32 lanes of a fragment load hit 32 different banks. `b` is staged
+//! row-major with rows padded by 8 elements and read with `ldmatrix.trans` (16-bit
+//! inputs: one instruction for the fragments of two 16x8 tiles) or with conflict-free
+//! scalar loads (tf32). Staging stores are 16 bytes wide where the operand's layout has
+//! runs along K or N, reusing the words of wide global loads. Then for each K step of
+//! the instruction, each warp loads its fragments and issues one [`Stmt::Mma`] per
+//! 16x8 tile of its warp tile.
 
 use super::dist::Dist;
 use super::{Expander, TVal};
