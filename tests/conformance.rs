@@ -457,6 +457,44 @@ fn tensor_core_tiles_bf16_and_tf32() {
 }
 
 #[test]
+fn pipelined_loads_past_the_last_iteration_touch_nothing() {
+    // The loads feeding `dot` are issued one iteration ahead; with K = 0 the loop never
+    // runs and the prologue's loads must be fully masked (A and B are empty buffers).
+    let mut r = Rng(42);
+    let (m, n) = (40, 24);
+    for k in [0usize, 16, 23] {
+        check(Case {
+            name: "matmul_pipelined_k",
+            src: MATMUL,
+            kernel: "matmul_kernel",
+            grid: [(m as u32).div_ceil(32) * (n as u32).div_ceil(16), 1, 1],
+            args: vec![
+                H::F32(r.f32s(m * k)),
+                H::F32(r.f32s(k * n)),
+                poison_f32(m * n),
+                s(m as i32),
+                s(n as i32),
+                s(k as i32),
+                s(k.max(1) as i32),
+                s(1i32),
+                s(n as i32),
+                s(1i32),
+                s(n as i32),
+                s(1i32),
+            ],
+            constexprs: vec![
+                ("BLOCK_SIZE_M", c(32)),
+                ("BLOCK_SIZE_N", c(16)),
+                ("BLOCK_SIZE_K", c(16)),
+                ("GROUP_SIZE_M", c(2)),
+            ],
+            tol: 1e-5,
+            tf32: true,
+        });
+    }
+}
+
+#[test]
 fn layer_norm_forward() {
     let mut r = Rng(5);
     let (rows, n) = (6, 300);

@@ -213,9 +213,9 @@ fn default_config(ty: MmType, kind: DeviceKind, smoke: bool) -> MatmulConfig {
     match (smoke, kind, ty) {
         // Smoke runs use blocks that fit WebGPU's default 16 KiB of workgroup memory.
         (true, _, _) => ((32, 32, 16), 4),
-        (false, DeviceKind::Cuda, MmType::F32) => ((256, 128, 64), 8),
-        (false, DeviceKind::Cuda, MmType::Tf32) => ((128, 256, 64), 8),
-        (false, DeviceKind::Cuda, _) => ((128, 128, 64), 4),
+        (false, DeviceKind::Cuda, MmType::F32) => ((128, 256, 64), 8),
+        (false, DeviceKind::Cuda, MmType::Tf32) => ((128, 128, 32), 4),
+        (false, DeviceKind::Cuda, _) => ((128, 256, 64), 8),
         _ => ((64, 64, 32), 4),
     }
 }

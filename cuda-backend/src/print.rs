@@ -877,6 +877,11 @@ impl Printer<'_> {
                     self.fix(dt, &d, &t);
                 }
             },
+            Expr::Copy(x) if words(self.k.reg_ty(dst)).is_some_and(|w| w > 1) => {
+                for w in 0..words(self.k.reg_ty(dst)).unwrap_or(1) {
+                    self.ins(format!("mov.b32 %v{}_{w}, %v{}_{w};", dst.0, x.0));
+                }
+            }
             Expr::Copy(x) => {
                 let x = r(self, x);
                 self.ins(format!("mov.{} {d}, {x};", bty(dt)));

@@ -3,6 +3,7 @@
 //! Passes, one a file, in pipeline order:
 //! - [`block_ptr`]: block pointers become pointer tiles and boundary masks.
 //! - [`simplify`]: folds round-trip integer casts, removes dead code.
+//! - [`pipeline`]: issues the loads feeding a `dot` one loop iteration ahead.
 //! - [`expand`]: tile IR to Thread IR (layouts, per-thread registers, shared memory).
 //!
 //! Infrastructure:
@@ -13,6 +14,7 @@ pub mod axis_info;
 pub mod block_ptr;
 pub mod expand;
 pub mod layout;
+pub mod pipeline;
 pub mod rewrite;
 pub mod simplify;
 
@@ -20,8 +22,10 @@ use crate::diag::Result;
 use crate::ir::{DType, Kernel};
 
 /// The tile-IR passes a GPU backend runs before expansion, in order: block pointers to
-/// pointer tiles (address arithmetic in `index`), then simplification.
+/// pointer tiles (address arithmetic in `index`), simplification, then pipelining of
+/// the loads that feed `dot`s.
 pub fn prepare(kernel: &Kernel, index: DType) -> Result<Kernel> {
     let k = block_ptr::lower_block_pointers(kernel, index)?;
-    simplify::simplify(&k)
+    let k = simplify::simplify(&k)?;
+    pipeline::pipeline_dot_loads(&k)
 }

@@ -136,8 +136,9 @@ fn map_results(ctx: &mut Ctx, inst: &Inst, new: Vec<Value>) {
     }
 }
 
-/// Copies one instruction, expanding control flow.
-fn copy_inst(
+/// Copies one instruction with its operands mapped, expanding control flow (nested
+/// blocks go through `hook`), and maps its results.
+pub fn copy_inst(
     ctx: &mut Ctx,
     inst: &Inst,
     hook: &mut dyn FnMut(&mut Ctx, &Inst) -> Result<Hook>,

@@ -384,7 +384,10 @@ impl Sim<'_> {
                 if lanes != 1
                     && !matches!(
                         expr,
-                        Expr::SharedLoad { .. } | Expr::Load { .. } | Expr::Construct(_)
+                        Expr::SharedLoad { .. }
+                            | Expr::Load { .. }
+                            | Expr::Construct(_)
+                            | Expr::Copy(_)
                     )
                 {
                     return Err(bug("vector registers are only simulated for shared loads"));

@@ -116,6 +116,10 @@ pub(crate) struct Expander<'k> {
     /// Registers that are lane `.1` of vector register `.0` (from wide loads), so that
     /// a wide store of the same lanes reuses the vector.
     pub extracted: HashMap<Reg, (Reg, u8)>,
+    /// Loop-carried 16-bit tiles kept packed: the slot's first register -> the group
+    /// width and one vector register a group. The slot's own registers are extracted
+    /// from the vectors at the top of each iteration and after the loop.
+    pub packed_slots: HashMap<Reg, (usize, Vec<Reg>)>,
     /// What is known about integer and pointer tiles (for wide accesses), taking the
     /// user's hints as facts.
     pub axis: crate::lower::axis_info::AxisAnalysis,
@@ -144,6 +148,7 @@ impl<'k> Expander<'k> {
             warp: Reg(0),
             thread_part: HashMap::new(),
             extracted: HashMap::new(),
+            packed_slots: HashMap::new(),
             axis: crate::lower::axis_info::AxisAnalysis::new(k, true),
             axis_proven: crate::lower::axis_info::AxisAnalysis::new(k, false),
             defs: {
@@ -659,8 +664,109 @@ impl<'k> Expander<'k> {
         })
     }
 
+    /// When `init` (a loop-carried tile's first value) comes whole from wide 16-bit
+    /// loads, keeps `slot` packed: vector registers carry it, so that the words go to
+    /// shared memory as loaded (no conversions, half the registers).
+    fn pack_slot(&mut self, slot: &TVal, init: &TVal) {
+        let (
+            TVal::Data(Dist::Regs { layout, regs }),
+            TVal::Data(Dist::Regs {
+                layout: il,
+                regs: ir,
+            }),
+        ) = (slot, init)
+        else {
+            return;
+        };
+        if layout != il || self.out.reg_ty(regs[0]).dtype.size_bytes() != 2 {
+            return;
+        }
+        if let Some((width, vectors)) = self.packed_groups(ir) {
+            let fresh = vectors
+                .iter()
+                .map(|v| self.new_reg_ty(self.out.reg_ty(*v)))
+                .collect();
+            self.packed_slots.insert(regs[0], (width, fresh));
+        }
+    }
+
+    /// The vectors `regs` were extracted from, a group of `width` consecutive
+    /// registers a vector, lanes in order; `None` unless all of them are.
+    fn packed_groups(&self, regs: &[Reg]) -> Option<(usize, Vec<Reg>)> {
+        let &(first, _) = self.extracted.get(regs.first()?)?;
+        let width = self.out.reg_ty(first).lanes as usize;
+        if width < 2 || !regs.len().is_multiple_of(width) {
+            return None;
+        }
+        regs.chunks(width)
+            .map(|group| {
+                let &(v, _) = self.extracted.get(&group[0])?;
+                let in_order = group
+                    .iter()
+                    .enumerate()
+                    .all(|(j, r)| self.extracted.get(r) == Some(&(v, j as u8)));
+                (in_order && self.out.reg_ty(v).lanes as usize == width).then_some(v)
+            })
+            .collect::<Option<Vec<Reg>>>()
+            .map(|vs| (width, vs))
+    }
+
+    /// Re-reads a packed slot's registers from its vectors (and records them as
+    /// extracted, so staging stores reuse the vectors).
+    fn unpack_slot(&mut self, slot: &TVal) {
+        let TVal::Data(Dist::Regs { regs, .. }) = slot else {
+            return;
+        };
+        let Some((width, vectors)) = self.packed_slots.get(&regs[0]).cloned() else {
+            return;
+        };
+        for (g, v) in vectors.iter().enumerate() {
+            for j in 0..width {
+                let dst = regs[g * width + j];
+                self.emit(Stmt::Assign {
+                    dst,
+                    expr: Expr::Extract {
+                        vector: *v,
+                        lane: j as u8,
+                    },
+                });
+                self.extracted.insert(dst, (*v, j as u8));
+            }
+        }
+    }
+
     /// Copies `v` into the registers of `slot` (converting layouts as needed).
     fn store_into(&mut self, slot: &TVal, v: &TVal) -> Result<()> {
+        if let TVal::Data(Dist::Regs { layout, regs }) = slot {
+            if let Some((width, vectors)) = self.packed_slots.get(&regs[0]).cloned() {
+                let TVal::Data(vd) = v else {
+                    return Err(Diagnostic::internal("carried value changes kind"));
+                };
+                let src = self.in_layout(vd, layout)?;
+                let dtype = self.out.reg_ty(regs[0]).dtype;
+                // From another packed slot, from wide loads, or built from scalars.
+                let from = match self.packed_slots.get(&src[0]).cloned() {
+                    Some((w, vs)) if w == width => Some(vs),
+                    _ => self
+                        .packed_groups(&src)
+                        .filter(|(w, _)| *w == width)
+                        .map(|(_, vs)| vs),
+                };
+                for (g, dst) in vectors.iter().enumerate() {
+                    let expr = match &from {
+                        Some(vs) => Expr::Copy(vs[g]),
+                        None => Expr::Construct(
+                            src[g * width..(g + 1) * width]
+                                .iter()
+                                .map(|r| self.cast_to(*r, dtype))
+                                .collect(),
+                        ),
+                    };
+                    self.emit(Stmt::Assign { dst: *dst, expr });
+                }
+                return Ok(());
+            }
+        }
         let (sd, vd) = match (slot, v) {
             (TVal::Data(s), TVal::Data(v)) => (s, v),
             (TVal::Ptr { root: a, off: s }, TVal::Ptr { root: b, off: v }) => {
@@ -705,6 +811,17 @@ impl<'k> Expander<'k> {
         let mut staged = vec![];
         for (slot, v) in slots.iter().zip(vals) {
             let tmp = self.carried_slot_like(slot)?;
+            if let (TVal::Data(Dist::Regs { regs, .. }), TVal::Data(Dist::Regs { regs: t, .. })) =
+                (slot, &tmp)
+            {
+                if let Some((width, vectors)) = self.packed_slots.get(&regs[0]).cloned() {
+                    let fresh = vectors
+                        .iter()
+                        .map(|v| self.new_reg_ty(self.out.reg_ty(*v)))
+                        .collect();
+                    self.packed_slots.insert(t[0], (width, fresh));
+                }
+            }
             self.store_into(&tmp, v)?;
             staged.push(tmp);
         }
@@ -785,6 +902,7 @@ impl<'k> Expander<'k> {
                 _ => iv.clone(),
             };
             let slot = self.carried_slot(ty, &like)?;
+            self.pack_slot(&slot, &iv);
             self.store_into(&slot, &iv)?;
             slots.push(slot);
         }
@@ -852,6 +970,9 @@ impl<'k> Expander<'k> {
             self.set(*a, s.clone());
         }
         self.open();
+        for s in &slots {
+            self.unpack_slot(s);
+        }
         self.block(body)?;
         let ys: Vec<TVal> = yields
             .iter()
@@ -867,6 +988,9 @@ impl<'k> Expander<'k> {
             step: st,
             body: body_stmts,
         });
+        for s in &slots {
+            self.unpack_slot(s);
+        }
         for (r, s) in inst.results.iter().zip(slots) {
             self.set(*r, s);
         }
