@@ -6,6 +6,9 @@
 use crate::report::{Measured, Role};
 use crate::Suite;
 use std::time::Instant;
+
+#[path = "seeds.rs"]
+mod seeds;
 use tilewise::cuda::{Cublas, CudaRuntime, DeviceMemory, GemmPrecision};
 use tilewise::half::{bf16, f16};
 use tilewise::{Buffer, Device, DeviceKind, Element, Kernel, Module, Result};
@@ -121,6 +124,12 @@ pub enum Case {
     Softmax { rows: usize, cols: usize },
     /// Layer-norm forward (Triton tutorial 05) of a `rows x cols` f32 matrix.
     LayerNorm { rows: usize, cols: usize },
+    /// Seed pattern: causal row softmax of a `rows x cols` f32 matrix (cols <= row).
+    CausalSoftmax { rows: usize, cols: usize },
+    /// Seed pattern: `2 x` over the active blocks (about half) of `n` f32.
+    BlockSparse { n: usize },
+    /// Seed pattern: row sums of a padded `rows x max_len` f32 matrix, random lengths.
+    RaggedRowSum { rows: usize, max_len: usize },
     /// `m x n x k` matmul with f32 output and `(BM, BN, BK)` blocks.
     Matmul {
         ty: MmType,
@@ -151,6 +160,9 @@ impl Case {
             Case::VectorAdd { .. } => "vector add f32".into(),
             Case::Softmax { .. } => "softmax f32".into(),
             Case::LayerNorm { .. } => "layer norm fwd f32".into(),
+            Case::CausalSoftmax { .. } => "seed: causal softmax f32".into(),
+            Case::BlockSparse { .. } => "seed: block-sparse 2x f32".into(),
+            Case::RaggedRowSum { .. } => "seed: ragged row sum f32".into(),
             Case::Matmul {
                 ty, block, warps, ..
             } => {
@@ -171,11 +183,20 @@ impl Case {
 
     pub fn size(&self) -> String {
         match self {
-            Case::Copy { n } | Case::VectorAdd { n } | Case::LaunchOverhead { n, .. } => {
+            Case::Copy { n }
+            | Case::VectorAdd { n }
+            | Case::BlockSparse { n }
+            | Case::LaunchOverhead { n, .. } => {
                 format!("{n}")
             }
             Case::CompileWgsl | Case::CompilePtx | Case::CompileLoad => "64x64x32".into(),
-            Case::Softmax { rows, cols } | Case::LayerNorm { rows, cols } => {
+            Case::Softmax { rows, cols }
+            | Case::LayerNorm { rows, cols }
+            | Case::CausalSoftmax { rows, cols }
+            | Case::RaggedRowSum {
+                rows,
+                max_len: cols,
+            } => {
                 format!("{rows}x{cols}")
             }
             Case::Matmul { m, n, k, .. } => format!("{m}x{n}x{k}"),
@@ -253,7 +274,11 @@ pub fn select(
         let n = pick(1 << 28, 1 << 20, 1000);
         cases.push(Case::Copy { n });
         cases.push(Case::VectorAdd { n });
-    } else if want(Suite::Softmax) || want(Suite::LayerNorm) || want(Suite::Matmul) {
+    } else if want(Suite::Softmax)
+        || want(Suite::LayerNorm)
+        || want(Suite::Matmul)
+        || want(Suite::Seeds)
+    {
         cases.push(Case::Copy {
             n: default(1 << 28, 1 << 20, 1000),
         });
@@ -266,6 +291,17 @@ pub fn select(
         let rows = pick(4096, 256, 7);
         let cols = pick(8192, 1024, 300);
         cases.push(Case::LayerNorm { rows, cols });
+    }
+    if want(Suite::Seeds) {
+        let s = pick(8192, 1024, 37);
+        cases.push(Case::CausalSoftmax { rows: s, cols: s });
+        cases.push(Case::BlockSparse {
+            n: pick(1 << 26, 1 << 20, 5000),
+        });
+        cases.push(Case::RaggedRowSum {
+            rows: pick(8192, 1024, 7),
+            max_len: default(4096, 1024, 300),
+        });
     }
     if want(Suite::Matmul) {
         let s = pick(4096, 512, 70);
@@ -872,6 +908,25 @@ pub fn run(
                 16.0 * elems,
                 err,
             );
+            row.reference = Some(COPY.into());
+            row.roofline = true;
+        }
+        Case::CausalSoftmax { rows, cols } => {
+            let (t, flops, bytes, err) = seeds::causal(dev, reps, &mut rng, &name, rows, cols)?;
+            set(&mut row, t, flops, bytes, err);
+            row.reference = Some(COPY.into());
+            row.roofline = true;
+        }
+        Case::BlockSparse { n } => {
+            let (t, flops, bytes, err) = seeds::block_sparse(dev, reps, &mut rng, &name, n)?;
+            set(&mut row, t, flops, bytes, err);
+            row.notes.push(("block", seeds::SPARSE_BLOCK as f64));
+            row.reference = Some(COPY.into());
+            row.roofline = true;
+        }
+        Case::RaggedRowSum { rows, max_len } => {
+            let (t, flops, bytes, err) = seeds::ragged(dev, reps, &mut rng, &name, rows, max_len)?;
+            set(&mut row, t, flops, bytes, err);
             row.reference = Some(COPY.into());
             row.roofline = true;
         }

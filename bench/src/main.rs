@@ -38,6 +38,8 @@ pub enum Suite {
     VectorAdd,
     Softmax,
     LayerNorm,
+    /// The seed patterns (causal softmax, block-sparse, ragged row sums) at GPU sizes.
+    Seeds,
     /// Host cost per launch of a tiny kernel.
     Launch,
     /// Compile time: source to WGSL, to PTX, and (CUDA) to a loaded module.
@@ -55,7 +57,8 @@ struct Cli {
     #[arg(long, value_enum, default_value = "all")]
     suite: Suite,
     /// Problem size (matmul: M = N = K, and N = K of the skinny products; vector add:
-    /// elements; softmax: rows = cols; layer norm: rows and cols).
+    /// elements; softmax: rows = cols; layer norm: rows and cols; seeds: causal rows =
+    /// cols, block-sparse elements, ragged rows).
     /// Defaults per suite and device.
     #[arg(long)]
     size: Option<usize>,

@@ -549,3 +549,29 @@ fn tutorial_layer_norm_forward() {
     assert!(text.contains("rsqrt") || text.contains("sqrt"), "{text}");
     assert!(text.matches("for ").count() == 3, "{text}");
 }
+
+#[test]
+fn integers_equal_to_one_are_specialized_as_constants() {
+    // As Triton does: a stride of 1 becomes a constant (so the lowering can prove the
+    // dimension contiguous), the argument drops out of the kernel's parameters, and
+    // the specialization key tells 1 from other values.
+    let src = format!(
+        "{HEADER}
+@triton.jit
+def scaled(x_ptr, out_ptr, stride, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs * stride))
+"
+    );
+    let one = [ptr(DType::F32), ptr(DType::F32), i32s(1)];
+    let (s, text) = trace(&src, "scaled", &one, &[c("BLOCK", 8)]);
+    assert!(!text.contains("stride ["), "{text}");
+    assert!(!text.contains("i32 stride"), "{text}");
+    assert_eq!(s.arg_indices, vec![0, 1], "{text}");
+    let three = [ptr(DType::F32), ptr(DType::F32), i32s(3)];
+    let (s, text) = trace(&src, "scaled", &three, &[c("BLOCK", 8)]);
+    assert!(text.contains("i32 stride"), "{text}");
+    assert_eq!(s.arg_indices, vec![0, 1, 2]);
+    let key = |a: &[ArgSpec]| tilewise_core::launch::SpecKey::new("scaled", a, &[]);
+    assert_ne!(key(&one), key(&three));
+}
