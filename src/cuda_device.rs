@@ -4,6 +4,7 @@
 
 use crate::buffer::BufferId;
 use crate::device::{Backend, BoundArg, DeviceKind};
+use crate::slots::Slots;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use tilewise_core::frontend::Specialized;
@@ -24,7 +25,7 @@ struct Compiled {
 pub(crate) struct CudaBackend {
     rt: CudaRuntime,
     target: PtxTarget,
-    buffers: Mutex<Vec<Option<(DeviceMemory, DType, usize)>>>,
+    buffers: Slots<(DeviceMemory, DType, usize)>,
     /// The start event of the timed region, if one is open.
     timer: Mutex<Option<Event>>,
     compiled: Mutex<HashMap<String, Arc<Compiled>>>,
@@ -32,10 +33,6 @@ pub(crate) struct CudaBackend {
 
 fn poisoned() -> Diagnostic {
     Diagnostic::internal("a CUDA backend lock is poisoned")
-}
-
-fn missing(id: BufferId) -> Diagnostic {
-    Diagnostic::internal(format!("CUDA buffer {} does not exist", id.0))
 }
 
 impl CudaBackend {
@@ -56,7 +53,7 @@ impl CudaBackend {
         Ok(CudaBackend {
             rt,
             target,
-            buffers: Mutex::new(vec![]),
+            buffers: Slots::new("CUDA buffer"),
             timer: Mutex::new(None),
             compiled: Mutex::new(HashMap::new()),
         })
@@ -102,55 +99,31 @@ impl Backend for CudaBackend {
 
     fn alloc(&self, dtype: DType, len: usize) -> Result<BufferId> {
         let mem = self.rt.alloc_zeroed(len * dtype.size_bytes())?;
-        let mut bufs = self.buffers.lock().map_err(|_| poisoned())?;
-        let slot = (mem, dtype, len);
-        if let Some(i) = bufs.iter().position(Option::is_none) {
-            bufs[i] = Some(slot);
-            Ok(BufferId(i))
-        } else {
-            bufs.push(Some(slot));
-            Ok(BufferId(bufs.len() - 1))
-        }
+        self.buffers.insert((mem, dtype, len))
     }
 
     fn write(&self, id: BufferId, bytes: &[u8]) -> Result<()> {
-        let bufs = self.buffers.lock().map_err(|_| poisoned())?;
-        let (mem, _, _) = bufs
-            .get(id.0)
-            .and_then(Option::as_ref)
-            .ok_or_else(|| missing(id))?;
+        let bufs = self.buffers.lock()?;
+        let (mem, _, _) = bufs.get(id)?;
         self.rt.write(mem, 0, bytes)
     }
 
     fn read(&self, id: BufferId) -> Result<Vec<u8>> {
-        let bufs = self.buffers.lock().map_err(|_| poisoned())?;
-        let (mem, dtype, len) = bufs
-            .get(id.0)
-            .and_then(Option::as_ref)
-            .ok_or_else(|| missing(id))?;
+        let bufs = self.buffers.lock()?;
+        let (mem, dtype, len) = bufs.get(id)?;
         let mut bytes = self.rt.read(mem)?;
         bytes.truncate(len * dtype.size_bytes());
         Ok(bytes)
     }
 
     fn free(&self, id: BufferId) {
-        if let Ok(mut bufs) = self.buffers.lock() {
-            if let Some(slot) = bufs.get_mut(id.0) {
-                *slot = None;
-            }
-        }
+        self.buffers.remove(id);
     }
 
     fn copy(&self, src: BufferId, dst: BufferId, bytes: usize) -> Result<()> {
-        let bufs = self.buffers.lock().map_err(|_| poisoned())?;
-        let (s, _, _) = bufs
-            .get(src.0)
-            .and_then(Option::as_ref)
-            .ok_or_else(|| missing(src))?;
-        let (d, _, _) = bufs
-            .get(dst.0)
-            .and_then(Option::as_ref)
-            .ok_or_else(|| missing(dst))?;
+        let bufs = self.buffers.lock()?;
+        let (s, _, _) = bufs.get(src)?;
+        let (d, _, _) = bufs.get(dst)?;
         self.rt.copy(s, d, bytes)
     }
 
@@ -166,7 +139,7 @@ impl Backend for CudaBackend {
             return Ok(());
         }
         let compiled = self.compile(key, spec, num_warps)?;
-        let bufs = self.buffers.lock().map_err(|_| poisoned())?;
+        let bufs = self.buffers.lock()?;
         let mut kargs = Vec::with_capacity(compiled.ptx.params.len());
         for (p, param) in compiled.ptx.params.iter().enumerate() {
             let bad = || {
@@ -180,10 +153,7 @@ impl Backend for CudaBackend {
             };
             kargs.push(match (param, args.get(p)) {
                 (PtxParam::Buffer { .. }, Some(BoundArg::Buffer { id, offset, .. })) => {
-                    let (mem, dtype, _) = bufs
-                        .get(id.0)
-                        .and_then(Option::as_ref)
-                        .ok_or_else(|| missing(*id))?;
+                    let (mem, dtype, _) = bufs.get(*id)?;
                     KernelArg::U64(mem.address() + (*offset * dtype.size_bytes()) as u64)
                 }
                 (PtxParam::Word { dtype }, Some(BoundArg::Scalar(s))) => {

@@ -40,6 +40,7 @@ mod device;
 mod element;
 mod interp_device;
 mod kernel;
+mod slots;
 mod wgpu_device;
 
 pub use buffer::{Buffer, BufferView};

@@ -3,6 +3,7 @@
 
 use crate::buffer::BufferId;
 use crate::device::{Backend, BoundArg, DeviceKind};
+use crate::slots::Slots;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use tilewise_core::frontend::Specialized;
@@ -21,7 +22,7 @@ struct Compiled {
 
 pub(crate) struct WgpuBackend {
     ctx: WgpuContext,
-    buffers: Mutex<Vec<Option<(GpuBuffer, DType, usize)>>>,
+    buffers: Slots<(GpuBuffer, DType, usize)>,
     compiled: Mutex<HashMap<SpecKey, Arc<Compiled>>>,
 }
 
@@ -33,7 +34,7 @@ impl WgpuBackend {
     pub fn new(ctx: WgpuContext) -> Self {
         WgpuBackend {
             ctx,
-            buffers: Mutex::new(vec![]),
+            buffers: Slots::new("wgpu buffer"),
             compiled: Mutex::new(HashMap::new()),
         }
     }
@@ -88,47 +89,27 @@ impl Backend for WgpuBackend {
         let buf = self.ctx.create_buffer(bytes)?;
         // Fresh buffers read as zero, like the interpreter's.
         self.ctx.write_buffer(&buf, 0, &vec![0u8; bytes as usize])?;
-        let mut bufs = self.buffers.lock().map_err(|_| poisoned())?;
-        let slot = (buf, dtype, len);
-        if let Some(i) = bufs.iter().position(Option::is_none) {
-            bufs[i] = Some(slot);
-            Ok(BufferId(i))
-        } else {
-            bufs.push(Some(slot));
-            Ok(BufferId(bufs.len() - 1))
-        }
+        self.buffers.insert((buf, dtype, len))
     }
 
     fn write(&self, id: BufferId, bytes: &[u8]) -> Result<()> {
-        let bufs = self.buffers.lock().map_err(|_| poisoned())?;
-        let (buf, _, _) = bufs
-            .get(id.0)
-            .and_then(Option::as_ref)
-            .ok_or_else(|| missing(id))?;
+        let bufs = self.buffers.lock()?;
+        let (buf, _, _) = bufs.get(id)?;
         self.ctx.write_buffer(buf, 0, bytes)
     }
 
     fn read(&self, id: BufferId) -> Result<Vec<u8>> {
-        let bufs = self.buffers.lock().map_err(|_| poisoned())?;
-        let (buf, dtype, len) = bufs
-            .get(id.0)
-            .and_then(Option::as_ref)
-            .ok_or_else(|| missing(id))?;
+        let bufs = self.buffers.lock()?;
+        let (buf, dtype, len) = bufs.get(id)?;
         let mut bytes = self.ctx.read_buffer(buf)?;
         bytes.truncate(len * dtype.size_bytes());
         Ok(bytes)
     }
 
     fn copy(&self, src: BufferId, dst: BufferId, bytes: usize) -> Result<()> {
-        let bufs = self.buffers.lock().map_err(|_| poisoned())?;
-        let (s, _, _) = bufs
-            .get(src.0)
-            .and_then(Option::as_ref)
-            .ok_or_else(|| missing(src))?;
-        let (d, _, _) = bufs
-            .get(dst.0)
-            .and_then(Option::as_ref)
-            .ok_or_else(|| missing(dst))?;
+        let bufs = self.buffers.lock()?;
+        let (s, _, _) = bufs.get(src)?;
+        let (d, _, _) = bufs.get(dst)?;
         if bytes.is_multiple_of(16) && bytes > 0 {
             // A compute-shader copy (16 bytes a thread): the bandwidth a kernel can
             // reach. Drivers may run vkCmdCopyBuffer on a slower copy engine.
@@ -168,11 +149,7 @@ impl Backend for WgpuBackend {
     }
 
     fn free(&self, id: BufferId) {
-        if let Ok(mut bufs) = self.buffers.lock() {
-            if let Some(slot) = bufs.get_mut(id.0) {
-                *slot = None;
-            }
-        }
+        self.buffers.remove(id);
     }
 
     fn launch(
@@ -187,15 +164,12 @@ impl Backend for WgpuBackend {
             return Ok(());
         }
         let compiled = self.compile(key, spec, num_warps)?;
-        let bufs = self.buffers.lock().map_err(|_| poisoned())?;
+        let bufs = self.buffers.lock()?;
         let mut buffer_args = Vec::with_capacity(compiled.wgsl.buffer_params.len());
         for &p in &compiled.wgsl.buffer_params {
             match args.get(p) {
                 Some(BoundArg::Buffer { id, offset, len }) => {
-                    let (buf, dtype, _) = bufs
-                        .get(id.0)
-                        .and_then(Option::as_ref)
-                        .ok_or_else(|| missing(*id))?;
+                    let (buf, dtype, _) = bufs.get(*id)?;
                     let es = dtype.size_bytes() as u64;
                     buffer_args.push(BufferArg::range(buf, *offset as u64 * es, *len as u64 * es));
                 }
@@ -260,8 +234,4 @@ fn copy_layout() -> tilewise_wgsl::KernelLayout {
             scalar_bytes: 16,
         }),
     }
-}
-
-fn missing(id: BufferId) -> Diagnostic {
-    Diagnostic::internal(format!("wgpu buffer {} does not exist", id.0))
 }
