@@ -1,0 +1,176 @@
+//! The seed-pattern cases (`--suite seeds`): the masks of `examples/seeds/ch9_masks.py`
+//! (a causal mask, block-sparse skipping, ragged rows) at sizes that fill a GPU, kernels
+//! in `bench/kernels/seeds.py`. Each is bandwidth-bound; its reference is the copy, and
+//! its bytes count only what the pattern has to move (the lower triangle, the active
+//! blocks, the rows' own lengths).
+
+use super::{check, fail, kernel, time, Rng, Timing};
+use tilewise::{Device, Result};
+
+const SEEDS: &str = include_str!("../kernels/seeds.py");
+
+/// Elements per block of the block-sparse case.
+pub const SPARSE_BLOCK: usize = 1024;
+
+/// A measured seed case: its timing, nominal FLOPs, bytes moved and largest error.
+pub type SeedRun = (Timing, f64, f64, f64);
+
+/// Causal row softmax of a `rows x cols` f32 matrix: row `r` is the softmax of its
+/// columns `c <= r`, the others come out 0. Checked in float64 on sampled rows.
+pub fn causal(
+    dev: &Device,
+    reps: usize,
+    rng: &mut Rng,
+    name: &str,
+    rows: usize,
+    cols: usize,
+) -> Result<SeedRun> {
+    let kern = kernel(SEEDS, "seeds.py", "causal_softmax_bench_kernel")?;
+    let x = rng.vec(rows * cols);
+    let dx = dev.upload(&x)?;
+    let dout = dev.upload(&vec![f32::NAN; rows * cols])?;
+    let block = cols.next_power_of_two() as u32;
+    let mut launch = || {
+        kern.launch(dev, rows as u32)
+            .arg(&dout)
+            .arg(&dx)
+            .arg(cols as i32)
+            .arg(cols as i32)
+            .constexpr("BLOCK_SIZE", block)
+            .num_warps(4)
+            .run()
+    };
+    launch()?;
+    let got = dev.download::<f32>(&dout)?;
+    let mut samples = vec![];
+    // Sampled rows, plus the first row (a single unmasked element) and the last.
+    let mut sample_rows: Vec<usize> = (0..16.min(rows)).map(|_| rng.index(rows)).collect();
+    sample_rows.extend([0, rows - 1]);
+    for r in sample_rows {
+        let valid = (r + 1).min(cols);
+        let row = &x[r * cols..r * cols + valid];
+        let mx = row.iter().fold(f64::NEG_INFINITY, |m, &v| m.max(v as f64));
+        let sum: f64 = row.iter().map(|&v| (v as f64 - mx).exp()).sum();
+        for c in 0..cols {
+            let want = if c < valid {
+                (row[c] as f64 - mx).exp() / sum
+            } else {
+                0.0
+            };
+            samples.push((got[r * cols + c] as f64, want));
+        }
+    }
+    let err = check(name, samples.into_iter(), 1e-5)?;
+    drop(got);
+    // Read: the lower triangle (masked loads skip the rest); written: the whole matrix.
+    let read: f64 = (0..rows).map(|r| (r + 1).min(cols) as f64).sum();
+    let t = time(reps, dev, &mut launch)?;
+    Ok((
+        t,
+        super::SOFTMAX_FLOP_PER_ELEMENT * read,
+        4.0 * (read + (rows * cols) as f64),
+        err,
+    ))
+}
+
+/// `out = 2 x` over the active blocks (about half, at random) of `n` f32 in blocks of
+/// [`SPARSE_BLOCK`]; inactive blocks are skipped whole and must keep their NaN poison.
+/// Checked exactly on every element.
+pub fn block_sparse(
+    dev: &Device,
+    reps: usize,
+    rng: &mut Rng,
+    name: &str,
+    n: usize,
+) -> Result<SeedRun> {
+    let kern = kernel(SEEDS, "seeds.py", "block_sparse_scale_bench_kernel")?;
+    let blocks = n.div_ceil(SPARSE_BLOCK);
+    let mut flags: Vec<i32> = (0..blocks).map(|_| (rng.next() < 0.0) as i32).collect();
+    flags[0] = 1; // at least one active block, even at tiny sizes
+    if blocks > 1 {
+        flags[blocks - 1] = 0; // and one skipped
+    }
+    let x = rng.vec(n);
+    let (dx, dflags) = (dev.upload(&x)?, dev.upload(&flags)?);
+    let dout = dev.upload(&vec![f32::NAN; n])?;
+    let mut launch = || {
+        kern.launch(dev, blocks as u32)
+            .arg(&dx)
+            .arg(&dout)
+            .arg(&dflags)
+            .arg(n as i32)
+            .constexpr("BLOCK", SPARSE_BLOCK as u32)
+            .run()
+    };
+    launch()?;
+    let got = dev.download::<f32>(&dout)?;
+    for (i, (&g, &v)) in got.iter().zip(&x).enumerate() {
+        let active = flags[i / SPARSE_BLOCK] != 0;
+        if active && g != 2.0 * v {
+            return Err(fail(
+                name,
+                format!("element {i}: {g} where 2x is {}", 2.0 * v),
+            ));
+        }
+        if !active && !g.is_nan() {
+            return Err(fail(
+                name,
+                format!("element {i} of a skipped block was written ({g})"),
+            ));
+        }
+    }
+    drop(got);
+    let active: f64 = (0..blocks)
+        .filter(|&b| flags[b] != 0)
+        .map(|b| (SPARSE_BLOCK.min(n - b * SPARSE_BLOCK)) as f64)
+        .sum();
+    let t = time(reps, dev, &mut launch)?;
+    // Bytes of the active blocks (read and written) and of the flags.
+    Ok((t, active, 8.0 * active + 4.0 * blocks as f64, 0.0))
+}
+
+/// Row sums of a padded `rows x max_len` f32 matrix, each row summed over its own random
+/// length (1 to `max_len`); the padding is NaN, so a read past a row's length shows.
+/// Checked in float64 on every row.
+pub fn ragged(
+    dev: &Device,
+    reps: usize,
+    rng: &mut Rng,
+    name: &str,
+    rows: usize,
+    max_len: usize,
+) -> Result<SeedRun> {
+    let kern = kernel(SEEDS, "seeds.py", "ragged_row_sum_bench_kernel")?;
+    let lengths: Vec<i32> = (0..rows).map(|_| rng.index(max_len) as i32 + 1).collect();
+    let mut x = vec![f32::NAN; rows * max_len];
+    for (r, &len) in lengths.iter().enumerate() {
+        for v in &mut x[r * max_len..r * max_len + len as usize] {
+            *v = rng.next();
+        }
+    }
+    let (dx, dlen) = (dev.upload(&x)?, dev.upload(&lengths)?);
+    let dout = dev.upload(&vec![f32::NAN; rows])?;
+    let width = max_len.next_power_of_two() as u32;
+    let mut launch = || {
+        kern.launch(dev, rows as u32)
+            .arg(&dx)
+            .arg(&dlen)
+            .arg(&dout)
+            .arg(max_len as i32)
+            .constexpr("MAX_WIDTH", width)
+            .run()
+    };
+    launch()?;
+    let got = dev.download::<f32>(&dout)?;
+    let pairs: Vec<(f64, f64)> = (0..rows)
+        .map(|r| {
+            let row = &x[r * max_len..r * max_len + lengths[r] as usize];
+            (got[r] as f64, row.iter().map(|&v| v as f64).sum::<f64>())
+        })
+        .collect();
+    let err = check(name, pairs.into_iter(), 1e-5)?;
+    let valid: f64 = lengths.iter().map(|&l| l as f64).sum();
+    let t = time(reps, dev, &mut launch)?;
+    // The rows' own elements, the lengths and the sums.
+    Ok((t, valid, 4.0 * valid + 8.0 * rows as f64, err))
+}
