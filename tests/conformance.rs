@@ -1072,3 +1072,46 @@ fn false_hints_never_misalign_wide_accesses() {
         tf32: false,
     });
 }
+
+#[test]
+fn gpu_timers_time_queued_work() {
+    // `time_on_device` runs the work and, where the executor has GPU timers (CUDA
+    // events, wgpu timestamp queries), returns a positive device time.
+    let n = 1 << 16;
+    let mut r = Rng(43);
+    let x = r.f32s(n);
+    let mut devices = vec![Device::interpreter()];
+    devices.extend(wgpu_device());
+    devices.extend(cuda_device());
+    for dev in devices {
+        let module = Module::parse("vector_add.py", VECTOR_ADD).unwrap();
+        let k = module.kernel("add_kernel").unwrap();
+        let xb = dev.upload(&x).unwrap();
+        let out = dev.upload(&vec![f32::NAN; n]).unwrap();
+        let time = dev
+            .time_on_device(|| {
+                for _ in 0..3 {
+                    k.launch(&dev, (n as u32).div_ceil(1024))
+                        .arg(&xb)
+                        .arg(&xb)
+                        .arg(&out)
+                        .arg(n as i32)
+                        .constexpr("BLOCK_SIZE", 1024)
+                        .run()?;
+                }
+                Ok(())
+            })
+            .unwrap_or_else(|e| panic!("{}: {e}", dev.name()));
+        match (dev.kind(), time) {
+            (tilewise::DeviceKind::Interpreter, t) => assert!(t.is_none()),
+            (_, Some(t)) => assert!(t > 0.0 && t < 10.0, "{}: {t} s", dev.name()),
+            (_, None) => eprintln!("{}: no GPU timers (host timing)", dev.name()),
+        }
+        let got = dev.download::<f32>(&out).unwrap();
+        assert!(
+            got.iter().zip(&x).all(|(g, v)| *g == v + v),
+            "{}",
+            dev.name()
+        );
+    }
+}

@@ -154,6 +154,8 @@ pub struct WgpuContext {
     caps: Capabilities,
     pub(crate) pipelines: PipelineCache,
     pub(crate) batch: Mutex<Batch>,
+    /// The open timed region ([`WgpuContext::begin_timer`]), if any.
+    pub(crate) timer: Mutex<Option<crate::timing::Timer>>,
     /// Errors wgpu raised out of band, reported at the next synchronization.
     pub(crate) uncaptured: Arc<Mutex<Vec<String>>>,
 }
@@ -334,6 +336,7 @@ impl WgpuContext {
                         caps,
                         pipelines: PipelineCache::default(),
                         batch: Mutex::new(Batch::default()),
+                        timer: Mutex::new(None),
                         uncaptured,
                     });
                 }
