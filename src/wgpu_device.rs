@@ -201,14 +201,6 @@ impl Backend for WgpuBackend {
     fn synchronize(&self) -> Result<()> {
         self.ctx.synchronize()
     }
-
-    fn timer_begin(&self) -> Result<bool> {
-        self.ctx.begin_timer()
-    }
-
-    fn timer_end(&self) -> Result<Option<f64>> {
-        Ok(self.ctx.end_timer()?.map(|ns| ns * 1e-9))
-    }
 }
 
 /// The copy kernel behind [`Backend::copy`]: one 16-byte word a thread.

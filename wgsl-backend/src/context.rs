@@ -154,8 +154,6 @@ pub struct WgpuContext {
     caps: Capabilities,
     pub(crate) pipelines: PipelineCache,
     pub(crate) batch: Mutex<Batch>,
-    /// The open timed region ([`WgpuContext::begin_timer`]), if any.
-    pub(crate) timer: Mutex<Option<crate::timing::Timer>>,
     /// Errors wgpu raised out of band, reported at the next synchronization.
     pub(crate) uncaptured: Arc<Mutex<Vec<String>>>,
 }
@@ -336,7 +334,6 @@ impl WgpuContext {
                         caps,
                         pipelines: PipelineCache::default(),
                         batch: Mutex::new(Batch::default()),
-                        timer: Mutex::new(None),
                         uncaptured,
                     });
                 }

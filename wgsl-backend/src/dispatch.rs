@@ -180,29 +180,9 @@ impl WgpuContext {
         self.batch.lock().map(|b| b.launches).unwrap_or(0)
     }
 
-    /// Records `launch` into the pending batch (with timestamps while a timed region
-    /// is open: see [`WgpuContext::begin_timer`]).
+    /// Records `launch` into the pending batch.
     pub fn launch(&self, launch: &Launch<'_>) -> Result<()> {
-        let mut timer = self
-            .timer
-            .lock()
-            .map_err(|_| Diagnostic::internal("the wgpu timer lock is poisoned"))?;
-        match timer.as_mut() {
-            None => {
-                drop(timer);
-                self.record(launch, None)
-            }
-            Some(t) => {
-                let first = !t.started;
-                t.started = true;
-                let writes = wgpu::ComputePassTimestampWrites {
-                    query_set: &t.queries,
-                    beginning_of_pass_write_index: first.then_some(0),
-                    end_of_pass_write_index: Some(1),
-                };
-                self.record(launch, Some(writes))
-            }
-        }
+        self.record(launch, None)
     }
 
     fn bind(&self, launch: &Launch<'_>, i: usize, arg: &BufferArg<'_>) -> Result<Bound> {

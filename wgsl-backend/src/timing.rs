@@ -6,10 +6,8 @@
 //! queries, reads them back and converts ticks to nanoseconds with
 //! `queue.get_timestamp_period()`. The figure is device time only: no submission,
 //! launch-recording or host overhead. Work already pending is submitted first so it
-//! is not counted. [`WgpuContext::begin_timer`] / [`WgpuContext::end_timer`] do the
-//! same around whatever is launched in between (the facade's `Device::time_on_device`).
-//! Without `TIMESTAMP_QUERY` the result is `Ok(None)` and the harness falls back to
-//! host timing around [`WgpuContext::synchronize`].
+//! is not counted. Without `TIMESTAMP_QUERY` the result is `Ok(None)` and the harness
+//! falls back to host timing around [`WgpuContext::synchronize`].
 
 use std::sync::mpsc;
 
@@ -17,14 +15,6 @@ use tilewise_core::{Diagnostic, ErrorKind, Result};
 
 use crate::context::WgpuContext;
 use crate::dispatch::Launch;
-
-/// An open timed region: the first pass recorded in it writes timestamp 0 at its
-/// beginning, every pass writes timestamp 1 at its end (the last one recorded wins).
-#[derive(Debug)]
-pub(crate) struct Timer {
-    pub(crate) queries: wgpu::QuerySet,
-    pub(crate) started: bool,
-}
 
 /// Device time of a sequence of launches.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -43,49 +33,23 @@ impl GpuTiming {
 }
 
 impl WgpuContext {
-    /// Opens a timed region: launches recorded until [`WgpuContext::end_timer`] are
-    /// timed on the GPU. `false` (and nothing opened) without `TIMESTAMP_QUERY`.
-    pub fn begin_timer(&self) -> Result<bool> {
-        if !self.capabilities().timestamps {
-            return Ok(false);
+    /// Runs `launches` in order and returns their device time, or `None` when the
+    /// device has no timestamp queries. Waits for the launches to finish.
+    pub fn time_launches(&self, launches: &[Launch<'_>]) -> Result<Option<GpuTiming>> {
+        // A launch with an empty grid records no pass to carry a timestamp.
+        let launches: Vec<&Launch<'_>> = launches
+            .iter()
+            .filter(|l| !l.workgroups.contains(&0))
+            .collect();
+        if !self.capabilities().timestamps || launches.is_empty() {
+            return Ok(None);
         }
-        // Work already pending is submitted first so it is not counted.
         self.flush()?;
-        let queries = self.device.create_query_set(&wgpu::QuerySetDescriptor {
-            label: Some("tilewise timer"),
+        let query_set = self.device.create_query_set(&wgpu::QuerySetDescriptor {
+            label: Some("tilewise timestamps"),
             ty: wgpu::QueryType::Timestamp,
             count: 2,
         });
-        *self
-            .timer
-            .lock()
-            .map_err(|_| Diagnostic::internal("the wgpu timer lock is poisoned"))? = Some(Timer {
-            queries,
-            started: false,
-        });
-        Ok(true)
-    }
-
-    /// Closes the timed region, waits for its work and returns the GPU time from the
-    /// beginning of its first pass to the end of its last, in nanoseconds (`None` when
-    /// no region was open or it recorded no pass).
-    pub fn end_timer(&self) -> Result<Option<f64>> {
-        let timer = self
-            .timer
-            .lock()
-            .map_err(|_| Diagnostic::internal("the wgpu timer lock is poisoned"))?
-            .take();
-        let Some(timer) = timer.filter(|t| t.started) else {
-            self.synchronize()?;
-            return Ok(None);
-        };
-        let ticks = self.resolve_timestamps(&timer.queries)?;
-        let period = self.queue.get_timestamp_period() as f64;
-        Ok(Some(ticks[1].wrapping_sub(ticks[0]) as f64 * period))
-    }
-
-    /// Resolves the two timestamps of `queries` after the pending work and reads them.
-    fn resolve_timestamps(&self, queries: &wgpu::QuerySet) -> Result<Vec<u64>> {
         let resolve = self.device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("tilewise timestamp resolve"),
             size: 16,
@@ -98,10 +62,19 @@ impl WgpuContext {
             usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         });
+        let last = launches.len() - 1;
+        for (i, launch) in launches.iter().enumerate() {
+            let writes = (i == 0 || i == last).then(|| wgpu::ComputePassTimestampWrites {
+                query_set: &query_set,
+                beginning_of_pass_write_index: (i == 0).then_some(0),
+                end_of_pass_write_index: (i == last).then_some(1),
+            });
+            self.record(launch, writes)?;
+        }
         {
             let mut batch = self.lock_batch()?;
             let encoder = batch.encoder(&self.device);
-            encoder.resolve_query_set(queries, 0..2, &resolve, 0);
+            encoder.resolve_query_set(&query_set, 0..2, &resolve, 0);
             encoder.copy_buffer_to_buffer(&resolve, 0, &readback, 0, 16);
         }
         self.flush()?;
@@ -126,36 +99,6 @@ impl WgpuContext {
             bytemuck::pod_collect_to_vec(&view)
         };
         readback.unmap();
-        Ok(ticks)
-    }
-
-    /// Runs `launches` in order and returns their device time, or `None` when the
-    /// device has no timestamp queries. Waits for the launches to finish.
-    pub fn time_launches(&self, launches: &[Launch<'_>]) -> Result<Option<GpuTiming>> {
-        // A launch with an empty grid records no pass to carry a timestamp.
-        let launches: Vec<&Launch<'_>> = launches
-            .iter()
-            .filter(|l| !l.workgroups.contains(&0))
-            .collect();
-        if !self.capabilities().timestamps || launches.is_empty() {
-            return Ok(None);
-        }
-        self.flush()?;
-        let query_set = self.device.create_query_set(&wgpu::QuerySetDescriptor {
-            label: Some("tilewise timestamps"),
-            ty: wgpu::QueryType::Timestamp,
-            count: 2,
-        });
-        let last = launches.len() - 1;
-        for (i, launch) in launches.iter().enumerate() {
-            let writes = (i == 0 || i == last).then(|| wgpu::ComputePassTimestampWrites {
-                query_set: &query_set,
-                beginning_of_pass_write_index: (i == 0).then_some(0),
-                end_of_pass_write_index: (i == last).then_some(1),
-            });
-            self.record(launch, writes)?;
-        }
-        let ticks = self.resolve_timestamps(&query_set)?;
         let period = self.queue.get_timestamp_period() as f64;
         let total_ns = ticks[1].wrapping_sub(ticks[0]) as f64 * period;
         Ok(Some(GpuTiming {
