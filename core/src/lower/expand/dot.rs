@@ -12,8 +12,8 @@
 //! The tensor-core form ([`ExpandOptions::mma`](super::ExpandOptions), PTX): f16/bf16
 //! inputs (and f32 inputs at tf32 precision) with f32 accumulators, in the `mma.sync`
 //! accumulator layout ([`LinearLayout::mma_accumulator`]). `a` is staged row-major with
-//! rows padded by 16 bytes, so that each lane's fragment pair is one aligned 32-bit
-//! shared load and the 32 lanes of a fragment load hit 32 different banks. `b` is staged
+//! rows padded by 16 bytes and read with `ldmatrix.x4` (16-bit inputs: the four
+//! registers of a 16x16 tile) or with aligned 32-bit loads (tf32), conflict-free. `b` is staged
 //! row-major with rows padded by 8 elements and read with `ldmatrix.trans` (16-bit
 //! inputs: one instruction for the fragments of two 16x8 tiles) or with conflict-free
 //! scalar loads (tf32). Staging stores are 16 bytes wide where the operand's layout has
@@ -333,13 +333,28 @@ impl Expander<'_> {
             let wsh = bin(x, BinaryOp::Shr, warp, sh);
             let mask_m = c(x, warps_m as i64 - 1);
             let warp_m = bin(x, BinaryOp::And, wsh, mask_m);
-            // A: row (warp row + g), column t * pack.
+            // A: tf32: row (warp row + g), column t; 16-bit: the `ldmatrix` row lane
+            // `8i + r` points at, row r + 8 (i & 1), column 8 (i >> 1).
             let s = c(x, wm as i64);
             let row0 = bin(x, BinaryOp::Mul, warp_m, s);
-            let row = bin(x, BinaryOp::Add, row0, g);
+            let (row, col) = if pack == 1 {
+                (bin(x, BinaryOp::Add, row0, g), tp)
+            } else {
+                let (three, seven, one, eight) = (c(x, 3), c(x, 7), c(x, 1), c(x, 8));
+                let i = bin(x, BinaryOp::Shr, lane, three);
+                let r = bin(x, BinaryOp::And, lane, seven);
+                let i_lo = bin(x, BinaryOp::And, i, one);
+                let i_hi = bin(x, BinaryOp::Shr, i, one);
+                let r8 = bin(x, BinaryOp::Mul, i_lo, eight);
+                let rr = bin(x, BinaryOp::Add, r, r8);
+                (
+                    bin(x, BinaryOp::Add, row0, rr),
+                    bin(x, BinaryOp::Mul, i_hi, eight),
+                )
+            };
             let st = c(x, sa_stride as i64);
             let off = bin(x, BinaryOp::Mul, row, st);
-            let ab = bin(x, BinaryOp::Add, off, tp);
+            let ab = bin(x, BinaryOp::Add, off, col);
             // B (row-major, K x N): the column of the warp's tile, then per lane
             // tf32: row t, column g; 16-bit: the `ldmatrix` row lane `8i + r` points
             // at, row r + 8 (i & 1), column 8 (i >> 1).
@@ -381,13 +396,28 @@ impl Expander<'_> {
         for kk in (0..k).step_by(fk as usize) {
             let mut a_frags = vec![];
             for mi in 0..tiles_m {
-                let regs: Vec<Reg> = (0..4)
-                    .map(|i| {
-                        let (r0, c0) = kind.a_coord(0, i, 0);
-                        let off = (mi * fm + r0) * sa_stride + kk + c0;
-                        load(self, arr_a, a_base, off)
-                    })
-                    .collect();
+                let regs: Vec<Reg> = if pack == 1 {
+                    (0..4)
+                        .map(|i| {
+                            let (r0, c0) = kind.a_coord(0, i, 0);
+                            let off = (mi * fm + r0) * sa_stride + kk + c0;
+                            load(self, arr_a, a_base, off)
+                        })
+                        .collect()
+                } else {
+                    // One `ldmatrix.x4` gives the four A registers of a 16x16 tile:
+                    // matrices (rows 0-7 | 8-15) x (columns 0-7 | 8-15), in a0..a3 order.
+                    let o = self.int_const(DType::I32, (mi * fm * sa_stride + kk) as i64);
+                    let index = self.assign(DType::I32, Expr::Binary(BinaryOp::Add, a_base, o));
+                    let dst: Vec<Reg> = (0..4).map(|_| self.new_reg_ty(frag_ty)).collect();
+                    self.emit(Stmt::LdMatrix {
+                        dst: dst.clone(),
+                        arr: arr_a,
+                        index,
+                        trans: false,
+                    });
+                    dst
+                };
                 a_frags.push(regs);
             }
             let mut b_frags = vec![];
