@@ -385,22 +385,38 @@ impl LinearLayout {
         if dst.num_warps() != self.num_warps() || dst.warp_size() != self.warp_size() {
             return None;
         }
-        // Where each coordinate lives in `self`, per (lane, warp): the register.
-        let mut holder: HashMap<(Coord, u32, u32), u32> = HashMap::new();
-        for w in 0..self.num_warps() {
-            for l in 0..self.warp_size() {
-                for r in 0..self.num_regs() {
-                    holder.entry((self.apply(r, l, w), l, w)).or_insert(r);
-                }
-            }
+        // The layout is linear: thread (l, w) holds in register r the coordinate
+        // apply(r, 0, 0) ^ apply(0, l, w). So the register holding `need` in that thread
+        // is the first r whose register part is need ^ apply(0, l, w): one table of the
+        // register parts serves every thread.
+        let mut holder: HashMap<Coord, u32> = HashMap::with_capacity(self.num_regs() as usize);
+        for r in 0..self.num_regs() {
+            holder.entry(self.apply(r, 0, 0)).or_insert(r);
         }
+        let thread_parts: Vec<Coord> = (0..self.num_warps())
+            .flat_map(|w| (0..self.warp_size()).map(move |l| (l, w)))
+            .map(|(l, w)| self.apply(0, l, w))
+            .collect();
+        // `dst`'s coordinates split the same way.
+        let dst_threads: Vec<Coord> = (0..dst.num_warps())
+            .flat_map(|w| (0..dst.warp_size()).map(move |l| (l, w)))
+            .map(|(l, w)| dst.apply(0, l, w))
+            .collect();
         let mut map = Vec::with_capacity(dst.num_regs() as usize);
         for r in 0..dst.num_regs() {
+            let reg_part = dst.apply(r, 0, 0);
             let mut chosen: Option<u32> = None;
             for w in 0..dst.num_warps() {
                 for l in 0..dst.warp_size() {
-                    let need = project(&dst.apply(r, l, w));
-                    let src = *holder.get(&(need, l, w))?;
+                    let mut coord = reg_part.clone();
+                    xor_into(&mut coord, &dst_threads[(w * dst.warp_size() + l) as usize]);
+                    let mut need = project(&coord);
+                    let part = &thread_parts[(w * self.warp_size() + l) as usize];
+                    if need.len() != part.len() {
+                        return None;
+                    }
+                    xor_into(&mut need, part);
+                    let src = *holder.get(&need)?;
                     match chosen {
                         None => chosen = Some(src),
                         Some(c) if c == src => {}
