@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use tilewise_core::frontend::Specialized;
 use tilewise_core::ir::DType;
 use tilewise_core::launch::{Grid, SpecKey};
-use tilewise_core::lower::expand::{expand, ExpandOptions};
+use tilewise_core::lower::{expand::ExpandOptions, to_thread_ir};
 use tilewise_core::{Diagnostic, ErrorKind, Result};
 use tilewise_cuda::{
     encode_scalar, print_ptx, CudaRuntime, DeviceMemory, Event, KernelArg, LoadedFunction,
@@ -64,15 +64,7 @@ impl CudaBackend {
         if let Some(c) = self.compiled.lock().map_err(|_| poisoned())?.get(&key) {
             return Ok(c.clone());
         }
-        let lowered = tilewise_core::lower::prepare(&spec.kernel, DType::I32)?;
-        let options = ExpandOptions {
-            num_warps,
-            warp_size: 32,
-            backend: "PTX",
-            mma: true,
-            vector_bytes: 16,
-        };
-        let thread = expand(&lowered, &options)?;
+        let thread = to_thread_ir(&spec.kernel, &ExpandOptions::ptx(num_warps))?;
         let ptx = print_ptx(&thread, self.target)?;
         let function = self.rt.load_module(&ptx.source, &ptx.entry)?;
         if ptx.shared_bytes > 48 * 1024 {

@@ -10,7 +10,7 @@ use tilewise_core::frontend::Specialized;
 use tilewise_core::interp::{self, HostBuffer, Options, RtArg};
 use tilewise_core::ir::DType;
 use tilewise_core::launch::{Grid, SpecKey};
-use tilewise_core::lower::expand::{expand, ExpandOptions};
+use tilewise_core::lower::{expand::ExpandOptions, to_thread_ir};
 use tilewise_core::thread_ir::sim::simulate;
 use tilewise_core::thread_ir::ThreadKernel;
 use tilewise_core::{Diagnostic, Result};
@@ -59,15 +59,17 @@ impl InterpreterBackend {
         if let Some(k) = self.lowered.lock().ok().and_then(|m| m.get(key).cloned()) {
             return Ok(k);
         }
-        let k = tilewise_core::lower::prepare(&spec.kernel, DType::I32)?;
+        // The lowering of the backend simulated, named as the simulator in errors.
+        let base = if self.mma {
+            ExpandOptions::ptx(num_warps)
+        } else {
+            ExpandOptions::wgsl(num_warps)
+        };
         let options = ExpandOptions {
             backend: "simulated GPU",
-            num_warps,
-            mma: self.mma,
-            vector_bytes: if self.mma { 16 } else { 0 },
-            ..ExpandOptions::default()
+            ..base
         };
-        let k = Arc::new(expand(&k, &options)?);
+        let k = Arc::new(to_thread_ir(&spec.kernel, &options)?);
         if let Ok(mut m) = self.lowered.lock() {
             m.insert(key.clone(), k.clone());
         }

@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex};
 use tilewise_core::frontend::{self, Signature, Specialized};
 use tilewise_core::ir::DType;
 use tilewise_core::launch::{ArgSpec, ConstValue, Grid, ScalarValue, SpecKey};
+use tilewise_core::lower::expand::ExpandOptions;
 use tilewise_core::{ir, Diagnostic, ErrorKind, Result};
 
 /// A parsed source file.
@@ -195,19 +196,18 @@ impl Compiled {
         &self.spec.kernel
     }
 
-    /// The Thread IR the GPU backends start from (after the shared lowering, with
-    /// `num_warps = 4`), in its text form.
+    /// The Thread IR of the shared lowering as the WGSL backend runs it (scalar
+    /// accesses, FMA dot; `num_warps = 4`), in its text form.
     pub fn thread_ir_text(&self) -> Result<String> {
         Ok(tilewise_core::thread_ir::print(&self.thread_ir("text")?))
     }
 
     fn thread_ir(&self, backend: &'static str) -> Result<tilewise_core::thread_ir::ThreadKernel> {
-        let k = tilewise_core::lower::prepare(&self.spec.kernel, DType::I32)?;
-        let options = tilewise_core::lower::expand::ExpandOptions {
+        let options = ExpandOptions {
             backend,
-            ..Default::default()
+            ..ExpandOptions::wgsl(4)
         };
-        tilewise_core::lower::expand::expand(&k, &options)
+        tilewise_core::lower::to_thread_ir(&self.spec.kernel, &options)
     }
 
     /// The WGSL the WGSL backend generates for this specialization, for a device with
@@ -232,15 +232,8 @@ impl Compiled {
         target: tilewise_cuda::PtxTarget,
         num_warps: u32,
     ) -> Result<tilewise_cuda::PtxKernel> {
-        let k = tilewise_core::lower::prepare(&self.spec.kernel, DType::I32)?;
-        let options = tilewise_core::lower::expand::ExpandOptions {
-            num_warps,
-            warp_size: 32,
-            backend: "PTX",
-            mma: true,
-            vector_bytes: 16,
-        };
-        let thread = tilewise_core::lower::expand::expand(&k, &options)?;
+        let thread =
+            tilewise_core::lower::to_thread_ir(&self.spec.kernel, &ExpandOptions::ptx(num_warps))?;
         tilewise_cuda::print_ptx(&thread, target)
     }
 

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use tilewise_core::frontend::Specialized;
 use tilewise_core::ir::DType;
 use tilewise_core::launch::{Grid, ScalarValue, SpecKey};
-use tilewise_core::lower::expand::{expand, ExpandOptions};
+use tilewise_core::lower::{expand::ExpandOptions, to_thread_ir};
 use tilewise_core::{Diagnostic, ErrorKind, Result};
 use tilewise_wgsl::{
     print_wgsl, BufferArg, GpuBuffer, KernelPipeline, KernelSpec, Launch, WgpuContext, WgslKernel,
@@ -48,15 +48,7 @@ impl WgpuBackend {
         if let Some(c) = self.compiled.lock().map_err(|_| poisoned())?.get(key) {
             return Ok(c.clone());
         }
-        let lowered = tilewise_core::lower::prepare(&spec.kernel, DType::I32)?;
-        let options = ExpandOptions {
-            num_warps,
-            warp_size: 32,
-            backend: "WGSL",
-            mma: false,
-            vector_bytes: 0,
-        };
-        let thread = expand(&lowered, &options)?;
+        let thread = to_thread_ir(&spec.kernel, &ExpandOptions::wgsl(num_warps))?;
         let wgsl = print_wgsl(&thread, self.ctx.capabilities())?;
         let pipeline = self.ctx.pipeline(&KernelSpec {
             key: &key.0,

@@ -46,6 +46,15 @@ enum H {
     S(Arg),
 }
 
+/// The scalar arguments of the matmul kernels for contiguous row-major operands: M, N,
+/// K, then the (row, column) strides of A (`m x k`), B (`k x n`) and C (`m x n`).
+fn matmul_dims(m: usize, n: usize, k: usize) -> Vec<H> {
+    [m, n, k, k.max(1), 1, n, 1, n, 1]
+        .iter()
+        .map(|&v| s(v as i32))
+        .collect()
+}
+
 fn poison_f32(n: usize) -> H {
     H::F32(vec![f32::NAN; n])
 }
@@ -340,20 +349,15 @@ fn block_pointer_matmul_f32() {
         src: MATMUL_BP,
         kernel: "matmul_block_ptr_kernel",
         grid: [(m as u32).div_ceil(32), (n as u32).div_ceil(32), 1],
-        args: vec![
-            H::F32(r.f32s(m * k)),
-            H::F32(r.f32s(k * n)),
-            poison_f32(m * n),
-            s(m as i32),
-            s(n as i32),
-            s(k as i32),
-            s(k as i32),
-            s(1i32),
-            s(n as i32),
-            s(1i32),
-            s(n as i32),
-            s(1i32),
-        ],
+        args: [
+            vec![
+                H::F32(r.f32s(m * k)),
+                H::F32(r.f32s(k * n)),
+                poison_f32(m * n),
+            ],
+            matmul_dims(m, n, k),
+        ]
+        .concat(),
         constexprs: vec![("BLOCK_M", c(32)), ("BLOCK_N", c(32)), ("BLOCK_K", c(16))],
         tol: 1e-5,
         tf32: true,
@@ -371,20 +375,15 @@ fn grouped_matmul_f16_inputs() {
         src: MATMUL,
         kernel: "matmul_kernel",
         grid: [grid, 1, 1],
-        args: vec![
-            h(r.f32s(m * k)),
-            h(r.f32s(k * n)),
-            H::F16(vec![f16::NAN; m * n]),
-            s(m as i32),
-            s(n as i32),
-            s(k as i32),
-            s(k as i32),
-            s(1i32),
-            s(n as i32),
-            s(1i32),
-            s(n as i32),
-            s(1i32),
-        ],
+        args: [
+            vec![
+                h(r.f32s(m * k)),
+                h(r.f32s(k * n)),
+                H::F16(vec![f16::NAN; m * n]),
+            ],
+            matmul_dims(m, n, k),
+        ]
+        .concat(),
         constexprs: vec![
             ("BLOCK_SIZE_M", c(16)),
             ("BLOCK_SIZE_N", c(16)),
@@ -404,22 +403,7 @@ fn tensor_core_tiles_bf16_and_tf32() {
     let (m, n, k) = (100, 72, 80);
     let hb = |v: Vec<f32>| H::BF16(v.into_iter().map(bf16::from_f32).collect());
     let grid = (m as u32).div_ceil(64) * (n as u32).div_ceil(32);
-    let args = |a: H, b: H, c: H| {
-        vec![
-            a,
-            b,
-            c,
-            s(m as i32),
-            s(n as i32),
-            s(k as i32),
-            s(k as i32),
-            s(1i32),
-            s(n as i32),
-            s(1i32),
-            s(n as i32),
-            s(1i32),
-        ]
-    };
+    let args = |a: H, b: H, c: H| [vec![a, b, c], matmul_dims(m, n, k)].concat();
     let constexprs = vec![
         ("BLOCK_SIZE_M", c(64)),
         ("BLOCK_SIZE_N", c(32)),
@@ -468,20 +452,15 @@ fn pipelined_loads_past_the_last_iteration_touch_nothing() {
             src: MATMUL,
             kernel: "matmul_kernel",
             grid: [(m as u32).div_ceil(32) * (n as u32).div_ceil(16), 1, 1],
-            args: vec![
-                H::F32(r.f32s(m * k)),
-                H::F32(r.f32s(k * n)),
-                poison_f32(m * n),
-                s(m as i32),
-                s(n as i32),
-                s(k as i32),
-                s(k.max(1) as i32),
-                s(1i32),
-                s(n as i32),
-                s(1i32),
-                s(n as i32),
-                s(1i32),
-            ],
+            args: [
+                vec![
+                    H::F32(r.f32s(m * k)),
+                    H::F32(r.f32s(k * n)),
+                    poison_f32(m * n),
+                ],
+                matmul_dims(m, n, k),
+            ]
+            .concat(),
             constexprs: vec![
                 ("BLOCK_SIZE_M", c(32)),
                 ("BLOCK_SIZE_N", c(16)),

@@ -29,3 +29,13 @@ pub fn prepare(kernel: &Kernel, index: DType) -> Result<Kernel> {
     let k = simplify::simplify(&k)?;
     pipeline::pipeline_dot_loads(&k)
 }
+
+/// The whole shared lowering of a GPU backend: [`prepare`] with 32-bit indices (every
+/// GPU backend addresses in i32), then [`expand::expand`] with `options`.
+pub fn to_thread_ir(
+    kernel: &Kernel,
+    options: &expand::ExpandOptions,
+) -> Result<crate::thread_ir::ThreadKernel> {
+    let k = prepare(kernel, DType::I32)?;
+    expand::expand(&k, options)
+}

@@ -337,20 +337,23 @@ impl Expander<'_> {
             // `8i + r` points at, row r + 8 (i & 1), column 8 (i >> 1).
             let s = c(x, wm as i64);
             let row0 = bin(x, BinaryOp::Mul, warp_m, s);
-            let (row, col) = if pack == 1 {
-                (bin(x, BinaryOp::Add, row0, g), tp)
-            } else {
+            // The row and column lane `8i + r` points an `ldmatrix.x4` at, relative to
+            // a 16x16 tile: row r + 8 (i & 1), column 8 (i >> 1).
+            let ldmatrix_row = |x: &mut Self| -> (Reg, Reg) {
                 let (three, seven, one, eight) = (c(x, 3), c(x, 7), c(x, 1), c(x, 8));
                 let i = bin(x, BinaryOp::Shr, lane, three);
                 let r = bin(x, BinaryOp::And, lane, seven);
                 let i_lo = bin(x, BinaryOp::And, i, one);
                 let i_hi = bin(x, BinaryOp::Shr, i, one);
                 let r8 = bin(x, BinaryOp::Mul, i_lo, eight);
-                let rr = bin(x, BinaryOp::Add, r, r8);
-                (
-                    bin(x, BinaryOp::Add, row0, rr),
-                    bin(x, BinaryOp::Mul, i_hi, eight),
-                )
+                let row = bin(x, BinaryOp::Add, r, r8);
+                (row, bin(x, BinaryOp::Mul, i_hi, eight))
+            };
+            let (row, col) = if pack == 1 {
+                (bin(x, BinaryOp::Add, row0, g), tp)
+            } else {
+                let (r, c) = ldmatrix_row(x);
+                (bin(x, BinaryOp::Add, row0, r), c)
             };
             let st = c(x, sa_stride as i64);
             let off = bin(x, BinaryOp::Mul, row, st);
@@ -363,15 +366,8 @@ impl Expander<'_> {
             let (row, col) = if pack == 1 {
                 (t, bin(x, BinaryOp::Add, col0, g))
             } else {
-                let (three, seven, one, eight) = (c(x, 3), c(x, 7), c(x, 1), c(x, 8));
-                let i = bin(x, BinaryOp::Shr, lane, three);
-                let r = bin(x, BinaryOp::And, lane, seven);
-                let i_lo = bin(x, BinaryOp::And, i, one);
-                let i_hi = bin(x, BinaryOp::Shr, i, one);
-                let r8 = bin(x, BinaryOp::Mul, i_lo, eight);
-                let row = bin(x, BinaryOp::Add, r, r8);
-                let c8 = bin(x, BinaryOp::Mul, i_hi, eight);
-                (row, bin(x, BinaryOp::Add, col0, c8))
+                let (r, c) = ldmatrix_row(x);
+                (r, bin(x, BinaryOp::Add, col0, c))
             };
             let st = c(x, sb_stride as i64);
             let off = bin(x, BinaryOp::Mul, row, st);

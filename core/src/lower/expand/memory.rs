@@ -188,18 +188,28 @@ impl Expander<'_> {
         let (layout, regs) = self.align(&dists)?;
         let n = layout.as_ref().map(|l| l.num_regs() as usize).unwrap_or(1);
         let mut out = Vec::with_capacity(n);
+        // The load of register `i`: a masked-off lane without `other` reads zero. With a
+        // vector destination it loads the run starting at `i`.
+        let mi = mask.is_some() as usize;
+        let load_of = |x: &mut Self, i: usize| -> Expr {
+            let m = mask.as_ref().map(|_| regs[1][i]);
+            let o = other.as_ref().map(|_| regs[1 + mi][i]);
+            let other = match (m, o) {
+                (Some(_), None) => Some(x.zero_of(dtype)),
+                (_, o) => o,
+            };
+            Expr::Load {
+                buf: root,
+                index: regs[0][i],
+                mask: m,
+                other,
+            }
+        };
         let uniform = [mask_v, other_v];
         let width = self.vector_width(ptr, &uniform, layout.as_ref(), dtype, true);
         let proven = self.vector_width(ptr, &uniform, layout.as_ref(), dtype, false);
         if width > 1 {
-            let mi = mask.is_some() as usize;
             for first in (0..n).step_by(width) {
-                let m = mask.as_ref().map(|_| regs[1][first]);
-                let o = other.as_ref().map(|_| regs[1 + mi][first]);
-                let o = match (m, o) {
-                    (Some(_), None) => Some(self.zero_of(dtype)),
-                    (_, o) => o,
-                };
                 let group: Vec<Reg> = (0..width).map(|_| self.new_reg(dtype)).collect();
                 // Hints are promises: a wide access that relies on one checks it first
                 // and falls back to one access an element.
@@ -210,15 +220,8 @@ impl Expander<'_> {
                     dtype,
                     lanes: width as u8,
                 });
-                self.emit(Stmt::Assign {
-                    dst: vector,
-                    expr: Expr::Load {
-                        buf: root,
-                        index: regs[0][first],
-                        mask: m,
-                        other: o,
-                    },
-                });
+                let expr = load_of(self, first);
+                self.emit(Stmt::Assign { dst: vector, expr });
                 for (lane, &dst) in group.iter().enumerate() {
                     self.emit(Stmt::Assign {
                         dst,
@@ -239,22 +242,8 @@ impl Expander<'_> {
                     Some(ok) => {
                         self.open();
                         for (j, &dst) in group.iter().enumerate() {
-                            let i = first + j;
-                            let m = mask.as_ref().map(|_| regs[1][i]);
-                            let o = other.as_ref().map(|_| regs[1 + mi][i]);
-                            let o = match (m, o) {
-                                (Some(_), None) => Some(self.zero_of(dtype)),
-                                (_, o) => o,
-                            };
-                            self.emit(Stmt::Assign {
-                                dst,
-                                expr: Expr::Load {
-                                    buf: root,
-                                    index: regs[0][i],
-                                    mask: m,
-                                    other: o,
-                                },
-                            });
+                            let expr = load_of(self, first + j);
+                            self.emit(Stmt::Assign { dst, expr });
                         }
                         let narrow = self.close();
                         self.emit(Stmt::If {
@@ -272,22 +261,8 @@ impl Expander<'_> {
             });
         }
         for i in 0..n {
-            let index = regs[0][i];
-            let m = mask.as_ref().map(|_| regs[1][i]);
-            let o = other.as_ref().map(|_| regs[1 + mask.is_some() as usize][i]);
-            let o = match (m, o) {
-                (Some(_), None) => Some(self.zero_of(dtype)),
-                (_, o) => o,
-            };
-            out.push(self.assign(
-                dtype,
-                Expr::Load {
-                    buf: root,
-                    index,
-                    mask: m,
-                    other: o,
-                },
-            ));
+            let expr = load_of(self, i);
+            out.push(self.assign(dtype, expr));
         }
         Ok(match layout {
             None => Dist::Uniform(out[0]),
@@ -392,6 +367,16 @@ impl Expander<'_> {
             }
         };
         let (own, first) = self.ownership(layout.as_ref());
+        // The store of `value` at register `i`'s address, under its mask and ownership.
+        let store_of = |x: &mut Self, i: usize, value: Reg| -> Stmt {
+            let m = mask.as_ref().map(|_| regs[2][i]);
+            Stmt::Store {
+                buf: root,
+                index: regs[0][i],
+                value,
+                mask: x.and_masks(m, own),
+            }
+        };
         let width = self.vector_width(ptr, &[mask_v], layout.as_ref(), dtype, true);
         let proven = self.vector_width(ptr, &[mask_v], layout.as_ref(), dtype, false);
         if width > 1 {
@@ -406,8 +391,6 @@ impl Expander<'_> {
                 let lanes: Vec<Reg> = (start..start + width)
                     .map(|i| self.cast_to(regs[1][i], dtype))
                     .collect();
-                let m = mask.as_ref().map(|_| regs[2][start]);
-                let m = self.and_masks(m, own);
                 self.open();
                 let vector = self.new_reg_ty(RegTy {
                     dtype,
@@ -417,27 +400,16 @@ impl Expander<'_> {
                     dst: vector,
                     expr: Expr::Construct(lanes.clone()),
                 });
-                self.emit(Stmt::Store {
-                    buf: root,
-                    index: regs[0][start],
-                    value: vector,
-                    mask: m,
-                });
+                let st = store_of(self, start, vector);
+                self.emit(st);
                 let wide = self.close();
                 match check {
                     None => wide.into_iter().for_each(|s| self.emit(s)),
                     Some(ok) => {
                         self.open();
                         for (j, &v) in lanes.iter().enumerate() {
-                            let i = start + j;
-                            let m = mask.as_ref().map(|_| regs[2][i]);
-                            let m = self.and_masks(m, own);
-                            self.emit(Stmt::Store {
-                                buf: root,
-                                index: regs[0][i],
-                                value: v,
-                                mask: m,
-                            });
+                            let st = store_of(self, start + j, v);
+                            self.emit(st);
                         }
                         let narrow = self.close();
                         self.emit(Stmt::If {
@@ -454,15 +426,9 @@ impl Expander<'_> {
             if !is_first {
                 continue;
             }
-            let m = mask.as_ref().map(|_| regs[2][i]);
-            let m = self.and_masks(m, own);
             let v = self.cast_to(regs[1][i], dtype);
-            self.emit(Stmt::Store {
-                buf: root,
-                index: regs[0][i],
-                value: v,
-                mask: m,
-            });
+            let st = store_of(self, i, v);
+            self.emit(st);
         }
         Ok(())
     }

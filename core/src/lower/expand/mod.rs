@@ -49,6 +49,30 @@ pub struct ExpandOptions {
     pub vector_bytes: u32,
 }
 
+impl ExpandOptions {
+    /// How the WGSL backend lowers: scalar accesses, the FMA dot.
+    pub fn wgsl(num_warps: u32) -> Self {
+        ExpandOptions {
+            num_warps,
+            warp_size: 32,
+            backend: "WGSL",
+            mma: false,
+            vector_bytes: 0,
+        }
+    }
+
+    /// How the PTX backend lowers: 16-byte accesses, tensor-core dots.
+    pub fn ptx(num_warps: u32) -> Self {
+        ExpandOptions {
+            num_warps,
+            warp_size: 32,
+            backend: "PTX",
+            mma: true,
+            vector_bytes: 16,
+        }
+    }
+}
+
 impl Default for ExpandOptions {
     fn default() -> Self {
         ExpandOptions {
