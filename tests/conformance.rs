@@ -181,34 +181,35 @@ fn compare(case: &Case, dev: &Device, want: &[Vec<f64>], got: &[Vec<f64>]) {
     }
 }
 
-fn wgpu_device() -> Option<Device> {
-    static DEV: OnceLock<Option<Device>> = OnceLock::new();
-    DEV.get_or_init(|| match Device::wgpu() {
+/// A device that may be absent: `None` with a note on stderr, or a failure when the
+/// environment variable `require` is `1` (CI and the device runs set them).
+fn optional_device(
+    cell: &'static OnceLock<Option<Device>>,
+    leg: &str,
+    require: &str,
+    open: fn() -> tilewise::Result<Device>,
+) -> Option<Device> {
+    cell.get_or_init(|| match open() {
         Ok(d) => Some(d),
         Err(e) => {
-            if std::env::var("TILEWISE_REQUIRE_WGPU").as_deref() == Ok("1") {
-                panic!("TILEWISE_REQUIRE_WGPU=1 but no wgpu adapter: {e}");
+            if std::env::var(require).as_deref() == Ok("1") {
+                panic!("{require}=1 but the {leg} leg has no device: {e}");
             }
-            eprintln!("SKIPPED (wgpu leg): no wgpu adapter: {e}");
+            eprintln!("SKIPPED ({leg} leg): {e}");
             None
         }
     })
     .clone()
 }
 
+fn wgpu_device() -> Option<Device> {
+    static DEV: OnceLock<Option<Device>> = OnceLock::new();
+    optional_device(&DEV, "wgpu", "TILEWISE_REQUIRE_WGPU", Device::wgpu)
+}
+
 fn cuda_device() -> Option<Device> {
     static DEV: OnceLock<Option<Device>> = OnceLock::new();
-    DEV.get_or_init(|| match Device::cuda(0) {
-        Ok(d) => Some(d),
-        Err(e) => {
-            if std::env::var("TILEWISE_REQUIRE_CUDA").as_deref() == Ok("1") {
-                panic!("TILEWISE_REQUIRE_CUDA=1 but no CUDA device: {e}");
-            }
-            eprintln!("SKIPPED (cuda leg): no CUDA device: {e}");
-            None
-        }
-    })
-    .clone()
+    optional_device(&DEV, "cuda", "TILEWISE_REQUIRE_CUDA", || Device::cuda(0))
 }
 
 /// The executors compared with the interpreter: the simulator of each backend's

@@ -11,7 +11,7 @@ use std::time::Instant;
 mod seeds;
 use tilewise::cuda::{Cublas, CudaRuntime, DeviceMemory, GemmPrecision};
 use tilewise::half::{bf16, f16};
-use tilewise::{Buffer, Device, DeviceKind, Element, Kernel, Module, Result};
+use tilewise::{Arg, Buffer, Device, DeviceKind, Element, Kernel, Module, Result};
 
 const VECTOR_ADD: &str = include_str!("../../shaders/vector_add.py");
 const SOFTMAX: &str = include_str!("../../shaders/fused_softmax.py");
@@ -633,6 +633,15 @@ fn time_host(reps: usize, mut f: impl FnMut() -> Result<()>) -> Result<f64> {
     Ok(median(times))
 }
 
+/// The scalar arguments of the matmul kernels for dense row-major operands: M, N, K,
+/// then the (row, column) strides of A, B and C.
+fn matmul_scalars(m: usize, n: usize, k: usize) -> Vec<Arg> {
+    [m, n, k, k, 1, n, 1, n, 1]
+        .iter()
+        .map(|&v| Arg::from(v as i32))
+        .collect()
+}
+
 /// Launches the block-pointer matmul kernel (row-major, dense).
 #[allow(clippy::too_many_arguments)]
 fn launch_bp(
@@ -648,15 +657,7 @@ fn launch_bp(
         .arg(a)
         .arg(b)
         .arg(c)
-        .arg(m as i32)
-        .arg(n as i32)
-        .arg(k as i32)
-        .arg(k as i32)
-        .arg(1i32)
-        .arg(n as i32)
-        .arg(1i32)
-        .arg(n as i32)
-        .arg(1i32)
+        .args(matmul_scalars(m, n, k))
         .constexpr("BLOCK_M", block.0)
         .constexpr("BLOCK_N", block.1)
         .constexpr("BLOCK_K", block.2)
@@ -957,15 +958,7 @@ pub fn run(
                         .arg(&da)
                         .arg(&db)
                         .arg(&dc)
-                        .arg(m as i32)
-                        .arg(n as i32)
-                        .arg(k as i32)
-                        .arg(k as i32)
-                        .arg(1i32)
-                        .arg(n as i32)
-                        .arg(1i32)
-                        .arg(n as i32)
-                        .arg(1i32)
+                        .args(matmul_scalars(m, n, k))
                         .constexpr("BLOCK_SIZE_M", block.0)
                         .constexpr("BLOCK_SIZE_N", block.1)
                         .constexpr("BLOCK_SIZE_K", block.2)

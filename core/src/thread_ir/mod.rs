@@ -326,3 +326,51 @@ impl ThreadKernel {
             .sum()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::MmaKind;
+
+    /// Lane 5 (groupID 1, threadID_in_group 1) against the fragment figures of the PTX
+    /// ISA ("Matrix fragments for mma.m16n8k16 / m16n8k8"), written out by hand.
+    #[test]
+    fn fragment_coordinates_follow_the_ptx_isa() {
+        let f16 = MmaKind::F16M16N8K16;
+        assert_eq!(
+            (0..4)
+                .flat_map(|i| (0..2).map(move |e| f16.a_coord(5, i, e)))
+                .collect::<Vec<_>>(),
+            vec![
+                (1, 2),
+                (1, 3),
+                (9, 2),
+                (9, 3),
+                (1, 10),
+                (1, 11),
+                (9, 10),
+                (9, 11)
+            ]
+        );
+        assert_eq!(
+            (0..2)
+                .flat_map(|i| (0..2).map(move |e| f16.b_coord(5, i, e)))
+                .collect::<Vec<_>>(),
+            vec![(2, 1), (3, 1), (10, 1), (11, 1)]
+        );
+        let tf32 = MmaKind::Tf32M16N8K8;
+        assert_eq!(
+            (0..4).map(|i| tf32.a_coord(5, i, 0)).collect::<Vec<_>>(),
+            vec![(1, 1), (9, 1), (1, 5), (9, 5)]
+        );
+        assert_eq!(
+            (0..2).map(|i| tf32.b_coord(5, i, 0)).collect::<Vec<_>>(),
+            vec![(1, 1), (5, 1)]
+        );
+        for kind in [f16, tf32] {
+            assert_eq!(
+                (0..4).map(|i| kind.c_coord(5, i)).collect::<Vec<_>>(),
+                vec![(1, 2), (1, 3), (9, 2), (9, 3)]
+            );
+        }
+    }
+}
