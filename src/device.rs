@@ -249,9 +249,11 @@ impl Device {
 
     /// Runs `work` (which queues launches and copies on this device) and returns the
     /// device time it took in seconds, measured by the GPU's own timers (CUDA events
-    /// around the work), after waiting for it. `None` when this executor has no GPU
-    /// timers (the CPU executors, and wgpu for now); the work still ran, and the caller
-    /// times it on the host.
+    /// around the work; on wgpu, timestamps at the start and end of every compute pass,
+    /// first start to last end, after waiting for earlier work), after waiting for it.
+    /// `None` when this executor has no GPU timers (the CPU executors, an adapter
+    /// without timestamp queries, a region that ran no kernel); the work still ran, and
+    /// the caller times it on the host.
     pub fn time_on_device(&self, work: impl FnOnce() -> Result<()>) -> Result<Option<f64>> {
         if !self.backend.timer_begin()? {
             work()?;

@@ -193,6 +193,16 @@ impl Backend for WgpuBackend {
     fn synchronize(&self) -> Result<()> {
         self.ctx.synchronize()
     }
+
+    fn timer_begin(&self) -> Result<bool> {
+        self.ctx.begin_timing()
+    }
+
+    /// The span of the region's compute passes (first start to last end), as CUDA
+    /// events measure a stream; `None` when it recorded no pass.
+    fn timer_end(&self) -> Result<Option<f64>> {
+        Ok(self.ctx.end_timing()?.map(|t| t.span_ns * 1e-9))
+    }
 }
 
 /// The copy kernel behind [`Backend::copy`]: one 16-byte word a thread.

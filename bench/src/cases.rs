@@ -11,7 +11,7 @@ use std::time::Instant;
 mod seeds;
 use tilewise::cuda::{Cublas, CudaRuntime, DeviceMemory, GemmPrecision};
 use tilewise::half::{bf16, f16};
-use tilewise::{Arg, Buffer, Device, DeviceKind, Element, Kernel, Module, Result};
+use tilewise::{Arg, Buffer, DType, Device, DeviceKind, Element, Kernel, Module, Result};
 
 const VECTOR_ADD: &str = include_str!("../../shaders/vector_add.py");
 const SOFTMAX: &str = include_str!("../../shaders/fused_softmax.py");
@@ -43,6 +43,15 @@ pub enum MmType {
 }
 
 impl MmType {
+    /// The element type of the inputs.
+    fn input_dtype(self) -> DType {
+        match self {
+            MmType::Tf32 | MmType::F32 => DType::F32,
+            MmType::F16 => DType::F16,
+            MmType::Bf16 => DType::BF16,
+        }
+    }
+
     fn input_bytes(self) -> usize {
         match self {
             MmType::Tf32 | MmType::F32 => 4,
@@ -112,14 +121,38 @@ fn gemm_name(p: GemmPrecision) -> &'static str {
 /// The name of the copy case, the bandwidth reference of the bandwidth-bound cases.
 pub const COPY: &str = "copy f32 (reference)";
 
+/// The element types `--dtype` selects: a case runs when its type is selected.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Dtype {
+    /// f32: the bandwidth cases, the seeds, and matmul with `input_precision="ieee"`.
+    F32,
+    /// Matmul with f32 inputs at `tl.dot`'s default precision (tf32 tensor cores on CUDA).
+    Tf32,
+    /// f16: vector add, matmul with f32 accumulation.
+    F16,
+    /// bf16: vector add, matmul with f32 accumulation.
+    Bf16,
+}
+
+impl Dtype {
+    fn of_matmul(ty: MmType) -> Dtype {
+        match ty {
+            MmType::F32 => Dtype::F32,
+            MmType::Tf32 => Dtype::Tf32,
+            MmType::F16 => Dtype::F16,
+            MmType::Bf16 => Dtype::Bf16,
+        }
+    }
+}
+
 /// A case to run.
 #[derive(Clone, Debug)]
 pub enum Case {
     /// The plain device buffer copy of `n` f32 (`Device::copy`; a device-to-device
     /// memcpy on CUDA): the bandwidth reference.
     Copy { n: usize },
-    /// f32 vector add of `n` elements.
-    VectorAdd { n: usize },
+    /// Vector add of `n` elements of `dtype` (f32, f16 or bf16).
+    VectorAdd { n: usize, dtype: DType },
     /// Row softmax of a `rows x cols` f32 matrix.
     Softmax { rows: usize, cols: usize },
     /// Layer-norm forward (Triton tutorial 05) of a `rows x cols` f32 matrix.
@@ -157,7 +190,7 @@ impl Case {
     pub fn name(&self) -> String {
         match self {
             Case::Copy { .. } => COPY.into(),
-            Case::VectorAdd { .. } => "vector add f32".into(),
+            Case::VectorAdd { dtype, .. } => format!("vector add {dtype}"),
             Case::Softmax { .. } => "softmax f32".into(),
             Case::LayerNorm { .. } => "layer norm fwd f32".into(),
             Case::CausalSoftmax { .. } => "seed: causal softmax f32".into(),
@@ -184,7 +217,7 @@ impl Case {
     pub fn size(&self) -> String {
         match self {
             Case::Copy { n }
-            | Case::VectorAdd { n }
+            | Case::VectorAdd { n, .. }
             | Case::BlockSparse { n }
             | Case::LaunchOverhead { n, .. } => {
                 format!("{n}")
@@ -243,13 +276,18 @@ fn default_config(ty: MmType, kind: DeviceKind, smoke: bool) -> MatmulConfig {
 
 /// The cases of a suite for a device of `kind`, at `size` or the device's default size;
 /// `matmul_configs` (if any) replaces the square matmuls' default block configuration.
+/// `dtypes` (if any) keeps the cases of those element types (and adds the f16 and bf16
+/// vector adds); without, every matmul type runs and the other cases are f32.
 pub fn select(
     suite: Suite,
     size: Option<usize>,
     smoke: bool,
     kind: DeviceKind,
     matmul_configs: &[MatmulConfig],
+    dtypes: &[Dtype],
 ) -> Vec<Case> {
+    let chosen = |d: Dtype| dtypes.is_empty() || dtypes.contains(&d);
+    let f32_cases = chosen(Dtype::F32);
     let gpu = matches!(kind, DeviceKind::Wgpu | DeviceKind::Cuda);
     let default = |gpu_default: usize, cpu_default: usize, tiny: usize| {
         if smoke {
@@ -273,7 +311,15 @@ pub fn select(
     if want(Suite::VectorAdd) {
         let n = pick(1 << 28, 1 << 20, 1000);
         cases.push(Case::Copy { n });
-        cases.push(Case::VectorAdd { n });
+        for (d, dtype) in [
+            (Dtype::F32, DType::F32),
+            (Dtype::F16, DType::F16),
+            (Dtype::Bf16, DType::BF16),
+        ] {
+            if (dtypes.is_empty() && d == Dtype::F32) || dtypes.contains(&d) {
+                cases.push(Case::VectorAdd { n, dtype });
+            }
+        }
     } else if want(Suite::Softmax)
         || want(Suite::LayerNorm)
         || want(Suite::Matmul)
@@ -283,16 +329,16 @@ pub fn select(
             n: default(1 << 28, 1 << 20, 1000),
         });
     }
-    if want(Suite::Softmax) {
+    if want(Suite::Softmax) && f32_cases {
         let s = pick(8192, 1024, 37);
         cases.push(Case::Softmax { rows: s, cols: s });
     }
-    if want(Suite::LayerNorm) {
+    if want(Suite::LayerNorm) && f32_cases {
         let rows = pick(4096, 256, 7);
         let cols = pick(8192, 1024, 300);
         cases.push(Case::LayerNorm { rows, cols });
     }
-    if want(Suite::Seeds) {
+    if want(Suite::Seeds) && f32_cases {
         let s = pick(8192, 1024, 37);
         cases.push(Case::CausalSoftmax { rows: s, cols: s });
         cases.push(Case::BlockSparse {
@@ -310,7 +356,7 @@ pub fn select(
         } else {
             &[MmType::F32]
         };
-        for &ty in types {
+        for &ty in types.iter().filter(|&&t| chosen(Dtype::of_matmul(t))) {
             for (block, warps) in configs(matmul_configs, default_config(ty, kind, smoke)) {
                 cases.push(Case::Matmul {
                     ty,
@@ -333,6 +379,9 @@ pub fn select(
                     (m as u32, 64, 32)
                 };
                 for ty in [MmType::Tf32, MmType::F16, MmType::Bf16] {
+                    if !chosen(Dtype::of_matmul(ty)) {
+                        continue;
+                    }
                     cases.push(Case::Matmul {
                         ty,
                         m,
@@ -398,6 +447,7 @@ fn kernel(src: &str, file: &str, name: &str) -> Result<Kernel> {
 
 /// What timed a case.
 pub const EVENTS: &str = "cuda events";
+pub const TIMESTAMPS: &str = "gpu timestamps";
 pub const HOST: &str = "host clock";
 
 /// A median time per launch and how it was taken.
@@ -416,6 +466,8 @@ trait Queue {
     fn sync(&self) -> Result<()>;
     /// Launches per host-timed batch.
     fn host_batch(&self) -> usize;
+    /// What [`Queue::device_time`] measures with.
+    fn timer(&self) -> &'static str;
 }
 
 impl Queue for Device {
@@ -434,6 +486,13 @@ impl Queue for Device {
             1
         }
     }
+    fn timer(&self) -> &'static str {
+        if self.kind() == DeviceKind::Wgpu {
+            TIMESTAMPS
+        } else {
+            EVENTS
+        }
+    }
 }
 
 impl Queue for CudaRuntime {
@@ -450,6 +509,9 @@ impl Queue for CudaRuntime {
     fn host_batch(&self) -> usize {
         1
     }
+    fn timer(&self) -> &'static str {
+        EVENTS
+    }
 }
 
 /// Device time a timed batch should take where GPU timers exist.
@@ -460,6 +522,40 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
+/// Bytes the rotated copies of a case's buffers add up to at least: more than any GPU's
+/// last-level cache (50 MB on the H100/H200, up to 256 MB elsewhere), so that no timed
+/// launch finds its inputs in a cache the previous launch filled.
+const ROTATE_BYTES: usize = 256 << 20;
+/// Most copies of a case's buffers.
+const MAX_SETS: usize = 16;
+
+/// How many copies of its buffers (`working_set` bytes) a case's timed launches rotate
+/// through on `dev`: one on the CPU executors and for working sets of
+/// [`ROTATE_BYTES`] or more, else enough to reach it (at most [`MAX_SETS`]).
+fn input_sets(dev_kind: DeviceKind, working_set: usize) -> usize {
+    if !matches!(dev_kind, DeviceKind::Wgpu | DeviceKind::Cuda) {
+        return 1;
+    }
+    ROTATE_BYTES.div_ceil(working_set.max(1)).clamp(1, MAX_SETS)
+}
+
+/// Cycles through `n` buffer sets: the index of the set the next launch uses.
+struct Rotation {
+    n: usize,
+    next: usize,
+}
+
+impl Rotation {
+    fn new(n: usize) -> Rotation {
+        Rotation { n, next: 0 }
+    }
+    fn advance(&mut self) -> usize {
+        let i = self.next;
+        self.next = (self.next + 1) % self.n;
+        i
+    }
+}
+
 fn batch_override() -> Option<usize> {
     std::env::var("TILEWISE_BENCH_BATCH")
         .ok()
@@ -468,11 +564,14 @@ fn batch_override() -> Option<usize> {
 }
 
 /// Median seconds per launch. One launch and a synchronization warm up (specialization,
-/// JIT or pipeline creation, caches). With GPU timers (CUDA events): one launch timed
-/// alone sizes the batch to about [`BATCH_TARGET_S`], one batch is discarded (clocks
-/// ramp up), then the median of `reps` batches, each timed by events around it.
-/// Without: the median of `reps` host-clock batches of back-to-back launches ended by
-/// one synchronization. `TILEWISE_BENCH_BATCH` fixes the batch size.
+/// JIT or pipeline creation, caches). With GPU timers (CUDA events, wgpu timestamps):
+/// one launch timed alone sizes the batch to about [`BATCH_TARGET_S`], one batch is
+/// discarded (clocks ramp up), then the median of `reps` batches, each timed by the GPU
+/// around it. The host clock also times each batch (it includes the submission and
+/// the wait, so it can only be longer): a GPU figure more than 5% above it is a broken
+/// timer, and the case fails rather than report it.
+/// Without GPU timers: the median of `reps` host-clock batches of back-to-back launches
+/// ended by one synchronization. `TILEWISE_BENCH_BATCH` fixes the batch size.
 fn time(reps: usize, q: &dyn Queue, launch: &mut dyn FnMut() -> Result<()>) -> Result<Timing> {
     launch()?;
     q.sync()?;
@@ -498,14 +597,25 @@ fn time(reps: usize, q: &dyn Queue, launch: &mut dyn FnMut() -> Result<()>) -> R
     q.device_time(batch, launch)?;
     let mut times = Vec::with_capacity(reps);
     for _ in 0..reps {
+        let host = Instant::now();
         let t = q
             .device_time(batch, launch)?
             .ok_or_else(|| tilewise::Diagnostic::internal("the device timer went away"))?;
+        let host = host.elapsed().as_secs_f64();
+        if t > host * 1.05 {
+            return Err(tilewise::Diagnostic::internal(format!(
+                "the GPU timer ({}) measured {:.3} ms for a batch the host clock saw take \
+                 {:.3} ms",
+                q.timer(),
+                t * 1e3,
+                host * 1e3
+            )));
+        }
         times.push(t / batch as f64);
     }
     Ok(Timing {
         seconds: median(times),
-        timer: EVENTS,
+        timer: q.timer(),
         batch,
     })
 }
@@ -565,13 +675,24 @@ enum HostMat {
 }
 
 impl HostMat {
-    fn random(rng: &mut Rng, ty: MmType, len: usize) -> HostMat {
-        let v = rng.vec(len);
-        match ty {
-            MmType::Tf32 | MmType::F32 => HostMat::F32(v),
-            MmType::F16 => HostMat::F16(v.into_iter().map(f16::from_f32).collect()),
-            MmType::Bf16 => HostMat::Bf16(v.into_iter().map(bf16::from_f32).collect()),
+    fn random(rng: &mut Rng, dtype: DType, len: usize) -> HostMat {
+        HostMat::F32(rng.vec(len)).convert(dtype)
+    }
+    /// The values rounded to `dtype` (f32, f16 or bf16).
+    fn convert(&self, dtype: DType) -> HostMat {
+        let v = self.to_f32();
+        match dtype {
+            DType::F16 => HostMat::F16(v.into_iter().map(f16::from_f32).collect()),
+            DType::BF16 => HostMat::Bf16(v.into_iter().map(bf16::from_f32).collect()),
+            _ => HostMat::F32(v),
         }
+    }
+    fn download(dev: &Device, buf: &Buffer) -> Result<HostMat> {
+        Ok(match buf.dtype() {
+            DType::F16 => HostMat::F16(dev.download(buf)?),
+            DType::BF16 => HostMat::Bf16(dev.download(buf)?),
+            _ => HostMat::F32(dev.download(buf)?),
+        })
     }
     fn upload(&self, dev: &Device) -> Result<Buffer> {
         match self {
@@ -736,37 +857,60 @@ pub fn run(
         }
         Case::Copy { n } => {
             let x = rng.vec(n);
-            let (src, dst) = (dev.upload(&x)?, dev.upload(&vec![f32::NAN; n])?);
-            dev.copy(&src, &dst)?;
-            let got = dev.download::<f32>(&dst)?;
-            if got != x {
-                return Err(fail(&name, "the copy differs from its source".into()));
+            let sets = (0..input_sets(dev.kind(), 8 * n))
+                .map(|_| Ok((dev.upload(&x)?, dev.upload(&vec![f32::NAN; n])?)))
+                .collect::<Result<Vec<_>>>()?;
+            for (src, dst) in &sets {
+                dev.copy(src, dst)?;
+                if dev.download::<f32>(dst)? != x {
+                    return Err(fail(&name, "the copy differs from its source".into()));
+                }
             }
-            let t = time(reps, dev, &mut || dev.copy(&src, &dst))?;
+            let mut rot = Rotation::new(sets.len());
+            let t = time(reps, dev, &mut || {
+                let (src, dst) = &sets[rot.advance()];
+                dev.copy(src, dst)
+            })?;
             set(&mut row, t, 0.0, 8.0 * n as f64, 0.0);
+            row.notes.push(("input_sets", sets.len() as f64));
             row.role = Role::Reference;
         }
-        Case::VectorAdd { n } => {
+        Case::VectorAdd { n, dtype } => {
             let kern = kernel(VECTOR_ADD, "vector_add.py", "add_kernel")?;
-            let (x, y) = (rng.vec(n), rng.vec(n));
-            let (dx, dy) = (dev.upload(&x)?, dev.upload(&y)?);
-            let dout = dev.upload(&vec![f32::NAN; n])?;
-            let mut launch = || {
+            let (x, y) = (
+                HostMat::random(&mut rng, dtype, n),
+                HostMat::random(&mut rng, dtype, n),
+            );
+            let es = dtype.size_bytes();
+            let poison = HostMat::F32(vec![f32::NAN; n]).convert(dtype);
+            let sets = (0..input_sets(dev.kind(), 3 * es * n))
+                .map(|_| Ok((x.upload(dev)?, y.upload(dev)?, poison.upload(dev)?)))
+                .collect::<Result<Vec<_>>>()?;
+            let run = |(dx, dy, dout): &(Buffer, Buffer, Buffer)| {
                 kern.launch(dev, (n as u32).div_ceil(1024))
-                    .arg(&dx)
-                    .arg(&dy)
-                    .arg(&dout)
+                    .arg(dx)
+                    .arg(dy)
+                    .arg(dout)
                     .arg(n as i32)
                     .constexpr("BLOCK_SIZE", 1024)
                     .run()
             };
-            launch()?;
-            let got = dev.download::<f32>(&dout)?;
-            let pairs = (0..n).map(|i| (got[i] as f64, x[i] as f64 + y[i] as f64));
-            let err = check(&name, pairs, 1e-6)?;
-            drop(got);
-            let t = time(reps, dev, &mut launch)?;
-            set(&mut row, t, n as f64, 12.0 * n as f64, err);
+            // The sum of two inputs, rounded once to the output type.
+            let (xf, yf) = (x.to_f32(), y.to_f32());
+            let want = HostMat::F32((0..n).map(|i| xf[i] + yf[i]).collect())
+                .convert(dtype)
+                .to_f32();
+            let mut err = 0f64;
+            for s in &sets {
+                run(s)?;
+                let got = HostMat::download(dev, &s.2)?.to_f32();
+                let pairs = (0..n).map(|i| (got[i] as f64, want[i] as f64));
+                err = err.max(check(&name, pairs, 1e-6)?);
+            }
+            let mut rot = Rotation::new(sets.len());
+            let t = time(reps, dev, &mut || run(&sets[rot.advance()]))?;
+            set(&mut row, t, n as f64, 3.0 * (es * n) as f64, err);
+            row.notes.push(("input_sets", sets.len() as f64));
             row.reference = Some(COPY.into());
             row.roofline = true;
         }
@@ -812,19 +956,24 @@ pub fn run(
             row.notes.push(("wall_per_launch_s", median(wall)));
             if !device.is_empty() {
                 row.notes.push(("device_per_launch_s", median(device)));
-                row.timer = "host clock (+ cuda events)";
+                row.timer = if dev.kind() == DeviceKind::Wgpu {
+                    "host clock (+ gpu timestamps)"
+                } else {
+                    "host clock (+ cuda events)"
+                };
             }
         }
         Case::Softmax { rows, cols } => {
             let kern = kernel(SOFTMAX, "fused_softmax.py", "softmax_kernel")?;
             let x = rng.vec(rows * cols);
-            let dx = dev.upload(&x)?;
-            let dout = dev.upload(&vec![f32::NAN; rows * cols])?;
+            let sets = (0..input_sets(dev.kind(), 8 * rows * cols))
+                .map(|_| Ok((dev.upload(&x)?, dev.upload(&vec![f32::NAN; rows * cols])?)))
+                .collect::<Result<Vec<_>>>()?;
             let block = cols.next_power_of_two() as u32;
-            let mut launch = || {
+            let run = |(dx, dout): &(Buffer, Buffer)| {
                 kern.launch(dev, rows as u32)
-                    .arg(&dout)
-                    .arg(&dx)
+                    .arg(dout)
+                    .arg(dx)
                     .arg(cols as i32)
                     .arg(cols as i32)
                     .arg(rows as i32)
@@ -835,22 +984,27 @@ pub fn run(
                     .num_warps(4)
                     .run()
             };
-            launch()?;
-            let got = dev.download::<f32>(&dout)?;
-            let mut samples = vec![];
-            for _ in 0..16.min(rows) {
-                let r = rng.index(rows);
-                let row = &x[r * cols..(r + 1) * cols];
-                let mx = row.iter().fold(f64::NEG_INFINITY, |m, &v| m.max(v as f64));
-                let sum: f64 = row.iter().map(|&v| (v as f64 - mx).exp()).sum();
-                for c in 0..cols {
-                    let want = (row[c] as f64 - mx).exp() / sum;
-                    samples.push((got[r * cols + c] as f64, want));
+            let mut err = 0f64;
+            for set in &sets {
+                run(set)?;
+                let got = dev.download::<f32>(&set.1)?;
+                let mut samples = vec![];
+                for _ in 0..16.min(rows) {
+                    let r = rng.index(rows);
+                    let row = &x[r * cols..(r + 1) * cols];
+                    let mx = row.iter().fold(f64::NEG_INFINITY, |m, &v| m.max(v as f64));
+                    let sum: f64 = row.iter().map(|&v| (v as f64 - mx).exp()).sum();
+                    for c in 0..cols {
+                        let want = (row[c] as f64 - mx).exp() / sum;
+                        samples.push((got[r * cols + c] as f64, want));
+                    }
                 }
+                err = err.max(check(&name, samples.into_iter(), 1e-5)?);
             }
-            let err = check(&name, samples.into_iter(), 1e-5)?;
             let elems = (rows * cols) as f64;
-            let t = time(reps, dev, &mut launch)?;
+            let mut rot = Rotation::new(sets.len());
+            let t = time(reps, dev, &mut || run(&sets[rot.advance()]))?;
+            row.notes.push(("input_sets", sets.len() as f64));
             set(
                 &mut row,
                 t,
@@ -864,44 +1018,57 @@ pub fn run(
         Case::LayerNorm { rows, cols } => {
             let kern = kernel(LAYER_NORM, "layer_norm.py", "_layer_norm_fwd_fused")?;
             let (x, w, b) = (rng.vec(rows * cols), rng.vec(cols), rng.vec(cols));
-            let (dx, dw, db) = (dev.upload(&x)?, dev.upload(&w)?, dev.upload(&b)?);
-            let dy = dev.upload(&vec![f32::NAN; rows * cols])?;
-            let (dmean, drstd) = (
-                dev.upload(&vec![f32::NAN; rows])?,
-                dev.upload(&vec![f32::NAN; rows])?,
-            );
-            let mut launch = || {
+            let (dw, db) = (dev.upload(&w)?, dev.upload(&b)?);
+            let poison = |len: usize| dev.upload(&vec![f32::NAN; len]);
+            // x, y, mean, rstd.
+            let sets = (0..input_sets(dev.kind(), 8 * rows * cols))
+                .map(|_| {
+                    Ok([
+                        dev.upload(&x)?,
+                        poison(rows * cols)?,
+                        poison(rows)?,
+                        poison(rows)?,
+                    ])
+                })
+                .collect::<Result<Vec<_>>>()?;
+            let run = |[dx, dy, dmean, drstd]: &[Buffer; 4]| {
                 kern.launch(dev, rows as u32)
-                    .arg(&dx)
-                    .arg(&dy)
+                    .arg(dx)
+                    .arg(dy)
                     .arg(&dw)
                     .arg(&db)
-                    .arg(&dmean)
-                    .arg(&drstd)
+                    .arg(dmean)
+                    .arg(drstd)
                     .arg(cols as i32)
                     .arg(cols as i32)
                     .arg(1e-5f32)
                     .constexpr("BLOCK_SIZE", 1024)
                     .run()
             };
-            launch()?;
-            let y = dev.download::<f32>(&dy)?;
-            let mut samples = vec![];
-            for _ in 0..8.min(rows) {
-                let r = rng.index(rows);
-                let row = &x[r * cols..(r + 1) * cols];
-                let mean = row.iter().map(|&v| v as f64).sum::<f64>() / cols as f64;
-                let var = row.iter().map(|&v| (v as f64 - mean).powi(2)).sum::<f64>() / cols as f64;
-                let rstd = 1.0 / (var + 1e-5).sqrt();
-                for c in 0..cols {
-                    let want = (row[c] as f64 - mean) * rstd * w[c] as f64 + b[c] as f64;
-                    samples.push((y[r * cols + c] as f64, want));
+            let mut err = 0f64;
+            for set in &sets {
+                run(set)?;
+                let y = dev.download::<f32>(&set[1])?;
+                let mut samples = vec![];
+                for _ in 0..8.min(rows) {
+                    let r = rng.index(rows);
+                    let row = &x[r * cols..(r + 1) * cols];
+                    let mean = row.iter().map(|&v| v as f64).sum::<f64>() / cols as f64;
+                    let var =
+                        row.iter().map(|&v| (v as f64 - mean).powi(2)).sum::<f64>() / cols as f64;
+                    let rstd = 1.0 / (var + 1e-5).sqrt();
+                    for c in 0..cols {
+                        let want = (row[c] as f64 - mean) * rstd * w[c] as f64 + b[c] as f64;
+                        samples.push((y[r * cols + c] as f64, want));
+                    }
                 }
+                err = err.max(check(&name, samples.into_iter(), 1e-4)?);
             }
-            let err = check(&name, samples.into_iter(), 1e-4)?;
             let elems = (rows * cols) as f64;
             // X read twice for the statistics and once to normalize, Y written once.
-            let t = time(reps, dev, &mut launch)?;
+            let mut rot = Rotation::new(sets.len());
+            let t = time(reps, dev, &mut || run(&sets[rot.advance()]))?;
+            row.notes.push(("input_sets", sets.len() as f64));
             set(
                 &mut row,
                 t,
@@ -913,21 +1080,26 @@ pub fn run(
             row.roofline = true;
         }
         Case::CausalSoftmax { rows, cols } => {
-            let (t, flops, bytes, err) = seeds::causal(dev, reps, &mut rng, &name, rows, cols)?;
+            let (t, flops, bytes, err, nsets) =
+                seeds::causal(dev, reps, &mut rng, &name, rows, cols)?;
             set(&mut row, t, flops, bytes, err);
+            row.notes.push(("input_sets", nsets as f64));
             row.reference = Some(COPY.into());
             row.roofline = true;
         }
         Case::BlockSparse { n } => {
-            let (t, flops, bytes, err) = seeds::block_sparse(dev, reps, &mut rng, &name, n)?;
+            let (t, flops, bytes, err, nsets) = seeds::block_sparse(dev, reps, &mut rng, &name, n)?;
             set(&mut row, t, flops, bytes, err);
+            row.notes.push(("input_sets", nsets as f64));
             row.notes.push(("block", seeds::SPARSE_BLOCK as f64));
             row.reference = Some(COPY.into());
             row.roofline = true;
         }
         Case::RaggedRowSum { rows, max_len } => {
-            let (t, flops, bytes, err) = seeds::ragged(dev, reps, &mut rng, &name, rows, max_len)?;
+            let (t, flops, bytes, err, nsets) =
+                seeds::ragged(dev, reps, &mut rng, &name, rows, max_len)?;
             set(&mut row, t, flops, bytes, err);
+            row.notes.push(("input_sets", nsets as f64));
             row.reference = Some(COPY.into());
             row.roofline = true;
         }
@@ -939,25 +1111,34 @@ pub fn run(
             block,
             warps,
         } => {
-            let a = HostMat::random(&mut rng, ty, m * k);
-            let b = HostMat::random(&mut rng, ty, k * n);
-            let (da, db) = (a.upload(dev)?, b.upload(dev)?);
-            let dc = dev.upload(&vec![f32::NAN; m * n])?;
+            let a = HostMat::random(&mut rng, ty.input_dtype(), m * k);
+            let b = HostMat::random(&mut rng, ty.input_dtype(), k * n);
+            let bytes = ty.input_bytes() * (m * k + k * n) + 4 * m * n;
+            let nsets = input_sets(dev.kind(), bytes);
+            let sets = (0..nsets)
+                .map(|_| {
+                    Ok((
+                        a.upload(dev)?,
+                        b.upload(dev)?,
+                        dev.upload(&vec![f32::NAN; m * n])?,
+                    ))
+                })
+                .collect::<Result<Vec<_>>>()?;
             // f32: the block-pointer kernel; f16 and bf16: tutorial 03's grouped kernel.
             let kern = match ty {
                 MmType::Tf32 | MmType::F32 => matmul_bp(ty == MmType::F32)?,
                 MmType::F16 | MmType::Bf16 => kernel(MATMUL, "matmul.py", "matmul_kernel")?,
             };
-            let mut launch = || match ty {
+            let run = |(da, db, dc): &(Buffer, Buffer, Buffer)| match ty {
                 MmType::Tf32 | MmType::F32 => {
-                    launch_bp(&kern, dev, (&da, &db, &dc), (m, n, k), block, warps)
+                    launch_bp(&kern, dev, (da, db, dc), (m, n, k), block, warps)
                 }
                 MmType::F16 | MmType::Bf16 => {
                     let grid = (m as u32).div_ceil(block.0) * (n as u32).div_ceil(block.1);
                     kern.launch(dev, grid)
-                        .arg(&da)
-                        .arg(&db)
-                        .arg(&dc)
+                        .arg(da)
+                        .arg(db)
+                        .arg(dc)
                         .args(matmul_scalars(m, n, k))
                         .constexpr("BLOCK_SIZE_M", block.0)
                         .constexpr("BLOCK_SIZE_N", block.1)
@@ -967,39 +1148,50 @@ pub fn run(
                         .run()
                 }
             };
-            launch()?;
-            let c = dev.download::<f32>(&dc)?;
             let (af, bf) = (a.to_f32(), b.to_f32());
-            let samples = matmul_samples(&mut rng, &af, &bf, &c, (m, n, k));
-            let err = check(&name, samples.into_iter(), ty.tolerance())?;
-            drop(c);
+            let mut err = 0f64;
+            for set in &sets {
+                run(set)?;
+                let c = dev.download::<f32>(&set.2)?;
+                let samples = matmul_samples(&mut rng, &af, &bf, &c, (m, n, k));
+                err = err.max(check(&name, samples.into_iter(), ty.tolerance())?);
+            }
             let flops = 2.0 * (m * n * k) as f64;
-            let bytes = (ty.input_bytes() * (m * k + k * n) + 4 * m * n) as f64;
-            let t = time(reps, dev, &mut launch)?;
-            set(&mut row, t, flops, bytes, err);
+            let mut rot = Rotation::new(sets.len());
+            let t = time(reps, dev, &mut || run(&sets[rot.advance()]))?;
+            set(&mut row, t, flops, bytes as f64, err);
+            row.notes.push(("input_sets", nsets as f64));
             row.roofline = true;
             if let Some(refs) = refs {
                 let p = ty.reference();
                 row.reference = Some(gemm_name(p).into());
                 let measured = (|| -> Result<Measured> {
                     let (a_bytes, b_bytes) = (a.bytes(), b.bytes());
-                    let ra = refs.rt.alloc_zeroed(a_bytes.len())?;
-                    let rb = refs.rt.alloc_zeroed(b_bytes.len())?;
-                    let rc = refs.rt.alloc_zeroed(4 * m * n)?;
-                    refs.rt.write(&ra, 0, &a_bytes)?;
-                    refs.rt.write(&rb, 0, &b_bytes)?;
-                    let mut r = gemm_reference(refs, p, (&ra, &rb, &rc), (m, n, k), reps)?;
-                    let c: Vec<f32> = refs
-                        .rt
-                        .read(&rc)?
-                        .chunks_exact(4)
-                        .map(|w| f32::from_le_bytes([w[0], w[1], w[2], w[3]]))
-                        .collect();
-                    let samples = matmul_samples(&mut rng, &af, &bf, &c, (m, n, k));
-                    r.max_rel_err = check(&r.case, samples.into_iter(), ty.tolerance())?;
+                    let mut ref_sets = vec![];
+                    for _ in 0..nsets {
+                        let ra = refs.rt.alloc_zeroed(a_bytes.len())?;
+                        let rb = refs.rt.alloc_zeroed(b_bytes.len())?;
+                        let rc = refs.rt.alloc_zeroed(4 * m * n)?;
+                        refs.rt.write(&ra, 0, &a_bytes)?;
+                        refs.rt.write(&rb, 0, &b_bytes)?;
+                        ref_sets.push((ra, rb, rc));
+                    }
+                    let mut r = gemm_reference(refs, p, &ref_sets, (m, n, k), reps)?;
+                    for (_, _, rc) in &ref_sets {
+                        let c: Vec<f32> = refs
+                            .rt
+                            .read(rc)?
+                            .chunks_exact(4)
+                            .map(|w| f32::from_le_bytes([w[0], w[1], w[2], w[3]]))
+                            .collect();
+                        let samples = matmul_samples(&mut rng, &af, &bf, &c, (m, n, k));
+                        r.max_rel_err =
+                            r.max_rel_err
+                                .max(check(&r.case, samples.into_iter(), ty.tolerance())?);
+                    }
                     r.device = row.device.clone();
                     r.size = row.size.clone();
-                    r.bytes = bytes;
+                    r.bytes = bytes as f64;
                     Ok(r)
                 })();
                 match measured {
@@ -1015,22 +1207,32 @@ pub fn run(
     Ok(out)
 }
 
-/// One cuBLAS GEMM on the references' stream, its output poisoned first, timed like the
-/// kernels (events, warm-up, median of batches). The result stays in `c` for checking.
+/// One cuBLAS GEMM on the references' stream, rotating through the same number of
+/// buffer sets as the case, outputs poisoned first, timed like the kernels (events,
+/// warm-up, median of batches). The results stay in the sets' `c` for checking.
 fn gemm_reference(
     refs: &CudaRefs,
     p: GemmPrecision,
-    (a, b, c): (&DeviceMemory, &DeviceMemory, &DeviceMemory),
+    sets: &[(DeviceMemory, DeviceMemory, DeviceMemory)],
     (m, n, k): (usize, usize, usize),
     reps: usize,
 ) -> Result<Measured> {
     let poison: Vec<u8> = std::iter::repeat_n(f32::NAN.to_le_bytes(), m * n)
         .flatten()
         .collect();
-    refs.rt.write(c, 0, &poison)?;
-    let mut gemm = || refs.blas.gemm(p, m, n, k, a, b, c);
-    // The checked result is the first GEMM's (inside `time`'s warm-up); later ones
-    // overwrite it with the same values.
+    for (_, _, c) in sets {
+        refs.rt.write(c, 0, &poison)?;
+    }
+    // The checked results are these first GEMMs'; the timed ones overwrite them with
+    // the same values.
+    for (a, b, c) in sets {
+        refs.blas.gemm(p, m, n, k, a, b, c)?;
+    }
+    let mut rot = Rotation::new(sets.len());
+    let mut gemm = || {
+        let (a, b, c) = &sets[rot.advance()];
+        refs.blas.gemm(p, m, n, k, a, b, c)
+    };
     let t = time(reps, &refs.rt, &mut gemm)?;
     Ok(Measured {
         case: gemm_name(p).into(),
@@ -1044,6 +1246,6 @@ fn gemm_reference(
         role: Role::Reference,
         reference: None,
         roofline: true,
-        notes: vec![("batch", t.batch as f64)],
+        notes: vec![("batch", t.batch as f64), ("input_sets", sets.len() as f64)],
     })
 }

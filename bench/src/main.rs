@@ -2,8 +2,9 @@
 //!
 //! Each case runs a kernel of the library on a device, checks its result against an
 //! independent reference first (a wrong kernel has no speed), then times it: warm-up,
-//! then the median of repeated batches, timed by CUDA events where the device has them
-//! and by the host clock elsewhere. References (the device copy, cuBLAS on CUDA) are
+//! then the median of repeated batches, timed by the GPU's own timers (CUDA events,
+//! wgpu timestamp queries) where the device has them and by the host clock elsewhere;
+//! inputs that fit in a cache are rotated through several copies. References (the device copy, cuBLAS on CUDA) are
 //! measured in the same run. Results print as a table; `--json` writes every case,
 //! `--svg` a roofline chart. Usage:
 //! `cargo run --release -p tilewise-bench -- --device interp --suite matmul`.
@@ -78,6 +79,10 @@ struct Cli {
     /// `BMxBNxBK/WARPS` separated by commas (e.g. `128x128x32/8,64x64x32/4`).
     #[arg(long, value_parser = parse_matmul_config, value_delimiter = ',')]
     matmul_configs: Vec<cases::MatmulConfig>,
+    /// Element types to run, separated by commas (e.g. `f16,bf16`): the cases of those
+    /// types, plus f16/bf16 vector adds. Default: every matmul type, f32 elsewhere.
+    #[arg(long, value_enum, value_delimiter = ',')]
+    dtype: Vec<cases::Dtype>,
 }
 
 fn parse_matmul_config(c: &str) -> Result<cases::MatmulConfig, String> {
@@ -164,6 +169,7 @@ fn main() -> ExitCode {
             cli.smoke,
             dev.kind(),
             &cli.matmul_configs,
+            &cli.dtype,
         ) {
             if !(case.host_only() && plan.iter().any(|(_, c)| c.name() == case.name())) {
                 plan.push((i, case));

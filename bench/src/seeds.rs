@@ -4,16 +4,29 @@
 //! its bytes count only what the pattern has to move (the lower triangle, the active
 //! blocks, the rows' own lengths).
 
-use super::{check, fail, kernel, time, Rng, Timing};
-use tilewise::{Device, Result};
+use super::{check, fail, input_sets, kernel, time, Rng, Rotation, Timing};
+use tilewise::{Buffer, Device, Result};
 
 const SEEDS: &str = include_str!("../kernels/seeds.py");
 
 /// Elements per block of the block-sparse case.
 pub const SPARSE_BLOCK: usize = 1024;
 
-/// A measured seed case: its timing, nominal FLOPs, bytes moved and largest error.
-pub type SeedRun = (Timing, f64, f64, f64);
+/// A measured seed case: its timing, nominal FLOPs, bytes moved, largest error, and the
+/// number of buffer sets the timed launches rotated through.
+pub type SeedRun = (Timing, f64, f64, f64, usize);
+
+/// `count` copies of (`input`, an output of `out_len` NaNs) on `dev`.
+fn sets(
+    dev: &Device,
+    count: usize,
+    input: &[f32],
+    out_len: usize,
+) -> Result<Vec<(Buffer, Buffer)>> {
+    (0..count)
+        .map(|_| Ok((dev.upload(input)?, dev.upload(&vec![f32::NAN; out_len])?)))
+        .collect()
+}
 
 /// Causal row softmax of a `rows x cols` f32 matrix: row `r` is the softmax of its
 /// columns `c <= r`, the others come out 0. Checked in float64 on sampled rows.
@@ -27,21 +40,52 @@ pub fn causal(
 ) -> Result<SeedRun> {
     let kern = kernel(SEEDS, "seeds.py", "causal_softmax_bench_kernel")?;
     let x = rng.vec(rows * cols);
-    let dx = dev.upload(&x)?;
-    let dout = dev.upload(&vec![f32::NAN; rows * cols])?;
+    let sets = sets(
+        dev,
+        input_sets(dev.kind(), 8 * rows * cols),
+        &x,
+        rows * cols,
+    )?;
     let block = cols.next_power_of_two() as u32;
-    let mut launch = || {
+    let run = |(dx, dout): &(Buffer, Buffer)| {
         kern.launch(dev, rows as u32)
-            .arg(&dout)
-            .arg(&dx)
+            .arg(dout)
+            .arg(dx)
             .arg(cols as i32)
             .arg(cols as i32)
             .constexpr("BLOCK_SIZE", block)
             .num_warps(4)
             .run()
     };
-    launch()?;
-    let got = dev.download::<f32>(&dout)?;
+    let mut err = 0f64;
+    for set in &sets {
+        run(set)?;
+        err = err.max(check_causal(dev, rng, name, &x, &set.1, rows, cols)?);
+    }
+    // Read: the lower triangle (masked loads skip the rest); written: the whole matrix.
+    let read: f64 = (0..rows).map(|r| (r + 1).min(cols) as f64).sum();
+    let mut rot = Rotation::new(sets.len());
+    let t = time(reps, dev, &mut || run(&sets[rot.advance()]))?;
+    Ok((
+        t,
+        super::SOFTMAX_FLOP_PER_ELEMENT * read,
+        4.0 * (read + (rows * cols) as f64),
+        err,
+        sets.len(),
+    ))
+}
+
+/// The largest error of a causal softmax output on sampled rows.
+fn check_causal(
+    dev: &Device,
+    rng: &mut Rng,
+    name: &str,
+    x: &[f32],
+    dout: &Buffer,
+    rows: usize,
+    cols: usize,
+) -> Result<f64> {
+    let got = dev.download::<f32>(dout)?;
     let mut samples = vec![];
     // Sampled rows, plus the first row (a single unmasked element) and the last.
     let mut sample_rows: Vec<usize> = (0..16.min(rows)).map(|_| rng.index(rows)).collect();
@@ -60,17 +104,7 @@ pub fn causal(
             samples.push((got[r * cols + c] as f64, want));
         }
     }
-    let err = check(name, samples.into_iter(), 1e-5)?;
-    drop(got);
-    // Read: the lower triangle (masked loads skip the rest); written: the whole matrix.
-    let read: f64 = (0..rows).map(|r| (r + 1).min(cols) as f64).sum();
-    let t = time(reps, dev, &mut launch)?;
-    Ok((
-        t,
-        super::SOFTMAX_FLOP_PER_ELEMENT * read,
-        4.0 * (read + (rows * cols) as f64),
-        err,
-    ))
+    check(name, samples.into_iter(), 1e-5)
 }
 
 /// `out = 2 x` over the active blocks (about half, at random) of `n` f32 in blocks of
@@ -91,20 +125,47 @@ pub fn block_sparse(
         flags[blocks - 1] = 0; // and one skipped
     }
     let x = rng.vec(n);
-    let (dx, dflags) = (dev.upload(&x)?, dev.upload(&flags)?);
-    let dout = dev.upload(&vec![f32::NAN; n])?;
-    let mut launch = || {
+    let dflags = dev.upload(&flags)?;
+    let sets = sets(dev, input_sets(dev.kind(), 8 * n), &x, n)?;
+    let run = |(dx, dout): &(Buffer, Buffer)| {
         kern.launch(dev, blocks as u32)
-            .arg(&dx)
-            .arg(&dout)
+            .arg(dx)
+            .arg(dout)
             .arg(&dflags)
             .arg(n as i32)
             .constexpr("BLOCK", SPARSE_BLOCK as u32)
             .run()
     };
-    launch()?;
-    let got = dev.download::<f32>(&dout)?;
-    for (i, (&g, &v)) in got.iter().zip(&x).enumerate() {
+    for set in &sets {
+        run(set)?;
+        check_block_sparse(dev, name, &x, &flags, &set.1)?;
+    }
+    let active: f64 = (0..blocks)
+        .filter(|&b| flags[b] != 0)
+        .map(|b| (SPARSE_BLOCK.min(n - b * SPARSE_BLOCK)) as f64)
+        .sum();
+    let mut rot = Rotation::new(sets.len());
+    let t = time(reps, dev, &mut || run(&sets[rot.advance()]))?;
+    // Bytes of the active blocks (read and written) and of the flags.
+    Ok((
+        t,
+        active,
+        8.0 * active + 4.0 * blocks as f64,
+        0.0,
+        sets.len(),
+    ))
+}
+
+/// Exact check of a block-sparse output: 2x where active, the poison elsewhere.
+fn check_block_sparse(
+    dev: &Device,
+    name: &str,
+    x: &[f32],
+    flags: &[i32],
+    dout: &Buffer,
+) -> Result<()> {
+    let got = dev.download::<f32>(dout)?;
+    for (i, (&g, &v)) in got.iter().zip(x).enumerate() {
         let active = flags[i / SPARSE_BLOCK] != 0;
         if active && g != 2.0 * v {
             return Err(fail(
@@ -119,14 +180,7 @@ pub fn block_sparse(
             ));
         }
     }
-    drop(got);
-    let active: f64 = (0..blocks)
-        .filter(|&b| flags[b] != 0)
-        .map(|b| (SPARSE_BLOCK.min(n - b * SPARSE_BLOCK)) as f64)
-        .sum();
-    let t = time(reps, dev, &mut launch)?;
-    // Bytes of the active blocks (read and written) and of the flags.
-    Ok((t, active, 8.0 * active + 4.0 * blocks as f64, 0.0))
+    Ok(())
 }
 
 /// Row sums of a padded `rows x max_len` f32 matrix, each row summed over its own random
@@ -148,29 +202,33 @@ pub fn ragged(
             *v = rng.next();
         }
     }
-    let (dx, dlen) = (dev.upload(&x)?, dev.upload(&lengths)?);
-    let dout = dev.upload(&vec![f32::NAN; rows])?;
+    let dlen = dev.upload(&lengths)?;
+    let sets = sets(dev, input_sets(dev.kind(), 4 * rows * max_len), &x, rows)?;
     let width = max_len.next_power_of_two() as u32;
-    let mut launch = || {
+    let run = |(dx, dout): &(Buffer, Buffer)| {
         kern.launch(dev, rows as u32)
-            .arg(&dx)
+            .arg(dx)
             .arg(&dlen)
-            .arg(&dout)
+            .arg(dout)
             .arg(max_len as i32)
             .constexpr("MAX_WIDTH", width)
             .run()
     };
-    launch()?;
-    let got = dev.download::<f32>(&dout)?;
-    let pairs: Vec<(f64, f64)> = (0..rows)
-        .map(|r| {
-            let row = &x[r * max_len..r * max_len + lengths[r] as usize];
-            (got[r] as f64, row.iter().map(|&v| v as f64).sum::<f64>())
-        })
-        .collect();
-    let err = check(name, pairs.into_iter(), 1e-5)?;
+    let mut err = 0f64;
+    for set in &sets {
+        run(set)?;
+        let got = dev.download::<f32>(&set.1)?;
+        let pairs: Vec<(f64, f64)> = (0..rows)
+            .map(|r| {
+                let row = &x[r * max_len..r * max_len + lengths[r] as usize];
+                (got[r] as f64, row.iter().map(|&v| v as f64).sum::<f64>())
+            })
+            .collect();
+        err = err.max(check(name, pairs.into_iter(), 1e-5)?);
+    }
     let valid: f64 = lengths.iter().map(|&l| l as f64).sum();
-    let t = time(reps, dev, &mut launch)?;
+    let mut rot = Rotation::new(sets.len());
+    let t = time(reps, dev, &mut || run(&sets[rot.advance()]))?;
     // The rows' own elements, the lengths and the sums.
-    Ok((t, valid, 4.0 * valid + 8.0 * rows as f64, err))
+    Ok((t, valid, 4.0 * valid + 8.0 * rows as f64, err, sets.len()))
 }

@@ -68,16 +68,20 @@ pub const MAX_BATCH: usize = 1024;
 pub(crate) struct Batch {
     encoder: Option<wgpu::CommandEncoder>,
     launches: usize,
+    /// The open timed region, if any (see `timing.rs`).
+    pub(crate) timing: Option<crate::timing::TimingRegion>,
 }
 
 impl Batch {
     pub(crate) fn encoder(&mut self, device: &wgpu::Device) -> &mut wgpu::CommandEncoder {
-        self.encoder.get_or_insert_with(|| {
-            device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                label: Some("tilewise batch"),
-            })
-        })
+        self.encoder.get_or_insert_with(|| new_encoder(device))
     }
+}
+
+fn new_encoder(device: &wgpu::Device) -> wgpu::CommandEncoder {
+    device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+        label: Some("tilewise batch"),
+    })
 }
 
 /// A buffer (or a byte range of one) passed to a pointer argument.
@@ -182,7 +186,7 @@ impl WgpuContext {
 
     /// Records `launch` into the pending batch.
     pub fn launch(&self, launch: &Launch<'_>) -> Result<()> {
-        self.record(launch, None)
+        self.record(launch)
     }
 
     fn bind(&self, launch: &Launch<'_>, i: usize, arg: &BufferArg<'_>) -> Result<Bound> {
@@ -264,11 +268,7 @@ impl WgpuContext {
         })
     }
 
-    pub(crate) fn record(
-        &self,
-        launch: &Launch<'_>,
-        timestamp_writes: Option<wgpu::ComputePassTimestampWrites<'_>>,
-    ) -> Result<()> {
+    fn record(&self, launch: &Launch<'_>) -> Result<()> {
         let p = launch.pipeline;
         let caps = self.capabilities();
         let layout = &p.layout;
@@ -385,8 +385,12 @@ impl WgpuContext {
         });
 
         let full = {
-            let mut batch = self.lock_batch()?;
-            let encoder = batch.encoder(&self.device);
+            let mut guard = self.lock_batch()?;
+            let batch = &mut *guard;
+            let encoder = batch
+                .encoder
+                .get_or_insert_with(|| new_encoder(&self.device));
+            let timestamp_writes = batch.timing.as_mut().map(|t| t.next_pass(&self.device));
             {
                 let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
                     label: Some(&p.name),

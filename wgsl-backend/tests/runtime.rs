@@ -468,7 +468,8 @@ fn gpu_timestamps_when_supported() {
                 t.per_launch_ns() / 1e3
             );
             assert_eq!(t.launches, 4);
-            assert!(t.total_ns > 0.0 && t.total_ns < 10e9, "{t:?}");
+            assert!(t.span_ns > 0.0 && t.span_ns < 10e9, "{t:?}");
+            assert!(t.busy_ns > 0.0 && t.busy_ns <= t.span_ns * 1.001, "{t:?}");
         }
         None => {
             assert!(!ctx.capabilities().timestamps);
