@@ -42,6 +42,7 @@ enum H {
     F16(Vec<f16>),
     BF16(Vec<bf16>),
     I32(Vec<i32>),
+    I64(Vec<i64>),
     U8(Vec<u8>),
     S(Arg),
 }
@@ -79,6 +80,7 @@ fn upload(dev: &Device, h: &H) -> Option<Buffer> {
         H::F16(v) => dev.upload(v).unwrap(),
         H::BF16(v) => dev.upload(v).unwrap(),
         H::I32(v) => dev.upload(v).unwrap(),
+        H::I64(v) => dev.upload(v).unwrap(),
         H::U8(v) => dev.upload(v).unwrap(),
         H::S(_) => return None,
     })
@@ -136,6 +138,12 @@ fn run(case: &Case, dev: &Device) -> Result<Vec<Vec<f64>>, String> {
                 .collect(),
             DType::I32 => dev
                 .download::<i32>(b)
+                .unwrap()
+                .iter()
+                .map(|&x| x as f64)
+                .collect(),
+            DType::I64 => dev
+                .download::<i64>(b)
                 .unwrap()
                 .iter()
                 .map(|&x| x as f64)
@@ -249,6 +257,12 @@ fn assemble_ptx(case: &Case, num_warps: &[u32]) {
 }
 
 fn check(case: Case) {
+    check_except_wgpu(case, None)
+}
+
+/// [`check`], where `wgpu_error` (if any) is the error the WGSL backend must give
+/// instead of a result (a type it does not have).
+fn check_except_wgpu(case: Case, wgpu_error: Option<&str>) {
     assemble_ptx(&case, &[4]);
     let want = run(&case, &Device::interpreter())
         .unwrap_or_else(|e| panic!("{} on the interpreter: {e}", case.name));
@@ -270,6 +284,13 @@ fn check(case: Case) {
         }
     }
     for dev in gpu_devices() {
+        if let (Some(expected), true) = (wgpu_error, dev.kind() == tilewise::DeviceKind::Wgpu) {
+            match run(&case, &dev) {
+                Err(e) => assert!(e.contains(expected), "{}: {e}", case.name),
+                Ok(_) => panic!("{} ran on {}; expected `{expected}`", case.name, dev.name()),
+            }
+            continue;
+        }
         let got =
             run(&case, &dev).unwrap_or_else(|e| panic!("{} on {}: {e}", case.name, dev.name()));
         compare(&case, &dev, &want, &got);
@@ -708,6 +729,36 @@ def row_stats(x_ptr, max_ptr, arg_ptr, cum_ptr, n, BLOCK: tl.constexpr):
     tl.store(cum_ptr + row * n + cols, c, mask=cols < n)
 
 @triton.jit
+def reduce_ties(x_ptr, y_ptr, imax_ptr, amin_ptr, amax_ptr, fmin_ptr, fmax_ptr, n,
+                BR: tl.constexpr, BC: tl.constexpr):
+    rows = tl.arange(0, BR)
+    cols = tl.arange(0, BC)
+    m = (rows[:, None] < n) & (cols[None, :] < BC)
+    offs = rows[:, None] * BC + cols[None, :]
+    x = tl.load(x_ptr + offs, mask=m, other=0)
+    tl.store(imax_ptr + rows, tl.max(x, axis=1), mask=rows < n)
+    tl.store(amin_ptr + rows, tl.argmin(x, axis=1), mask=rows < n)
+    tl.store(amax_ptr + cols, tl.argmax(x, axis=0))
+    y = tl.load(y_ptr + offs, mask=m, other=0.0)
+    tl.store(fmin_ptr + rows, tl.min(y, axis=1), mask=rows < n)
+    tl.store(fmax_ptr + cols, tl.max(y, axis=0))
+
+@triton.jit
+def argmin_1d(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=100)
+    tl.store(out_ptr, tl.argmin(x, axis=0))
+    tl.store(out_ptr + 1, tl.sum(tl.where(offs < n, x, 0), axis=0))
+    tl.store(out_ptr + 2, tl.argmax(x, axis=0))
+
+@triton.jit
+def sum_i64(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=0).to(tl.int64) * 1000000007
+    tl.store(out_ptr, tl.sum(x, axis=0))
+    tl.store(out_ptr + 1, tl.max(x, axis=0))
+
+@triton.jit
 def histogram(x_ptr, bins_ptr, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     v = tl.load(x_ptr + offs, mask=offs < n, other=0)
@@ -765,6 +816,75 @@ fn reductions_scans_and_argmax() {
         tol: 1e-5,
         tf32: false,
     });
+}
+
+/// Reductions whose lanes combine by warp shuffles on PTX: ties (argmin/argmax keep the
+/// lowest index), signed zeros and NaN among floats, along either axis of a 2-D tile
+/// and along a 1-D tile spread over lanes and warps.
+#[test]
+fn reductions_with_ties_across_lanes_and_warps() {
+    let mut r = Rng(21);
+    let (n, br, bc) = (13usize, 16usize, 64usize);
+    let zeros = [-0.0f32, 0.0, 1.0, -1.0, f32::NAN];
+    let y: Vec<f32> = r
+        .i32s(br * bc, 0, zeros.len() as i32)
+        .into_iter()
+        .map(|i| zeros[i as usize])
+        .collect();
+    check(Case {
+        name: "reduce_ties",
+        src: EXTRA,
+        kernel: "reduce_ties",
+        grid: [1, 1, 1],
+        args: vec![
+            H::I32(r.i32s(br * bc, 0, 4)),
+            H::F32(y),
+            H::I32(vec![-1; br]),
+            H::I32(vec![-1; br]),
+            H::I32(vec![-1; bc]),
+            poison_f32(br),
+            poison_f32(bc),
+            s(n as i32),
+        ],
+        constexprs: vec![("BR", c(br as u32)), ("BC", c(bc as u32))],
+        tol: 0.0,
+        tf32: false,
+    });
+    let n = 2000;
+    check(Case {
+        name: "argmin_1d",
+        src: EXTRA,
+        kernel: "argmin_1d",
+        grid: [1, 1, 1],
+        args: vec![H::I32(r.i32s(n, 3, 9)), H::I32(vec![-1; 3]), s(n as i32)],
+        constexprs: vec![("BLOCK", c(2048))],
+        tol: 0.0,
+        tf32: false,
+    });
+}
+
+/// A 64-bit reduction (two 32-bit shuffles a step on PTX); WGSL has no i64 and says so.
+#[test]
+fn reductions_of_64_bit_integers() {
+    let mut r = Rng(22);
+    let n = 1000;
+    check_except_wgpu(
+        Case {
+            name: "sum_i64",
+            src: EXTRA,
+            kernel: "sum_i64",
+            grid: [1, 1, 1],
+            args: vec![
+                H::I32(r.i32s(n, -1 << 30, 1 << 30)),
+                H::I64(vec![-1; 2]),
+                s(n as i32),
+            ],
+            constexprs: vec![("BLOCK", c(1024))],
+            tol: 0.0,
+            tf32: false,
+        },
+        Some("i64"),
+    );
 }
 
 #[test]

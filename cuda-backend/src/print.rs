@@ -1031,6 +1031,30 @@ impl Printer<'_> {
                     "vector registers are not printed for PTX yet",
                 ))
             }
+            Expr::ShuffleXor { value, mask } => {
+                let x = r(self, value);
+                let shfl = |p: &mut Self, d: &str, x: &str| {
+                    p.ins(format!(
+                        "shfl.sync.bfly.b32 {d}, {x}, {mask}, 0x1f, 0xffffffff;"
+                    ))
+                };
+                match class(dt) {
+                    Class::B32 => shfl(self, &d, &x),
+                    Class::B64 => {
+                        let (lo, hi) = (self.tmp(Class::B32), self.tmp(Class::B32));
+                        self.ins(format!("mov.b64 {{{lo}, {hi}}}, {x};"));
+                        shfl(self, &lo, &lo);
+                        shfl(self, &hi, &hi);
+                        self.ins(format!("mov.b64 {d}, {{{lo}, {hi}}};"));
+                    }
+                    Class::Pred => {
+                        let t = self.tmp(Class::B32);
+                        self.ins(format!("selp.u32 {t}, 1, 0, {x};"));
+                        shfl(self, &t, &t);
+                        self.ins(format!("setp.ne.u32 {d}, {t}, 0;"));
+                    }
+                }
+            }
         }
         Ok(())
     }

@@ -766,6 +766,12 @@ impl Printer<'_> {
                     "vector registers are not printed for WGSL yet",
                 ))
             }
+            Expr::ShuffleXor { .. } => {
+                return Err(Diagnostic::internal(
+                    "warp shuffles are not lowered for WGSL (subgroup lanes are not \
+                     guaranteed to follow thread ids)",
+                ))
+            }
         })
     }
 

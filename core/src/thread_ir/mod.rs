@@ -143,6 +143,14 @@ pub enum Expr {
     },
     /// A vector from scalar registers.
     Construct(Vec<Reg>),
+    /// The value of scalar register `value` in the thread whose id is this thread's
+    /// XOR `mask` (`mask` < 32, so the partner is in the same warp of 32): a butterfly
+    /// step of a warp reduction (PTX `shfl.sync.bfly`). Every thread of the warp
+    /// executes it together, so only in uniform control flow.
+    ShuffleXor {
+        value: Reg,
+        mask: u32,
+    },
 }
 
 /// A statement.

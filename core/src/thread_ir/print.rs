@@ -77,6 +77,7 @@ fn expr(k: &ThreadKernel, e: &Expr, dst_dtype: crate::ir::DType) -> String {
         }
         Expr::SharedLoad { arr, index } => format!("load s{arr}[{index}]"),
         Expr::Extract { vector, lane } => format!("extract {vector}.{lane}"),
+        Expr::ShuffleXor { value, mask } => format!("shuffle.xor {value}, {mask}"),
         Expr::Construct(regs) => {
             format!(
                 "vector({})",

@@ -355,6 +355,29 @@ impl Sim<'_> {
                 }
                 out
             }
+            Expr::ShuffleXor { value, mask } => {
+                if *mask >= 32 {
+                    return Err(bug(format!("shuffle mask {mask} leaves the warp")));
+                }
+                let v = self.reg(*value)?;
+                let mut out = Data::zeros(dt, t);
+                for i in 0..t {
+                    if !active[i] {
+                        continue;
+                    }
+                    // Like `shfl.sync` with a full member mask: the whole warp takes part.
+                    let warp = i & !31;
+                    if (warp..(warp + 32).min(t)).any(|j| !active[j]) {
+                        return Err(bug("a warp shuffle in divergent control flow"));
+                    }
+                    let j = i ^ *mask as usize;
+                    if j >= t {
+                        return Err(bug(format!("shuffle partner {j} of {t} threads")));
+                    }
+                    set1(&mut out, i, &get1(v, j));
+                }
+                out
+            }
             Expr::Construct(parts) => {
                 let lanes = parts.len();
                 let mut out = Data::zeros(dt, t * lanes);

@@ -47,6 +47,9 @@ pub struct ExpandOptions {
     /// every access scalar. Wide accesses are used where the axis analysis proves a
     /// thread's run of elements contiguous, aligned and uniformly masked.
     pub vector_bytes: u32,
+    /// Whether reductions combine across the lanes of a warp with butterfly shuffles
+    /// ([`crate::thread_ir::Expr::ShuffleXor`]) instead of shared memory.
+    pub warp_shuffle: bool,
 }
 
 impl ExpandOptions {
@@ -58,6 +61,7 @@ impl ExpandOptions {
             backend: "WGSL",
             mma: false,
             vector_bytes: 0,
+            warp_shuffle: false,
         }
     }
 
@@ -69,6 +73,7 @@ impl ExpandOptions {
             backend: "PTX",
             mma: true,
             vector_bytes: 16,
+            warp_shuffle: true,
         }
     }
 }
@@ -81,6 +86,7 @@ impl Default for ExpandOptions {
             backend: "GPU",
             mma: false,
             vector_bytes: 0,
+            warp_shuffle: false,
         }
     }
 }

@@ -1,8 +1,11 @@
 //! Reductions and scans.
 //!
 //! A reduction along `axis` first combines, inside each thread, the registers that hold
-//! the same output element; then, when lanes or warps of the layout also run along
-//! `axis`, each thread publishes its partial result to shared memory, the partials are
+//! the same output element; then, where the backend has warp shuffles
+//! (`ExpandOptions::warp_shuffle`), the lanes of a warp along `axis` combine by a
+//! butterfly (one `ShuffleXor` a lane bit, every lane ends with the warp's result);
+//! then, when lanes (without shuffles) or warps of the layout also run along `axis`,
+//! each thread publishes its partial result to shared memory, the partials are
 //! combined by a tree (log2 of the partner count halving steps, each behind a
 //! barrier, done by one replica of each thread), and every thread reads the results of
 //! the output elements it holds. The result has the operand's
@@ -165,15 +168,83 @@ impl Expander<'_> {
                 Some(acc) => self.combine(combiner, &dts, &acc, &vals)?,
             });
         }
-        // 2. Across threads, through shared memory.
-        let lane_axis: Vec<usize> = (0..layout.lane_bases().len())
+        // 2. Across the lanes of a warp, by shuffles.
+        let mut lane_axis: Vec<usize> = (0..layout.lane_bases().len())
             .filter(|&b| layout.lane_bases()[b][axis] != 0)
             .collect();
+        // After a butterfly, the lanes that differ only in these bits hold the same
+        // partials: one of them takes part in the shared-memory tree.
+        let mut shuffled_lanes = 0u32;
+        if self.opt.warp_shuffle && !lane_axis.is_empty() {
+            // Integer add/mul/min/max and float add/mul give the same result in either
+            // operand order; otherwise (float min/max and signed zeros, argmin/argmax
+            // and NaN, custom combiners) both partners order the operands by lane, so
+            // that they compute the same value.
+            let commutative = match combiner {
+                Combiner::Add | Combiner::Mul => true,
+                Combiner::Max | Combiner::Min => !dts[0].is_float(),
+                _ => false,
+            };
+            for &b in &lane_axis {
+                let upper = if commutative {
+                    None
+                } else {
+                    let sh = self.int_const(DType::I32, b as i64);
+                    let v = self.assign(DType::I32, Expr::Binary(BinaryOp::Shr, self.lane, sh));
+                    let one = self.int_const(DType::I32, 1);
+                    let bit = self.assign(DType::I32, Expr::Binary(BinaryOp::And, v, one));
+                    let zero = self.zero_i32();
+                    Some(self.assign(DType::I1, Expr::Cmp(CmpPred::Ne, bit, zero)))
+                };
+                for r in reps_of(&partial) {
+                    let own = partial[r].take().expect("rep");
+                    let other: Vec<Reg> = own
+                        .iter()
+                        .zip(&dts)
+                        .map(|(&v, &d)| {
+                            self.assign(
+                                d,
+                                Expr::ShuffleXor {
+                                    value: v,
+                                    mask: 1 << b,
+                                },
+                            )
+                        })
+                        .collect();
+                    let (lo, hi) = match upper {
+                        None => (own, other),
+                        Some(up) => {
+                            let pick = |x: &mut Self, t: &[Reg], f: &[Reg]| -> Vec<Reg> {
+                                t.iter()
+                                    .zip(f)
+                                    .zip(&dts)
+                                    .map(|((&t, &f), &d)| {
+                                        x.assign(
+                                            d,
+                                            Expr::Select {
+                                                cond: up,
+                                                on_true: t,
+                                                on_false: f,
+                                            },
+                                        )
+                                    })
+                                    .collect()
+                            };
+                            (pick(self, &other, &own), pick(self, &own, &other))
+                        }
+                    };
+                    partial[r] = Some(self.combine(combiner, &dts, &lo, &hi)?);
+                }
+                shuffled_lanes |= 1 << b;
+            }
+            lane_axis.clear();
+        }
+        // 3. Across threads, through shared memory.
         let warp_axis: Vec<usize> = (0..layout.warp_bases().len())
             .filter(|&b| layout.warp_bases()[b][axis] != 0)
             .collect();
         let partners = 1u32 << (lane_axis.len() + warp_axis.len());
-        let reps: Vec<usize> = (0..n as usize).filter(|&r| partial[r].is_some()).collect();
+        let reps = reps_of(&partial);
         if partners > 1 {
             let out_numel: u32 = sliced.shape().iter().product::<u32>().max(1);
             let out_idx = self.linear_indices(&sliced, sliced.shape())?;
@@ -221,7 +292,17 @@ impl Expander<'_> {
             // partner `pid < s` combines slots `pid` and `pid + s` into slot `pid`.
             // Only the first of replicated threads takes part: two replicas updating
             // the same slot would combine a partial twice.
-            let (owner, _) = self.ownership(Some(&layout));
+            let (mut owner, _) = self.ownership(Some(&layout));
+            if shuffled_lanes != 0 {
+                let m = self.int_const(DType::I32, shuffled_lanes as i64);
+                let v = self.assign(DType::I32, Expr::Binary(BinaryOp::And, self.lane, m));
+                let zero = self.zero_i32();
+                let first = self.assign(DType::I1, Expr::Cmp(CmpPred::Eq, v, zero));
+                owner = Some(match owner {
+                    None => first,
+                    Some(o) => self.assign(DType::I1, Expr::Binary(BinaryOp::And, o, first)),
+                });
+            }
             let bases: Vec<Option<Reg>> = (0..n as usize)
                 .map(|r| {
                     partial[r].as_ref().map(|_| {
@@ -295,6 +376,10 @@ impl Expander<'_> {
             self.set(*res, TVal::Data(d));
         }
         Ok(())
+    }
+
+    fn zero_i32(&mut self) -> Reg {
+        self.int_const(DType::I32, 0)
     }
 
     fn scratch_for_reduce(&mut self, dtype: DType, len: u32) -> u32 {
@@ -393,4 +478,11 @@ impl Expander<'_> {
         }
         Ok(())
     }
+}
+
+/// The registers holding a partial result (one per output element a thread holds).
+fn reps_of(partial: &[Option<Vec<Reg>>]) -> Vec<usize> {
+    (0..partial.len())
+        .filter(|&r| partial[r].is_some())
+        .collect()
 }
