@@ -969,41 +969,46 @@ fn transpose_through_layouts() {
 #[test]
 fn guard_sub_range_margins_untouched() {
     // Bind the middle of a larger buffer; masked loads and stores at ragged edges
-    // must leave the sentinel margins alone on every device.
-    let n = 300;
-    let mut r = Rng(15);
-    let x = r.f32s(n);
-    let mut devices = vec![Device::interpreter()];
-    devices.extend(gpu_devices());
-    for dev in devices {
-        let module = Module::parse("vector_add.py", VECTOR_ADD).unwrap();
-        let k = module.kernel("add_kernel").unwrap();
-        let mut big = vec![12345.0f32; n + 64];
-        big[32..32 + n].copy_from_slice(&vec![f32::NAN; n]);
-        let out = dev.upload(&big).unwrap();
-        let xb = dev.upload(&x).unwrap();
-        let view = out.slice(32..32 + n);
-        k.launch(&dev, (n as u32).div_ceil(128))
-            .arg(&xb)
-            .arg(&xb)
-            .arg(&view)
-            .arg(n as i32)
-            .constexpr("BLOCK_SIZE", 128)
-            .run()
-            .unwrap();
-        let got = dev.download::<f32>(&out).unwrap();
-        assert!(
-            got[..32].iter().all(|&v| v == 12345.0),
-            "{}: front margin written",
-            dev.name()
-        );
-        assert!(
-            got[32 + n..].iter().all(|&v| v == 12345.0),
-            "{}: back margin written",
-            dev.name()
-        );
-        for i in 0..n {
-            assert_eq!(got[32 + i], x[i] + x[i], "{}: element {i}", dev.name());
+    // must leave the sentinel margins alone on every device: views at a 16-byte
+    // aligned offset (wide accesses), at an unaligned one (scalar), ragged lengths.
+    for (at, n) in [(32usize, 300usize), (4, 301), (3, 299)] {
+        let mut r = Rng(15 + at as u64);
+        let x = r.f32s(n);
+        let mut devices = vec![Device::interpreter()];
+        devices.extend(gpu_devices());
+        for dev in devices {
+            let module = Module::parse("vector_add.py", VECTOR_ADD).unwrap();
+            let k = module.kernel("add_kernel").unwrap();
+            let mut big = vec![12345.0f32; n + 2 * at];
+            big[at..at + n].copy_from_slice(&vec![f32::NAN; n]);
+            let out = dev.upload(&big).unwrap();
+            let xb = dev.upload(&x).unwrap();
+            let view = out.slice(at..at + n);
+            k.launch(&dev, (n as u32).div_ceil(128))
+                .arg(&xb)
+                .arg(&xb)
+                .arg(&view)
+                .arg(n as i32)
+                .constexpr("BLOCK_SIZE", 128)
+                .run()
+                .unwrap();
+            let got = dev.download::<f32>(&out).unwrap();
+            let name = dev.name();
+            assert!(
+                got[..at].iter().all(|&v| v == 12345.0),
+                "{name} (view at {at}, {n}): front margin written"
+            );
+            assert!(
+                got[at + n..].iter().all(|&v| v == 12345.0),
+                "{name} (view at {at}, {n}): back margin written"
+            );
+            for i in 0..n {
+                assert_eq!(
+                    got[at + i],
+                    x[i] + x[i],
+                    "{name} (view at {at}): element {i}"
+                );
+            }
         }
     }
 }

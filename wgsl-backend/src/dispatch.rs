@@ -40,8 +40,10 @@
 //! compiled pipeline for every offset (no recompilation, no copies) at the cost of one
 //! uniform load and add per access. A kernel compiled without base offsets accepts only
 //! aligned offsets and says so otherwise. The byte offset must be a multiple of the
-//! element size. The bound size is rounded up to 4 bytes within the allocation, so
-//! kernels must not rely on `arrayLength`: tilewise passes sizes as scalars.
+//! element size. The bound size is rounded up to 16 bytes within the allocation (which
+//! is rounded to 16 bytes), so that a binding declared `array<vec4<T>>` for wide
+//! accesses covers its last elements; kernels must not rely on `arrayLength`: tilewise
+//! passes sizes as scalars.
 //!
 //! ## Limits
 //!
@@ -237,7 +239,9 @@ impl WgpuContext {
             // Nothing is accessed: bind a valid minimal range.
             (0, 4.min(allocated))
         } else {
-            let end = (arg.offset + size).div_ceil(4) * 4;
+            // Whole 16-byte words (allocations are rounded to 16 bytes), so that a view
+            // as `array<vec4<T>>` covers the last elements.
+            let end = (arg.offset + size).div_ceil(16) * 16;
             (bind_offset, end.min(allocated) - bind_offset)
         };
         if bind_size > caps.max_storage_buffer_binding_size {

@@ -21,7 +21,9 @@ use tilewise_core::{Diagnostic, ErrorKind, Result};
 use crate::context::WgpuContext;
 
 /// wgpu's copy granularity in bytes.
-const ALIGN: u64 = wgpu::COPY_BUFFER_ALIGNMENT;
+/// Allocations are rounded up to 16 bytes: a binding viewed as `array<vec4<T>>` (wide
+/// accesses) then always covers its last, partial vector.
+const ALIGN: u64 = 16;
 
 fn round_up(x: u64, to: u64) -> u64 {
     x.div_ceil(to) * to

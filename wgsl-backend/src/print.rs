@@ -24,6 +24,11 @@
 //!   and maps NaN to 0; `select` argument order is WGSL's (false value first).
 //! - **Loads** with a mask read index 0 of the view where the mask is false and select
 //!   `other`: no out-of-range access ever reaches the driver. Masked stores are guarded.
+//! - **Wide accesses.** Vector registers of 32-bit elements are `vecN<T>`. A 32-bit
+//!   buffer whose wide accesses (the lowering proved them aligned) all move 4 elements
+//!   is declared `array<vec4<T>>`: its wide accesses are one vector access
+//!   (`b[i >> 2u]`), its scalar ones a component (`b[i >> 2u][i & 3u]`); elsewhere a
+//!   wide access is spelled element by element.
 
 use crate::context::Capabilities;
 use crate::pipeline::{KernelLayout, StorageBinding, UniformLayout};
@@ -103,6 +108,8 @@ enum Repr {
     Atomic32,
     /// `bits`-wide elements packed in `u32` words; `atomic` when written.
     Packed { bits: u32, atomic: bool },
+    /// `array<vec4<T>>` of 32-bit elements: every wide access moves 4 of them.
+    Vec4,
 }
 
 fn backend_err(kernel: &str, msg: String) -> Diagnostic {
@@ -121,6 +128,10 @@ struct Printer<'a> {
     binding: Vec<Option<usize>>,
     /// Scalar slot of each scalar parameter.
     scalar_slot: Vec<Option<usize>>,
+    /// Lanes of the register the expression being printed is assigned to.
+    lanes_of_dst: u8,
+    /// Registers printed as a `let` at their one assignment (else a `var`).
+    bound_once: Vec<bool>,
 }
 
 /// Prints `k` as WGSL for a device with `caps`.
@@ -132,16 +143,21 @@ pub fn print_wgsl(k: &ThreadKernel, caps: &Capabilities) -> Result<WgslKernel> {
         reprs: vec![None; k.params.len()],
         binding: vec![None; k.params.len()],
         scalar_slot: vec![None; k.params.len()],
+        lanes_of_dst: 1,
+        bound_once: tilewise_core::thread_ir::bindable_once(k),
     };
     for ty in &k.regs {
         p.check_type(ty.dtype)?;
-        if ty.lanes != 1 {
-            return Err(Diagnostic::internal(
-                "vector registers are not printed for WGSL yet",
-            ));
+        if ty.lanes != 1 && (ty.dtype.size_bytes() != 4 || ty.lanes > 4) {
+            return Err(Diagnostic::internal(format!(
+                "a vector register of {ty} reached the WGSL printer (the WGSL lowering \
+                 vectorizes 32-bit elements only)"
+            )));
         }
     }
     let atomics = atomic_buffers(&k.body);
+    let mut wide = std::collections::HashMap::new();
+    wide_accesses(k, &k.body, &mut wide);
     let mut storage = vec![];
     let mut buffer_params = vec![];
     let mut scalar_slots = vec![];
@@ -151,6 +167,7 @@ pub fn print_wgsl(k: &ThreadKernel, caps: &Capabilities) -> Result<WgslKernel> {
                 p.check_type(*dtype)?;
                 let repr = match (dtype.size_bytes(), atomics.contains(&(i as u32))) {
                     (4, true) => Repr::Atomic32,
+                    (4, false) if wide.get(&(i as u32)) == Some(&true) => Repr::Vec4,
                     (4, false) => Repr::Plain,
                     (2, false) if *dtype == DType::F16 && p.f16 => Repr::Plain,
                     (n, _) => Repr::Packed {
@@ -192,6 +209,42 @@ pub fn print_wgsl(k: &ThreadKernel, caps: &Capabilities) -> Result<WgslKernel> {
         scalar_slots,
         buffer_params,
     })
+}
+
+/// For each buffer with wide accesses: whether all of them move 4 elements.
+fn wide_accesses(k: &ThreadKernel, b: &[Stmt], out: &mut std::collections::HashMap<u32, bool>) {
+    fn note(k: &ThreadKernel, out: &mut std::collections::HashMap<u32, bool>, buf: u32, r: Reg) {
+        let lanes = k.reg_ty(r).lanes;
+        if lanes > 1 {
+            let all4 = out.entry(buf).or_insert(true);
+            *all4 &= lanes == 4;
+        }
+    }
+    for s in b {
+        match s {
+            Stmt::Assign {
+                dst,
+                expr: Expr::Load { buf, .. },
+            } => note(k, out, *buf, *dst),
+            Stmt::Store { buf, value, .. } => note(k, out, *buf, *value),
+            Stmt::For { body, .. } => wide_accesses(k, body, out),
+            Stmt::If {
+                then_body,
+                else_body,
+                ..
+            } => {
+                wide_accesses(k, then_body, out);
+                wide_accesses(k, else_body, out);
+            }
+            Stmt::While {
+                cond_body, body, ..
+            } => {
+                wide_accesses(k, cond_body, out);
+                wide_accesses(k, body, out);
+            }
+            _ => {}
+        }
+    }
 }
 
 /// Buffer parameters used by atomics.
@@ -307,6 +360,19 @@ impl Printer<'_> {
         reg_ty(dt, self.f16)
     }
 
+    /// The WGSL type of a register of `lanes` elements of `dt`.
+    fn reg_decl(&self, dt: DType, lanes: u8) -> String {
+        if lanes == 1 {
+            self.rty(dt).to_string()
+        } else {
+            format!("vec{lanes}<{}>", self.rty(dt))
+        }
+    }
+
+    fn lanes(&self, r: Reg) -> u8 {
+        self.k.reg_ty(r).lanes
+    }
+
     fn dt(&self, r: Reg) -> DType {
         self.k.reg_ty(r).dtype
     }
@@ -355,6 +421,7 @@ impl Printer<'_> {
                 Repr::Atomic32 => "atomic<u32>".into(),
                 Repr::Packed { atomic: true, .. } => "atomic<u32>".into(),
                 Repr::Packed { atomic: false, .. } => "u32".into(),
+                Repr::Vec4 => format!("vec4<{}>", self.rty(dtype)),
             };
             let _ = writeln!(h, "@group(0) @binding({b}) var<storage, {access}> b{i}: array<{elem}>; // {}: {dtype}", prm.name);
         }
@@ -381,7 +448,9 @@ impl Printer<'_> {
             self.k.threads
         );
         for (i, t) in self.k.regs.iter().enumerate() {
-            let _ = writeln!(h, "  var r{i}: {};", self.rty(t.dtype));
+            if !self.bound_once[i] {
+                let _ = writeln!(h, "  var r{i}: {};", self.reg_decl(t.dtype, t.lanes));
+            }
         }
         // Programs are numbered linearly over the folded dispatch; recover the ids.
         h.push_str("  let tw_grid = P.words[0].xyz;\n");
@@ -487,6 +556,7 @@ impl Printer<'_> {
         };
         match self.reprs[p as usize].unwrap_or(Repr::Plain) {
             Repr::Plain => format!("b{p}[{idx}]"),
+            Repr::Vec4 => format!("b{p}[({idx}) >> 2u][({idx}) & 3u]"),
             Repr::Atomic32 => match dtype {
                 DType::F32 => format!("bitcast<f32>(atomicLoad(&b{p}[{idx}]))"),
                 _ => format!("atomicLoad(&b{p}[{idx}])"),
@@ -534,6 +604,7 @@ impl Printer<'_> {
         };
         match self.reprs[p as usize].unwrap_or(Repr::Plain) {
             Repr::Plain => format!("b{p}[{idx}] = {v};"),
+            Repr::Vec4 => format!("b{p}[({idx}) >> 2u][({idx}) & 3u] = {v};"),
             Repr::Atomic32 => match dtype {
                 DType::F32 => format!("atomicStore(&b{p}[{idx}], bitcast<u32>({v}));"),
                 _ => format!("atomicStore(&b{p}[{idx}], {v});"),
@@ -742,6 +813,56 @@ impl Printer<'_> {
                 index,
                 mask,
                 other,
+            } if self.lanes_of_dst > 1 => {
+                let n = self.lanes_of_dst;
+                let idx = self.index(*buf, *index);
+                let ty = self.reg_decl(dt, n);
+                let whole = |p: &Self, idx: &str| -> String {
+                    if n == 4 && p.reprs[*buf as usize] == Some(Repr::Vec4) {
+                        format!("b{buf}[({idx}) >> 2u]")
+                    } else {
+                        let parts: Vec<String> = (0..n)
+                            .map(|l| p.read_elem(*buf, &format!("({idx}) + {l}u")))
+                            .collect();
+                        format!("{ty}({})", parts.join(", "))
+                    }
+                };
+                match mask {
+                    Some(m) => {
+                        let safe = format!("select({}, {idx}, r{})", self.base(*buf), m.0);
+                        let o = match other {
+                            Some(o) => format!("{ty}(r{})", o.0),
+                            None => format!("{ty}()"),
+                        };
+                        format!("select({o}, {}, r{})", whole(self, &safe), m.0)
+                    }
+                    None => whole(self, &idx),
+                }
+            }
+            Expr::Extract { vector, lane } => format!("r{}[{lane}]", vector.0),
+            Expr::Construct(parts) => {
+                let parts: Vec<String> = parts.iter().map(r).collect();
+                format!(
+                    "{}({})",
+                    self.reg_decl(dt, self.lanes_of_dst),
+                    parts.join(", ")
+                )
+            }
+            Expr::SharedLoad { arr, index } if self.lanes_of_dst > 1 => {
+                let parts: Vec<String> = (0..self.lanes_of_dst)
+                    .map(|l| format!("s{arr}[r{} + {l}]", index.0))
+                    .collect();
+                format!(
+                    "{}({})",
+                    self.reg_decl(dt, self.lanes_of_dst),
+                    parts.join(", ")
+                )
+            }
+            Expr::Load {
+                buf,
+                index,
+                mask,
+                other,
             } => {
                 let idx = self.index(*buf, *index);
                 match (mask, other) {
@@ -761,11 +882,6 @@ impl Printer<'_> {
                 format!("(s{arr}[r{}] != 0u)", index.0)
             }
             Expr::SharedLoad { arr, index } => format!("s{arr}[r{}]", index.0),
-            Expr::Extract { .. } | Expr::Construct(_) => {
-                return Err(Diagnostic::internal(
-                    "vector registers are not printed for WGSL yet",
-                ))
-            }
             Expr::ShuffleXor { .. } => {
                 return Err(Diagnostic::internal(
                     "warp shuffles are not lowered for WGSL (subgroup lanes are not \
@@ -825,8 +941,21 @@ impl Printer<'_> {
         for s in body {
             match s {
                 Stmt::Assign { dst, expr } => {
-                    let e = self.expr(self.dt(*dst), expr)?;
-                    self.line(depth, &format!("r{} = {e};", dst.0));
+                    self.lanes_of_dst = self.lanes(*dst);
+                    let e = self.expr(self.dt(*dst), expr);
+                    self.lanes_of_dst = 1;
+                    let line = if self.bound_once[dst.0 as usize] {
+                        let t = self.k.reg_ty(*dst);
+                        format!(
+                            "let r{}: {} = {};",
+                            dst.0,
+                            self.reg_decl(t.dtype, t.lanes),
+                            e?
+                        )
+                    } else {
+                        format!("r{} = {};", dst.0, e?)
+                    };
+                    self.line(depth, &line);
                 }
                 Stmt::Store {
                     buf,
@@ -835,10 +964,34 @@ impl Printer<'_> {
                     mask,
                 } => {
                     let idx = self.index(*buf, *index);
-                    let w = self.write_elem(*buf, &idx, &format!("r{}", value.0));
+                    let n = self.lanes(*value);
+                    let w = if n == 4 && self.reprs[*buf as usize] == Some(Repr::Vec4) {
+                        format!("b{buf}[({idx}) >> 2u] = r{};", value.0)
+                    } else if n > 1 {
+                        (0..n)
+                            .map(|l| {
+                                self.write_elem(
+                                    *buf,
+                                    &format!("({idx}) + {l}u"),
+                                    &format!("r{}[{l}]", value.0),
+                                )
+                            })
+                            .collect::<Vec<_>>()
+                            .join(" ")
+                    } else {
+                        self.write_elem(*buf, &idx, &format!("r{}", value.0))
+                    };
                     match mask {
                         Some(m) => self.line(depth, &format!("if (r{}) {{ {w} }}", m.0)),
                         None => self.line(depth, &w),
+                    }
+                }
+                Stmt::SharedStore { arr, index, value } if self.lanes(*value) > 1 => {
+                    for l in 0..self.lanes(*value) {
+                        self.line(
+                            depth,
+                            &format!("s{arr}[r{} + {l}] = r{}[{l}];", index.0, value.0),
+                        );
                     }
                 }
                 Stmt::SharedStore { arr, index, value } => {

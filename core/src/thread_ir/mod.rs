@@ -23,9 +23,11 @@
 //!   float-to-int casts. Printers must emit code with exactly these semantics.
 
 mod print;
+mod scopes;
 pub mod sim;
 
 pub use print::print;
+pub use scopes::bindable_once;
 
 use crate::ir::{AtomicOp, BinaryOp, CmpPred, Const, DType, UnaryOp};
 

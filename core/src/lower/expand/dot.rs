@@ -241,7 +241,7 @@ impl Expander<'_> {
     /// only where the wide accesses are enabled.
     fn stage_width(&self, layout: &LinearLayout, stride: u32, dtype: DType) -> usize {
         let size = dtype.size_bytes() as u32;
-        if !(size == 2 || size == 4) || self.opt.vector_bytes < 2 * size {
+        if !(size == 4 || (size == 2 && self.opt.wide_16bit)) || self.opt.vector_bytes < 2 * size {
             return 1;
         }
         let last = layout.rank() - 1;

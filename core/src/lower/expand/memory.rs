@@ -107,7 +107,10 @@ impl Expander<'_> {
         let axis = if hints { &self.axis } else { &self.axis_proven };
         let size = dtype.size_bytes() as u32;
         let Some(layout) = layout else { return 1 };
-        if !(size == 4 || size == 2) || dtype == DType::I1 || self.opt.vector_bytes < 2 * size {
+        if !(size == 4 || (size == 2 && self.opt.wide_16bit))
+            || dtype == DType::I1
+            || self.opt.vector_bytes < 2 * size
+        {
             return 1;
         }
         let rank = layout.rank();

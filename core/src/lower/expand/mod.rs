@@ -47,20 +47,25 @@ pub struct ExpandOptions {
     /// every access scalar. Wide accesses are used where the axis analysis proves a
     /// thread's run of elements contiguous, aligned and uniformly masked.
     pub vector_bytes: u32,
+    /// Whether wide accesses may move 16-bit elements (packed two to a word); else only
+    /// 32-bit elements are vectorized.
+    pub wide_16bit: bool,
     /// Whether reductions combine across the lanes of a warp with butterfly shuffles
     /// ([`crate::thread_ir::Expr::ShuffleXor`]) instead of shared memory.
     pub warp_shuffle: bool,
 }
 
 impl ExpandOptions {
-    /// How the WGSL backend lowers: scalar accesses, the FMA dot.
+    /// How the WGSL backend lowers: 16-byte accesses of 32-bit elements (`vec4`), the
+    /// FMA dot.
     pub fn wgsl(num_warps: u32) -> Self {
         ExpandOptions {
             num_warps,
             warp_size: 32,
             backend: "WGSL",
             mma: false,
-            vector_bytes: 0,
+            vector_bytes: 16,
+            wide_16bit: false,
             warp_shuffle: false,
         }
     }
@@ -73,6 +78,7 @@ impl ExpandOptions {
             backend: "PTX",
             mma: true,
             vector_bytes: 16,
+            wide_16bit: true,
             warp_shuffle: true,
         }
     }
@@ -86,6 +92,7 @@ impl Default for ExpandOptions {
             backend: "GPU",
             mma: false,
             vector_bytes: 0,
+            wide_16bit: false,
             warp_shuffle: false,
         }
     }
