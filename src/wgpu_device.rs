@@ -201,7 +201,16 @@ impl Backend for WgpuBackend {
     /// The span of the region's compute passes (first start to last end), as CUDA
     /// events measure a stream; `None` when it recorded no pass.
     fn timer_end(&self) -> Result<Option<f64>> {
-        Ok(self.ctx.end_timing()?.map(|t| t.span_ns * 1e-9))
+        let timing = self.ctx.end_timing()?;
+        if let (Some(t), true) = (timing, std::env::var_os("TILEWISE_DEBUG_TIMER").is_some()) {
+            eprintln!(
+                "wgpu timer: {} passes, span {:.1} us, busy {:.1} us",
+                t.launches,
+                t.span_ns / 1e3,
+                t.busy_ns / 1e3
+            );
+        }
+        Ok(timing.map(|t| t.span_ns * 1e-9))
     }
 }
 

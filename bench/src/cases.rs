@@ -464,8 +464,10 @@ trait Queue {
     /// or `None` (the calls still ran) where there are no GPU timers.
     fn device_time(&self, batch: usize, f: &mut dyn FnMut() -> Result<()>) -> Result<Option<f64>>;
     fn sync(&self) -> Result<()>;
-    /// Launches per host-timed batch.
-    fn host_batch(&self) -> usize;
+    /// Seconds a timed batch should last.
+    fn batch_target(&self) -> f64;
+    /// Whether this is a GPU (its clocks ramp up under load).
+    fn is_gpu(&self) -> bool;
     /// What [`Queue::device_time`] measures with.
     fn timer(&self) -> &'static str;
 }
@@ -477,14 +479,17 @@ impl Queue for Device {
     fn sync(&self) -> Result<()> {
         self.synchronize()
     }
-    fn host_batch(&self) -> usize {
+    fn batch_target(&self) -> f64 {
         // GPUs queue launches: time a batch and divide, so that the submission and the
-        // wait at the end are amortized.
-        if self.kind() == DeviceKind::Wgpu {
-            50
-        } else {
-            1
+        // wait at the end are amortized. The CPU executors run one launch a batch.
+        match self.kind() {
+            DeviceKind::Wgpu => 0.1,
+            DeviceKind::Cuda => 0.02,
+            DeviceKind::Interpreter | DeviceKind::Simulator => 0.0,
         }
+    }
+    fn is_gpu(&self) -> bool {
+        matches!(self.kind(), DeviceKind::Wgpu | DeviceKind::Cuda)
     }
     fn timer(&self) -> &'static str {
         if self.kind() == DeviceKind::Wgpu {
@@ -506,16 +511,19 @@ impl Queue for CudaRuntime {
     fn sync(&self) -> Result<()> {
         self.synchronize()
     }
-    fn host_batch(&self) -> usize {
-        1
+    fn batch_target(&self) -> f64 {
+        0.02
+    }
+    fn is_gpu(&self) -> bool {
+        true
     }
     fn timer(&self) -> &'static str {
         EVENTS
     }
 }
 
-/// Device time a timed batch should take where GPU timers exist.
-const BATCH_TARGET_S: f64 = 0.02;
+/// How long GPUs run batches before the timed ones (see [`time`]).
+const WARMUP_S: f64 = 0.3;
 
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
@@ -563,44 +571,67 @@ fn batch_override() -> Option<usize> {
         .filter(|&b| b > 0)
 }
 
-/// Median seconds per launch. One launch and a synchronization warm up (specialization,
-/// JIT or pipeline creation, caches). With GPU timers (CUDA events, wgpu timestamps):
-/// one launch timed alone sizes the batch to about [`BATCH_TARGET_S`], one batch is
-/// discarded (clocks ramp up), then the median of `reps` batches, each timed by the GPU
-/// around it. The host clock also times each batch (it includes the submission and
-/// the wait, so it can only be longer): a GPU figure more than 5% above it is a broken
-/// timer, and the case fails rather than report it.
-/// Without GPU timers: the median of `reps` host-clock batches of back-to-back launches
-/// ended by one synchronization. `TILEWISE_BENCH_BATCH` fixes the batch size.
+/// Median seconds per launch.
+///
+/// 1. One launch and a synchronization warm up (specialization, JIT or pipeline
+///    creation, caches), then one more launch, timed alone, sizes the batch to about
+///    [`Queue::batch_target`].
+/// 2. On GPUs, batches run for at least [`WARMUP_S`] before any is timed: clocks ramp up
+///    under sustained load only. On the H200's Vulkan driver, back-to-back vector adds
+///    in 20 ms batches measured 2.3x slower per launch than in 100 ms ones, on the host
+///    clock and the GPU timestamps alike (BENCHMARKS.md).
+/// 3. The median of `reps` batches. With GPU timers (CUDA events, wgpu timestamps) each
+///    batch is timed by the GPU around it; the host clock also times it (it includes
+///    the submission and the wait, so it can only be longer): a GPU figure more than
+///    5% above it is a broken timer, and the case fails rather than report it. Without
+///    GPU timers (or with `--timer host`), a batch of back-to-back launches ended by one
+///    synchronization, on the host clock.
+///
+/// `TILEWISE_BENCH_BATCH` fixes the batch size.
 fn time(reps: usize, q: &dyn Queue, launch: &mut dyn FnMut() -> Result<()>) -> Result<Timing> {
     launch()?;
     q.sync()?;
-    let Some(one) = q.device_time(1, launch)? else {
-        let batch = batch_override().unwrap_or(q.host_batch());
-        let mut times = Vec::with_capacity(reps);
-        for _ in 0..reps {
+    let host_only = std::env::var("TILEWISE_BENCH_TIMER").as_deref() == Ok("host");
+    let gpu_timed = if host_only {
+        None
+    } else {
+        q.device_time(1, launch)?
+    };
+    let one = match gpu_timed {
+        Some(t) => t,
+        None => {
             let t = Instant::now();
+            launch()?;
+            q.sync()?;
+            t.elapsed().as_secs_f64()
+        }
+    };
+    // One repetition (smoke runs) times one launch: a check, not a measurement.
+    let target = if reps > 1 { q.batch_target() } else { 0.0 };
+    let batch = batch_override()
+        .unwrap_or_else(|| ((target / one.max(1e-7)).ceil() as usize).clamp(1, 1000));
+    if q.is_gpu() && reps > 1 {
+        let start = Instant::now();
+        while start.elapsed().as_secs_f64() < WARMUP_S {
             for _ in 0..batch {
                 launch()?;
             }
             q.sync()?;
-            times.push(t.elapsed().as_secs_f64() / batch as f64);
         }
-        return Ok(Timing {
-            seconds: median(times),
-            timer: HOST,
-            batch,
-        });
-    };
-    let batch = batch_override()
-        .unwrap_or_else(|| ((BATCH_TARGET_S / one.max(1e-7)).ceil() as usize).clamp(1, 1000));
-    q.device_time(batch, launch)?;
+    }
     let mut times = Vec::with_capacity(reps);
     for _ in 0..reps {
         let host = Instant::now();
-        let t = q
-            .device_time(batch, launch)?
-            .ok_or_else(|| tilewise::Diagnostic::internal("the device timer went away"))?;
+        let t = if gpu_timed.is_some() {
+            q.device_time(batch, launch)?
+                .ok_or_else(|| tilewise::Diagnostic::internal("the device timer went away"))?
+        } else {
+            for _ in 0..batch {
+                launch()?;
+            }
+            q.sync()?;
+            host.elapsed().as_secs_f64()
+        };
         let host = host.elapsed().as_secs_f64();
         if t > host * 1.05 {
             return Err(tilewise::Diagnostic::internal(format!(
@@ -615,7 +646,7 @@ fn time(reps: usize, q: &dyn Queue, launch: &mut dyn FnMut() -> Result<()>) -> R
     }
     Ok(Timing {
         seconds: median(times),
-        timer: q.timer(),
+        timer: if gpu_timed.is_some() { q.timer() } else { HOST },
         batch,
     })
 }

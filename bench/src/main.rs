@@ -83,6 +83,16 @@ struct Cli {
     /// types, plus f16/bf16 vector adds. Default: every matmul type, f32 elsewhere.
     #[arg(long, value_enum, value_delimiter = ',')]
     dtype: Vec<cases::Dtype>,
+    /// `host` times every case on the host clock even where GPU timers exist (to
+    /// compare the two); `gpu` (default) uses the GPU's timers where there are some.
+    #[arg(long, value_enum, default_value = "gpu")]
+    timer: TimerChoice,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum TimerChoice {
+    Gpu,
+    Host,
 }
 
 fn parse_matmul_config(c: &str) -> Result<cases::MatmulConfig, String> {
@@ -109,6 +119,9 @@ fn main() -> ExitCode {
     // compile-time case measure a cache hit). Set before the driver is loaded.
     if std::env::var_os("CUDA_CACHE_DISABLE").is_none() {
         std::env::set_var("CUDA_CACHE_DISABLE", "1");
+    }
+    if cli.timer == TimerChoice::Host {
+        std::env::set_var("TILEWISE_BENCH_TIMER", "host");
     }
     let mut failed = false;
     let mut devices = vec![];
