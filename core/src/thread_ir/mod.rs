@@ -189,12 +189,13 @@ pub enum Stmt {
     },
     /// Workgroup barrier with shared-memory ordering.
     Barrier,
-    /// A warp-wide load of `dst.len()` (1, 2 or 4) 8x8 matrices of 16-bit elements
-    /// from shared array `arr` (PTX `ldmatrix`): lane `8i + r` gives in `index` the
-    /// element index of row `r` of matrix `i` (8 consecutive elements). Lane `l`
-    /// (`g = l / 4`, `t = l % 4`) receives in `dst[i]` (2 packed elements) row `g`,
-    /// columns `2t` and `2t + 1` of matrix `i`, or with `trans` rows `2t` and `2t + 1`
-    /// of column `g`: the mma fragment layouts. Uniform control flow only.
+    /// A warp-wide load of `dst.len()` (1, 2 or 4) matrices of 8 rows of 16 bytes from
+    /// shared array `arr` (PTX `ldmatrix`): lane `8i + r` gives in `index` the element
+    /// index of row `r` of matrix `i`. Of 16-bit elements (8x8), lane `l` (`g = l / 4`,
+    /// `t = l % 4`) receives in `dst[i]` (2 packed elements) row `g`, columns `2t` and
+    /// `2t + 1` of matrix `i`, or with `trans` rows `2t` and `2t + 1` of column `g`; of
+    /// 32-bit elements (8x4, no `trans`), row `g`, column `t`: the mma fragment
+    /// layouts. Uniform control flow only.
     LdMatrix {
         dst: Vec<Reg>,
         arr: u32,

@@ -430,18 +430,25 @@ impl Sim<'_> {
                     return Err(bug("ldmatrix reached by part of a warp"));
                 }
                 let idx = ints(self.reg(*index)?)?.to_vec();
+                // Elements in a lane's 32-bit word: 2 of 16 bits, or 1 of 32.
+                let per = match self.k.shared[*arr as usize].dtype.size_bytes() {
+                    2 => 2u32,
+                    4 if !*trans => 1,
+                    _ => return Err(bug("ldmatrix of an unsupported element type")),
+                };
                 let a = &self.shared[*arr as usize];
-                let mut outs = vec![Data::zeros(self.dt(dst[0]), self.t * 2); dst.len()];
+                let n = self.t * per as usize;
+                let mut outs = vec![Data::zeros(self.dt(dst[0]), n); dst.len()];
                 for w in 0..self.t / 32 {
                     for (i, out) in outs.iter_mut().enumerate() {
                         let row = |r: u32| idx[w * 32 + 8 * i + r as usize];
                         for lane in 0..32u32 {
                             let (g, t) = (lane / 4, lane % 4);
-                            for e in 0..2u32 {
+                            for e in 0..per {
                                 let (r, c) = if *trans {
-                                    (2 * t + e, g)
+                                    (per * t + e, g)
                                 } else {
-                                    (g, 2 * t + e)
+                                    (g, per * t + e)
                                 };
                                 let j = row(r) + c as i64;
                                 if j < 0 || j as usize >= a.len() {
@@ -451,7 +458,7 @@ impl Sim<'_> {
                                     )));
                                 }
                                 let th = w * 32 + lane as usize;
-                                set1(out, th * 2 + e as usize, &get1(a, j as usize));
+                                set1(out, th * per as usize + e as usize, &get1(a, j as usize));
                             }
                         }
                     }
@@ -658,5 +665,137 @@ impl Sim<'_> {
             },
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::BinaryOp;
+    use crate::thread_ir::{Param, RegTy, SharedArray};
+
+    /// `ldmatrix` of 32-bit words as the PTX ISA defines it for `.b16` (each lane gets
+    /// the 4 bytes at row `l / 4`, bytes `4 (l % 4)`..): lane `l` reads row `l / 4`,
+    /// word `l % 4` of each 8x4 matrix.
+    #[test]
+    fn ldmatrix_of_32_bit_words() {
+        let f = RegTy::scalar(DType::F32);
+        let i = RegTy::scalar(DType::I32);
+        // r0 tid, r1 tid as f32, r2 = 32, r3 = tid + 32, r4 = f32(tid + 32),
+        // r5 row = lane & 7, r6 matrix = lane >> 3, r7 = 8, r8 = 4, r9 = row * 8,
+        // r10 = matrix * 4, r11 = index, r12/r13 the two matrices, r14 = 2,
+        // r15 = tid * 2, r16 = tid * 2 + 1, r17 = 1, r18 = 3, r19 = 7.
+        let regs = vec![i, f, i, i, f, i, i, i, i, i, i, i, f, f, i, i, i, i, i, i];
+        let a = |dst: u32, expr: Expr| Stmt::Assign {
+            dst: Reg(dst),
+            expr,
+        };
+        let c = |v: i64| Expr::Const(Const::Int(v));
+        let bin = |op, x: u32, y: u32| Expr::Binary(op, Reg(x), Reg(y));
+        let body = vec![
+            a(0, Expr::Special(Special::ThreadId)),
+            a(
+                1,
+                Expr::Cast {
+                    value: Reg(0),
+                    bitcast: false,
+                },
+            ),
+            a(2, c(32)),
+            a(3, bin(BinaryOp::Add, 0, 2)),
+            a(
+                4,
+                Expr::Cast {
+                    value: Reg(3),
+                    bitcast: false,
+                },
+            ),
+            Stmt::SharedStore {
+                arr: 0,
+                index: Reg(0),
+                value: Reg(1),
+            },
+            Stmt::SharedStore {
+                arr: 0,
+                index: Reg(3),
+                value: Reg(4),
+            },
+            Stmt::Barrier,
+            a(19, c(7)),
+            a(18, c(3)),
+            a(5, bin(BinaryOp::And, 0, 19)),
+            a(6, bin(BinaryOp::Shr, 0, 18)),
+            a(7, c(8)),
+            a(8, c(4)),
+            a(9, bin(BinaryOp::Mul, 5, 7)),
+            a(10, bin(BinaryOp::Mul, 6, 8)),
+            a(11, bin(BinaryOp::Add, 9, 10)),
+            Stmt::LdMatrix {
+                dst: vec![Reg(12), Reg(13)],
+                arr: 0,
+                index: Reg(11),
+                trans: false,
+            },
+            a(14, c(2)),
+            a(17, c(1)),
+            a(15, bin(BinaryOp::Mul, 0, 14)),
+            a(16, bin(BinaryOp::Add, 15, 17)),
+            Stmt::Store {
+                buf: 0,
+                index: Reg(15),
+                value: Reg(12),
+                mask: None,
+            },
+            Stmt::Store {
+                buf: 0,
+                index: Reg(16),
+                value: Reg(13),
+                mask: None,
+            },
+        ];
+        let k = ThreadKernel {
+            name: "ldmatrix32".into(),
+            params: vec![Param {
+                name: "out".into(),
+                kind: ParamKind::Buffer {
+                    dtype: DType::F32,
+                    written: true,
+                },
+            }],
+            threads: 32,
+            shared: vec![SharedArray {
+                name: "s".into(),
+                dtype: DType::F32,
+                len: 64,
+            }],
+            regs,
+            body,
+        };
+        let mut bufs = vec![HostBuffer {
+            dtype: DType::F32,
+            bytes: vec![0xff; 64 * 4],
+        }];
+        let args = [RtArg::Buffer {
+            buffer: 0,
+            offset: 0,
+            len: 64,
+        }];
+        simulate(&k, Grid([1, 1, 1]), &args, &mut bufs).unwrap();
+        let got: Vec<f32> = bufs[0]
+            .bytes
+            .chunks_exact(4)
+            .map(|w| f32::from_le_bytes([w[0], w[1], w[2], w[3]]))
+            .collect();
+        for l in 0..32usize {
+            let (g, t) = (l / 4, l % 4);
+            for m in 0..2 {
+                // Row g of the 8x8 array, columns 4m..4m+3: word t.
+                assert_eq!(
+                    got[l * 2 + m],
+                    (g * 8 + 4 * m + t) as f32,
+                    "lane {l} matrix {m}"
+                );
+            }
+        }
     }
 }

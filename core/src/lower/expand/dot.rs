@@ -12,8 +12,9 @@
 //! The tensor-core form ([`ExpandOptions::mma`](super::ExpandOptions), PTX): f16/bf16
 //! inputs (and f32 inputs at tf32 precision) with f32 accumulators, in the `mma.sync`
 //! accumulator layout ([`LinearLayout::mma_accumulator`]). `a` is staged row-major with
-//! rows padded by 16 bytes and read with `ldmatrix.x4` (16-bit inputs: the four
-//! registers of a 16x16 tile) or with aligned 32-bit loads (tf32), conflict-free. `b` is staged
+//! rows padded by 16 bytes and read with `ldmatrix.x4`, conflict-free: the four
+//! registers of a 16x16 tile of 16-bit inputs, or of a 16x8 tile of tf32 inputs (8x4
+//! matrices of 32-bit words). `b` is staged
 //! row-major with rows padded by 8 elements and read with `ldmatrix.trans` (16-bit
 //! inputs: one instruction for the fragments of two 16x8 tiles) or with conflict-free
 //! scalar loads (tf32). Staging stores are 16 bytes wide where the operand's layout has
@@ -321,24 +322,18 @@ impl Expander<'_> {
             let g = bin(x, BinaryOp::Shr, lane, two);
             let three = c(x, 3);
             let t = bin(x, BinaryOp::And, lane, three);
-            let tp = if pack == 2 {
-                let one = c(x, 1);
-                bin(x, BinaryOp::Shl, t, one)
-            } else {
-                t
-            };
             let mask_n = c(x, warps_n as i64 - 1);
             let warp_n = bin(x, BinaryOp::And, warp, mask_n);
             let sh = c(x, warps_n.trailing_zeros() as i64);
             let wsh = bin(x, BinaryOp::Shr, warp, sh);
             let mask_m = c(x, warps_m as i64 - 1);
             let warp_m = bin(x, BinaryOp::And, wsh, mask_m);
-            // A: tf32: row (warp row + g), column t; 16-bit: the `ldmatrix` row lane
-            // `8i + r` points at, row r + 8 (i & 1), column 8 (i >> 1).
+            // A: the `ldmatrix` row lane `8i + r` points at.
             let s = c(x, wm as i64);
             let row0 = bin(x, BinaryOp::Mul, warp_m, s);
             // The row and column lane `8i + r` points an `ldmatrix.x4` at, relative to
-            // a 16x16 tile: row r + 8 (i & 1), column 8 (i >> 1).
+            // a 16-row tile: row r + 8 (i & 1), column (16 bytes) * (i >> 1).
+            let row_elems = 16 / input.size_bytes() as i64;
             let ldmatrix_row = |x: &mut Self| -> (Reg, Reg) {
                 let (three, seven, one, eight) = (c(x, 3), c(x, 7), c(x, 1), c(x, 8));
                 let i = bin(x, BinaryOp::Shr, lane, three);
@@ -347,11 +342,12 @@ impl Expander<'_> {
                 let i_hi = bin(x, BinaryOp::Shr, i, one);
                 let r8 = bin(x, BinaryOp::Mul, i_lo, eight);
                 let row = bin(x, BinaryOp::Add, r, r8);
-                (row, bin(x, BinaryOp::Mul, i_hi, eight))
+                let w = c(x, row_elems);
+                (row, bin(x, BinaryOp::Mul, i_hi, w))
             };
-            let (row, col) = if pack == 1 {
-                (bin(x, BinaryOp::Add, row0, g), tp)
-            } else {
+            // A goes through `ldmatrix` for every input type (tf32: 8x4 matrices of
+            // 32-bit words, the m16n8k8 A fragment a0..a3 in one instruction).
+            let (row, col) = {
                 let (r, c) = ldmatrix_row(x);
                 (bin(x, BinaryOp::Add, row0, r), c)
             };
@@ -392,29 +388,19 @@ impl Expander<'_> {
         for kk in (0..k).step_by(fk as usize) {
             let mut a_frags = vec![];
             for mi in 0..tiles_m {
-                let regs: Vec<Reg> = if pack == 1 {
-                    (0..4)
-                        .map(|i| {
-                            let (r0, c0) = kind.a_coord(0, i, 0);
-                            let off = (mi * fm + r0) * sa_stride + kk + c0;
-                            load(self, arr_a, a_base, off)
-                        })
-                        .collect()
-                } else {
-                    // One `ldmatrix.x4` gives the four A registers of a 16x16 tile:
-                    // matrices (rows 0-7 | 8-15) x (columns 0-7 | 8-15), in a0..a3 order.
-                    let o = self.int_const(DType::I32, (mi * fm * sa_stride + kk) as i64);
-                    let index = self.assign(DType::I32, Expr::Binary(BinaryOp::Add, a_base, o));
-                    let dst: Vec<Reg> = (0..4).map(|_| self.new_reg_ty(frag_ty)).collect();
-                    self.emit(Stmt::LdMatrix {
-                        dst: dst.clone(),
-                        arr: arr_a,
-                        index,
-                        trans: false,
-                    });
-                    dst
-                };
-                a_frags.push(regs);
+                // One `ldmatrix.x4` gives the four A registers of a 16-row tile:
+                // matrices (rows 0-7 | 8-15) x (the first | second 16 bytes of the K
+                // step), in a0..a3 order.
+                let o = self.int_const(DType::I32, (mi * fm * sa_stride + kk) as i64);
+                let index = self.assign(DType::I32, Expr::Binary(BinaryOp::Add, a_base, o));
+                let dst: Vec<Reg> = (0..4).map(|_| self.new_reg_ty(frag_ty)).collect();
+                self.emit(Stmt::LdMatrix {
+                    dst: dst.clone(),
+                    arr: arr_a,
+                    index,
+                    trans: false,
+                });
+                a_frags.push(dst);
             }
             let mut b_frags = vec![];
             if pack == 1 {
