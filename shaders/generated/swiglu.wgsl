@@ -68,69 +68,48 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
   let r2: i32 = (r0 & r1);
   let r3: i32 = bitcast<i32>(0x5u);
   let r4: i32 = select(r0 >> (bitcast<u32>(r3) % 32u), r0 >> 31u, bitcast<u32>(r3) >= 32u);
-  let r5: i32 = bitcast<i32>(0x0u);
-  let r6: i32 = bitcast<i32>(0x0u);
-  let r7: i32 = bitcast<i32>(0x0u);
   let r8: i32 = bitcast<i32>(P.words[1][0]);
-  let r12: i32 = bitcast<i32>(0x0u);
-  let r13: i32 = select(r2 >> (bitcast<u32>(r12) % 32u), r2 >> 31u, bitcast<u32>(r12) >= 32u);
   let r14: i32 = bitcast<i32>(0x1u);
-  let r15: i32 = (r13 & r14);
+  let r15: i32 = (r2 & r14);
   let r16: i32 = bitcast<i32>(0x4u);
   let r17: i32 = (r15 * r16);
-  let r18: i32 = bitcast<i32>(0x1u);
-  let r19: i32 = select(r2 >> (bitcast<u32>(r18) % 32u), r2 >> 31u, bitcast<u32>(r18) >= 32u);
-  let r20: i32 = bitcast<i32>(0x1u);
-  let r21: i32 = (r19 & r20);
+  let r19: i32 = select(r2 >> (bitcast<u32>(r14) % 32u), r2 >> 31u, bitcast<u32>(r14) >= 32u);
+  let r21: i32 = (r19 & r14);
   let r22: i32 = bitcast<i32>(0x8u);
   let r23: i32 = (r21 * r22);
   let r24: i32 = (r17 ^ r23);
   let r25: i32 = bitcast<i32>(0x2u);
   let r26: i32 = select(r2 >> (bitcast<u32>(r25) % 32u), r2 >> 31u, bitcast<u32>(r25) >= 32u);
-  let r27: i32 = bitcast<i32>(0x1u);
-  let r28: i32 = (r26 & r27);
+  let r28: i32 = (r26 & r14);
   let r29: i32 = bitcast<i32>(0x10u);
   let r30: i32 = (r28 * r29);
   let r31: i32 = (r24 ^ r30);
   let r32: i32 = bitcast<i32>(0x3u);
   let r33: i32 = select(r2 >> (bitcast<u32>(r32) % 32u), r2 >> 31u, bitcast<u32>(r32) >= 32u);
-  let r34: i32 = bitcast<i32>(0x1u);
-  let r35: i32 = (r33 & r34);
+  let r35: i32 = (r33 & r14);
   let r36: i32 = bitcast<i32>(0x20u);
   let r37: i32 = (r35 * r36);
   let r38: i32 = (r31 ^ r37);
-  let r39: i32 = bitcast<i32>(0x4u);
-  let r40: i32 = select(r2 >> (bitcast<u32>(r39) % 32u), r2 >> 31u, bitcast<u32>(r39) >= 32u);
-  let r41: i32 = bitcast<i32>(0x1u);
-  let r42: i32 = (r40 & r41);
+  let r40: i32 = select(r2 >> (bitcast<u32>(r16) % 32u), r2 >> 31u, bitcast<u32>(r16) >= 32u);
+  let r42: i32 = (r40 & r14);
   let r43: i32 = bitcast<i32>(0x40u);
   let r44: i32 = (r42 * r43);
   let r45: i32 = (r38 ^ r44);
-  let r46: i32 = bitcast<i32>(0x0u);
-  let r47: i32 = select(r4 >> (bitcast<u32>(r46) % 32u), r4 >> 31u, bitcast<u32>(r46) >= 32u);
-  let r48: i32 = bitcast<i32>(0x1u);
-  let r49: i32 = (r47 & r48);
+  let r49: i32 = (r4 & r14);
   let r50: i32 = bitcast<i32>(0x80u);
   let r51: i32 = (r49 * r50);
   let r52: i32 = (r45 ^ r51);
-  let r53: i32 = bitcast<i32>(0x1u);
-  let r54: i32 = select(r4 >> (bitcast<u32>(r53) % 32u), r4 >> 31u, bitcast<u32>(r53) >= 32u);
-  let r55: i32 = bitcast<i32>(0x1u);
-  let r56: i32 = (r54 & r55);
+  let r54: i32 = select(r4 >> (bitcast<u32>(r14) % 32u), r4 >> 31u, bitcast<u32>(r14) >= 32u);
+  let r56: i32 = (r54 & r14);
   let r57: i32 = bitcast<i32>(0x100u);
   let r58: i32 = (r56 * r57);
   let r59: i32 = (r52 ^ r58);
   let r9: i32 = bitcast<i32>(tw_pid[0]);
   let r10: i32 = bitcast<i32>(0x400u);
   let r11: i32 = (r9 * r10);
-  let r60: i32 = bitcast<i32>(0x0u);
-  let r61: i32 = (r59 + r60);
-  let r62: i32 = bitcast<i32>(0x1u);
-  let r63: i32 = (r59 + r62);
-  let r64: i32 = bitcast<i32>(0x2u);
-  let r65: i32 = (r59 + r64);
-  let r66: i32 = bitcast<i32>(0x3u);
-  let r67: i32 = (r59 + r66);
+  let r63: i32 = (r59 + r14);
+  let r65: i32 = (r59 + r25);
+  let r67: i32 = (r59 + r32);
   let r68: i32 = bitcast<i32>(0x200u);
   let r69: i32 = (r59 + r68);
   let r70: i32 = bitcast<i32>(0x201u);
@@ -139,7 +118,7 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
   let r73: i32 = (r59 + r72);
   let r74: i32 = bitcast<i32>(0x203u);
   let r75: i32 = (r59 + r74);
-  let r76: i32 = (r11 + r61);
+  let r76: i32 = (r11 + r59);
   let r77: i32 = (r11 + r63);
   let r78: i32 = (r11 + r65);
   let r79: i32 = (r11 + r67);
@@ -155,40 +134,23 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
   let r89: bool = (r81 < r8);
   let r90: bool = (r82 < r8);
   let r91: bool = (r83 < r8);
-  let r92: i32 = (r5 + r76);
-  let r93: i32 = (r5 + r77);
-  let r94: i32 = (r5 + r78);
-  let r95: i32 = (r5 + r79);
-  let r96: i32 = (r5 + r80);
-  let r97: i32 = (r5 + r81);
-  let r98: i32 = (r5 + r82);
-  let r99: i32 = (r5 + r83);
   let r100: f32 = bitcast<f32>(0x0u);
-  let r105: vec4<f32> = select(vec4<f32>(r100), b0[(select(P.bases[0][0], (P.bases[0][0] + bitcast<u32>(r92)), r84)) >> 2u], r84);
+  let r105: vec4<f32> = select(vec4<f32>(r100), b0[(select(P.bases[0][0], (P.bases[0][0] + bitcast<u32>(r76)), r84)) >> 2u], r84);
   let r101: f32 = r105[0];
   let r102: f32 = r105[1];
   let r103: f32 = r105[2];
   let r104: f32 = r105[3];
-  let r110: vec4<f32> = select(vec4<f32>(r100), b0[(select(P.bases[0][0], (P.bases[0][0] + bitcast<u32>(r96)), r88)) >> 2u], r88);
+  let r110: vec4<f32> = select(vec4<f32>(r100), b0[(select(P.bases[0][0], (P.bases[0][0] + bitcast<u32>(r80)), r88)) >> 2u], r88);
   let r106: f32 = r110[0];
   let r107: f32 = r110[1];
   let r108: f32 = r110[2];
   let r109: f32 = r110[3];
-  let r111: i32 = (r6 + r76);
-  let r112: i32 = (r6 + r77);
-  let r113: i32 = (r6 + r78);
-  let r114: i32 = (r6 + r79);
-  let r115: i32 = (r6 + r80);
-  let r116: i32 = (r6 + r81);
-  let r117: i32 = (r6 + r82);
-  let r118: i32 = (r6 + r83);
-  let r119: f32 = bitcast<f32>(0x0u);
-  let r124: vec4<f32> = select(vec4<f32>(r119), b1[(select(P.bases[0][1], (P.bases[0][1] + bitcast<u32>(r111)), r84)) >> 2u], r84);
+  let r124: vec4<f32> = select(vec4<f32>(r100), b1[(select(P.bases[0][1], (P.bases[0][1] + bitcast<u32>(r76)), r84)) >> 2u], r84);
   let r120: f32 = r124[0];
   let r121: f32 = r124[1];
   let r122: f32 = r124[2];
   let r123: f32 = r124[3];
-  let r129: vec4<f32> = select(vec4<f32>(r119), b1[(select(P.bases[0][1], (P.bases[0][1] + bitcast<u32>(r115)), r88)) >> 2u], r88);
+  let r129: vec4<f32> = select(vec4<f32>(r100), b1[(select(P.bases[0][1], (P.bases[0][1] + bitcast<u32>(r80)), r88)) >> 2u], r88);
   let r125: f32 = r129[0];
   let r126: f32 = r129[1];
   let r127: f32 = r129[2];
@@ -218,15 +180,14 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
   let r152: f32 = (r146 + r143);
   let r153: f32 = (r146 + r144);
   let r154: f32 = (r146 + r145);
-  let r155: f32 = bitcast<f32>(0x3f800000u);
-  let r156: f32 = (r155 / r147);
-  let r157: f32 = (r155 / r148);
-  let r158: f32 = (r155 / r149);
-  let r159: f32 = (r155 / r150);
-  let r160: f32 = (r155 / r151);
-  let r161: f32 = (r155 / r152);
-  let r162: f32 = (r155 / r153);
-  let r163: f32 = (r155 / r154);
+  let r156: f32 = (r146 / r147);
+  let r157: f32 = (r146 / r148);
+  let r158: f32 = (r146 / r149);
+  let r159: f32 = (r146 / r150);
+  let r160: f32 = (r146 / r151);
+  let r161: f32 = (r146 / r152);
+  let r162: f32 = (r146 / r153);
+  let r163: f32 = (r146 / r154);
   let r164: f32 = (r101 * r156);
   let r165: f32 = (r102 * r157);
   let r166: f32 = (r103 * r158);
@@ -235,14 +196,6 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
   let r169: f32 = (r107 * r161);
   let r170: f32 = (r108 * r162);
   let r171: f32 = (r109 * r163);
-  let r172: i32 = (r7 + r76);
-  let r173: i32 = (r7 + r77);
-  let r174: i32 = (r7 + r78);
-  let r175: i32 = (r7 + r79);
-  let r176: i32 = (r7 + r80);
-  let r177: i32 = (r7 + r81);
-  let r178: i32 = (r7 + r82);
-  let r179: i32 = (r7 + r83);
   let r180: f32 = (r164 * r120);
   let r181: f32 = (r165 * r121);
   let r182: f32 = (r166 * r122);
@@ -259,12 +212,12 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
   let r193: f32 = tw_bf16(r185);
   let r194: f32 = tw_bf16(r186);
   let r195: f32 = tw_bf16(r187);
-  if (r84) { { let tw_e = (P.bases[0][2] + bitcast<u32>(r172)); let tw_w = tw_e / 2u; let tw_s = (tw_e % 2u) * 16u; atomicAnd(&b2[tw_w], ~(0xffffu << tw_s)); atomicOr(&b2[tw_w], ((tw_bf16_bits(r188)) & 0xffffu) << tw_s); } }
-  if (r85) { { let tw_e = (P.bases[0][2] + bitcast<u32>(r173)); let tw_w = tw_e / 2u; let tw_s = (tw_e % 2u) * 16u; atomicAnd(&b2[tw_w], ~(0xffffu << tw_s)); atomicOr(&b2[tw_w], ((tw_bf16_bits(r189)) & 0xffffu) << tw_s); } }
-  if (r86) { { let tw_e = (P.bases[0][2] + bitcast<u32>(r174)); let tw_w = tw_e / 2u; let tw_s = (tw_e % 2u) * 16u; atomicAnd(&b2[tw_w], ~(0xffffu << tw_s)); atomicOr(&b2[tw_w], ((tw_bf16_bits(r190)) & 0xffffu) << tw_s); } }
-  if (r87) { { let tw_e = (P.bases[0][2] + bitcast<u32>(r175)); let tw_w = tw_e / 2u; let tw_s = (tw_e % 2u) * 16u; atomicAnd(&b2[tw_w], ~(0xffffu << tw_s)); atomicOr(&b2[tw_w], ((tw_bf16_bits(r191)) & 0xffffu) << tw_s); } }
-  if (r88) { { let tw_e = (P.bases[0][2] + bitcast<u32>(r176)); let tw_w = tw_e / 2u; let tw_s = (tw_e % 2u) * 16u; atomicAnd(&b2[tw_w], ~(0xffffu << tw_s)); atomicOr(&b2[tw_w], ((tw_bf16_bits(r192)) & 0xffffu) << tw_s); } }
-  if (r89) { { let tw_e = (P.bases[0][2] + bitcast<u32>(r177)); let tw_w = tw_e / 2u; let tw_s = (tw_e % 2u) * 16u; atomicAnd(&b2[tw_w], ~(0xffffu << tw_s)); atomicOr(&b2[tw_w], ((tw_bf16_bits(r193)) & 0xffffu) << tw_s); } }
-  if (r90) { { let tw_e = (P.bases[0][2] + bitcast<u32>(r178)); let tw_w = tw_e / 2u; let tw_s = (tw_e % 2u) * 16u; atomicAnd(&b2[tw_w], ~(0xffffu << tw_s)); atomicOr(&b2[tw_w], ((tw_bf16_bits(r194)) & 0xffffu) << tw_s); } }
-  if (r91) { { let tw_e = (P.bases[0][2] + bitcast<u32>(r179)); let tw_w = tw_e / 2u; let tw_s = (tw_e % 2u) * 16u; atomicAnd(&b2[tw_w], ~(0xffffu << tw_s)); atomicOr(&b2[tw_w], ((tw_bf16_bits(r195)) & 0xffffu) << tw_s); } }
+  if (r84) { { let tw_e = (P.bases[0][2] + bitcast<u32>(r76)); let tw_w = tw_e / 2u; let tw_s = (tw_e % 2u) * 16u; atomicAnd(&b2[tw_w], ~(0xffffu << tw_s)); atomicOr(&b2[tw_w], ((tw_bf16_bits(r188)) & 0xffffu) << tw_s); } }
+  if (r85) { { let tw_e = (P.bases[0][2] + bitcast<u32>(r77)); let tw_w = tw_e / 2u; let tw_s = (tw_e % 2u) * 16u; atomicAnd(&b2[tw_w], ~(0xffffu << tw_s)); atomicOr(&b2[tw_w], ((tw_bf16_bits(r189)) & 0xffffu) << tw_s); } }
+  if (r86) { { let tw_e = (P.bases[0][2] + bitcast<u32>(r78)); let tw_w = tw_e / 2u; let tw_s = (tw_e % 2u) * 16u; atomicAnd(&b2[tw_w], ~(0xffffu << tw_s)); atomicOr(&b2[tw_w], ((tw_bf16_bits(r190)) & 0xffffu) << tw_s); } }
+  if (r87) { { let tw_e = (P.bases[0][2] + bitcast<u32>(r79)); let tw_w = tw_e / 2u; let tw_s = (tw_e % 2u) * 16u; atomicAnd(&b2[tw_w], ~(0xffffu << tw_s)); atomicOr(&b2[tw_w], ((tw_bf16_bits(r191)) & 0xffffu) << tw_s); } }
+  if (r88) { { let tw_e = (P.bases[0][2] + bitcast<u32>(r80)); let tw_w = tw_e / 2u; let tw_s = (tw_e % 2u) * 16u; atomicAnd(&b2[tw_w], ~(0xffffu << tw_s)); atomicOr(&b2[tw_w], ((tw_bf16_bits(r192)) & 0xffffu) << tw_s); } }
+  if (r89) { { let tw_e = (P.bases[0][2] + bitcast<u32>(r81)); let tw_w = tw_e / 2u; let tw_s = (tw_e % 2u) * 16u; atomicAnd(&b2[tw_w], ~(0xffffu << tw_s)); atomicOr(&b2[tw_w], ((tw_bf16_bits(r193)) & 0xffffu) << tw_s); } }
+  if (r90) { { let tw_e = (P.bases[0][2] + bitcast<u32>(r82)); let tw_w = tw_e / 2u; let tw_s = (tw_e % 2u) * 16u; atomicAnd(&b2[tw_w], ~(0xffffu << tw_s)); atomicOr(&b2[tw_w], ((tw_bf16_bits(r194)) & 0xffffu) << tw_s); } }
+  if (r91) { { let tw_e = (P.bases[0][2] + bitcast<u32>(r83)); let tw_w = tw_e / 2u; let tw_s = (tw_e % 2u) * 16u; atomicAnd(&b2[tw_w], ~(0xffffu << tw_s)); atomicOr(&b2[tw_w], ((tw_bf16_bits(r195)) & 0xffffu) << tw_s); } }
 }

@@ -35,7 +35,7 @@ use crate::pipeline::{KernelLayout, StorageBinding, UniformLayout};
 use std::fmt::Write;
 use tilewise_core::ir::{AtomicOp, BinaryOp, CmpPred, Const, DType, UnaryOp};
 use tilewise_core::launch::ScalarValue;
-use tilewise_core::thread_ir::{Expr, ParamKind, Reg, Special, Stmt, ThreadKernel};
+use tilewise_core::thread_ir::{Binding, Expr, ParamKind, Reg, Special, Stmt, ThreadKernel};
 use tilewise_core::{Diagnostic, ErrorKind, Result};
 
 /// A kernel printed as WGSL, with what the runtime needs to bind it.
@@ -130,8 +130,9 @@ struct Printer<'a> {
     scalar_slot: Vec<Option<usize>>,
     /// Lanes of the register the expression being printed is assigned to.
     lanes_of_dst: u8,
-    /// Registers printed as a `let` at their one assignment (else a `var`).
-    bound_once: Vec<bool>,
+    /// How each register is spelled: a `let` at its one assignment, a `var`, or not
+    /// at all.
+    bindings: Vec<Binding>,
 }
 
 /// Prints `k` as WGSL for a device with `caps`.
@@ -144,7 +145,7 @@ pub fn print_wgsl(k: &ThreadKernel, caps: &Capabilities) -> Result<WgslKernel> {
         binding: vec![None; k.params.len()],
         scalar_slot: vec![None; k.params.len()],
         lanes_of_dst: 1,
-        bound_once: tilewise_core::thread_ir::bindable_once(k),
+        bindings: tilewise_core::thread_ir::bindings(k),
     };
     for ty in &k.regs {
         p.check_type(ty.dtype)?;
@@ -448,7 +449,7 @@ impl Printer<'_> {
             self.k.threads
         );
         for (i, t) in self.k.regs.iter().enumerate() {
-            if !self.bound_once[i] {
+            if self.bindings[i] == Binding::Var {
                 let _ = writeln!(h, "  var r{i}: {};", self.reg_decl(t.dtype, t.lanes));
             }
         }
@@ -944,7 +945,7 @@ impl Printer<'_> {
                     self.lanes_of_dst = self.lanes(*dst);
                     let e = self.expr(self.dt(*dst), expr);
                     self.lanes_of_dst = 1;
-                    let line = if self.bound_once[dst.0 as usize] {
+                    let line = if self.bindings[dst.0 as usize] == Binding::Let {
                         let t = self.k.reg_ty(*dst);
                         format!(
                             "let r{}: {} = {};",

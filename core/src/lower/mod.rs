@@ -5,6 +5,7 @@
 //! - [`simplify`]: folds round-trip integer casts, removes dead code.
 //! - [`pipeline`]: issues the loads feeding a `dot` one loop iteration ahead.
 //! - [`expand`]: tile IR to Thread IR (layouts, per-thread registers, shared memory).
+//! - [`value_numbering`]: Thread IR: shares repeated computations, removes dead ones.
 //!
 //! Infrastructure:
 //! - [`rewrite`]: rebuilds a kernel op by op; the skeleton of tile-IR-to-tile-IR passes.
@@ -17,6 +18,7 @@ pub mod layout;
 pub mod pipeline;
 pub mod rewrite;
 pub mod simplify;
+pub mod value_numbering;
 
 use crate::diag::Result;
 use crate::ir::{DType, Kernel};
@@ -31,11 +33,14 @@ pub fn prepare(kernel: &Kernel, index: DType) -> Result<Kernel> {
 }
 
 /// The whole shared lowering of a GPU backend: [`prepare`] with 32-bit indices (every
-/// GPU backend addresses in i32), then [`expand::expand`] with `options`.
+/// GPU backend addresses in i32), then [`expand::expand`] with `options`, then
+/// [`value_numbering::value_numbering`].
 pub fn to_thread_ir(
     kernel: &Kernel,
     options: &expand::ExpandOptions,
 ) -> Result<crate::thread_ir::ThreadKernel> {
     let k = prepare(kernel, DType::I32)?;
-    expand::expand(&k, options)
+    let mut t = expand::expand(&k, options)?;
+    value_numbering::value_numbering(&mut t);
+    Ok(t)
 }

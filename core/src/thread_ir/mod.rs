@@ -25,9 +25,10 @@
 mod print;
 mod scopes;
 pub mod sim;
+mod visit;
 
 pub use print::print;
-pub use scopes::bindable_once;
+pub use scopes::{bindings, Binding};
 
 use crate::ir::{AtomicOp, BinaryOp, CmpPred, Const, DType, UnaryOp};
 

@@ -12,39 +12,25 @@
 //! `If`, and one block for a `While` (its condition statements and its body share the
 //! printed loop).
 
-use super::{Expr, Reg, Stmt, ThreadKernel};
+use super::{Reg, Stmt, ThreadKernel};
 
-impl Expr {
-    /// The registers the expression reads.
-    pub fn operands(&self) -> Vec<Reg> {
-        match self {
-            Expr::Const(_) | Expr::Special(_) | Expr::Param(_) => vec![],
-            Expr::Copy(a) | Expr::Unary(_, a) | Expr::Cast { value: a, .. } => vec![*a],
-            Expr::Binary(_, a, b) | Expr::Cmp(_, a, b) => vec![*a, *b],
-            Expr::Select {
-                cond,
-                on_true,
-                on_false,
-            } => vec![*cond, *on_true, *on_false],
-            Expr::Fma(a, b, c) => vec![*a, *b, *c],
-            Expr::Load {
-                index, mask, other, ..
-            } => [Some(*index), *mask, *other]
-                .into_iter()
-                .flatten()
-                .collect(),
-            Expr::SharedLoad { index, .. } => vec![*index],
-            Expr::Extract { vector, .. } => vec![*vector],
-            Expr::Construct(parts) => parts.clone(),
-            Expr::ShuffleXor { value, .. } => vec![*value],
-        }
-    }
+/// How a printer with immutable bindings may spell a register.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Binding {
+    /// Never assigned nor read (left behind by value numbering): not declared.
+    Unused,
+    /// Bound once where it is assigned.
+    Let,
+    /// A mutable variable declared up front.
+    Var,
 }
 
 #[derive(Clone, Default)]
 struct RegInfo {
     /// Assignments seen so far (any statement writing the register).
     defs: u32,
+    /// Reads seen.
+    reads: u32,
     /// Whether some write is not a plain assignment, or a read came first.
     disqualified: bool,
     /// The block path of the (first) assignment.
@@ -59,6 +45,7 @@ struct Walk {
 impl Walk {
     fn read(&mut self, r: Reg, path: &[u32]) {
         let info = &mut self.regs[r.0 as usize];
+        info.reads += 1;
         if info.defs == 0 || !path.starts_with(&info.def_path) {
             info.disqualified = true;
         }
@@ -178,9 +165,8 @@ impl Walk {
     }
 }
 
-/// For each register of `k`: whether it can be bound once at its assignment (see the
-/// module documentation). Registers never assigned are `false`.
-pub fn bindable_once(k: &ThreadKernel) -> Vec<bool> {
+/// For each register of `k`: how it can be spelled (see the module documentation).
+pub fn bindings(k: &ThreadKernel) -> Vec<Binding> {
     let mut w = Walk {
         regs: vec![RegInfo::default(); k.regs.len()],
         next_block: 1,
@@ -188,7 +174,15 @@ pub fn bindable_once(k: &ThreadKernel) -> Vec<bool> {
     w.stmts(&k.body, &mut vec![0]);
     w.regs
         .iter()
-        .map(|r| r.defs == 1 && !r.disqualified)
+        .map(|r| {
+            if r.defs == 0 && r.reads == 0 {
+                Binding::Unused
+            } else if r.defs == 1 && !r.disqualified {
+                Binding::Let
+            } else {
+                Binding::Var
+            }
+        })
         .collect()
 }
 
@@ -196,7 +190,7 @@ pub fn bindable_once(k: &ThreadKernel) -> Vec<bool> {
 mod tests {
     use super::*;
     use crate::ir::{Const, DType};
-    use crate::thread_ir::RegTy;
+    use crate::thread_ir::{Expr, RegTy};
 
     fn assign(dst: u32, expr: Expr) -> Stmt {
         Stmt::Assign {
@@ -238,9 +232,13 @@ mod tests {
             regs: vec![RegTy::scalar(DType::I32); 7],
             body,
         };
+        use Binding::{Let, Unused, Var};
+        let mut regs = k.regs.clone();
+        regs.push(RegTy::scalar(DType::I32));
+        let k = ThreadKernel { regs, ..k };
         assert_eq!(
-            bindable_once(&k),
-            vec![true, false, false, true, true, false, true]
+            bindings(&k),
+            vec![Let, Var, Var, Let, Let, Var, Let, Unused]
         );
     }
 }

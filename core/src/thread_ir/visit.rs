@@ -1,0 +1,201 @@
+//! The registers a Thread IR expression or statement reads and writes, for analyses and
+//! rewrites (`scopes.rs`, `lower/value_numbering.rs`). Nested bodies are not included:
+//! a walker visits them itself.
+
+use super::{Expr, Reg, Stmt};
+
+impl Expr {
+    /// The registers the expression reads.
+    pub fn operands(&self) -> Vec<Reg> {
+        let mut out = vec![];
+        let mut e = self.clone();
+        e.map_operands(&mut |r| {
+            out.push(r);
+            r
+        });
+        out
+    }
+
+    /// Replaces every register the expression reads by `f` of it.
+    pub fn map_operands(&mut self, f: &mut impl FnMut(Reg) -> Reg) {
+        match self {
+            Expr::Const(_) | Expr::Special(_) | Expr::Param(_) => {}
+            Expr::Copy(a) | Expr::Unary(_, a) | Expr::Cast { value: a, .. } => *a = f(*a),
+            Expr::Binary(_, a, b) | Expr::Cmp(_, a, b) => {
+                *a = f(*a);
+                *b = f(*b);
+            }
+            Expr::Select {
+                cond,
+                on_true,
+                on_false,
+            } => {
+                *cond = f(*cond);
+                *on_true = f(*on_true);
+                *on_false = f(*on_false);
+            }
+            Expr::Fma(a, b, c) => {
+                *a = f(*a);
+                *b = f(*b);
+                *c = f(*c);
+            }
+            Expr::Load {
+                index, mask, other, ..
+            } => {
+                *index = f(*index);
+                if let Some(m) = mask {
+                    *m = f(*m);
+                }
+                if let Some(o) = other {
+                    *o = f(*o);
+                }
+            }
+            Expr::SharedLoad { index, .. } => *index = f(*index),
+            Expr::Extract { vector, .. } => *vector = f(*vector),
+            Expr::Construct(parts) => {
+                for p in parts {
+                    *p = f(*p);
+                }
+            }
+            Expr::ShuffleXor { value, .. } => *value = f(*value),
+        }
+    }
+}
+
+impl Stmt {
+    /// Replaces every register the statement itself reads (not those of nested
+    /// bodies) by `f` of it.
+    pub fn map_reads(&mut self, f: &mut impl FnMut(Reg) -> Reg) {
+        match self {
+            Stmt::Assign { expr, .. } => expr.map_operands(f),
+            Stmt::Store {
+                index, value, mask, ..
+            }
+            | Stmt::Atomic {
+                index, value, mask, ..
+            } => {
+                *index = f(*index);
+                *value = f(*value);
+                if let Some(m) = mask {
+                    *m = f(*m);
+                }
+            }
+            Stmt::SharedStore { index, value, .. } => {
+                *index = f(*index);
+                *value = f(*value);
+            }
+            Stmt::AtomicCas {
+                index, cmp, value, ..
+            } => {
+                *index = f(*index);
+                *cmp = f(*cmp);
+                *value = f(*value);
+            }
+            Stmt::Barrier => {}
+            Stmt::LdMatrix { index, .. } => *index = f(*index),
+            Stmt::Mma { a, b, c, .. } => {
+                for r in a.iter_mut().chain(b.iter_mut()).chain(c.iter_mut()) {
+                    *r = f(*r);
+                }
+            }
+            Stmt::For {
+                lower, upper, step, ..
+            } => {
+                *lower = f(*lower);
+                *upper = f(*upper);
+                *step = f(*step);
+            }
+            Stmt::If { cond, .. } => *cond = f(*cond),
+            // The condition is read between the two bodies; callers that care about
+            // the order handle `While` themselves.
+            Stmt::While { cond, .. } => *cond = f(*cond),
+        }
+    }
+
+    /// The registers the statement itself reads (not those of nested bodies).
+    pub fn reads(&self) -> Vec<Reg> {
+        let mut out = vec![];
+        let mut s = self.shallow();
+        s.map_reads(&mut |r| {
+            out.push(r);
+            r
+        });
+        out
+    }
+
+    /// The registers the statement itself writes (a `For`'s induction variable
+    /// included, nested bodies not).
+    pub fn writes(&self) -> Vec<Reg> {
+        match self {
+            Stmt::Assign { dst, .. } | Stmt::Atomic { dst, .. } | Stmt::AtomicCas { dst, .. } => {
+                vec![*dst]
+            }
+            Stmt::LdMatrix { dst, .. } => dst.clone(),
+            Stmt::Mma { d, .. } => d.clone(),
+            Stmt::For { iv, .. } => vec![*iv],
+            _ => vec![],
+        }
+    }
+
+    /// The nested bodies of the statement, in program order.
+    pub fn bodies(&self) -> Vec<&Vec<Stmt>> {
+        match self {
+            Stmt::For { body, .. } => vec![body],
+            Stmt::If {
+                then_body,
+                else_body,
+                ..
+            } => vec![then_body, else_body],
+            Stmt::While {
+                cond_body, body, ..
+            } => vec![cond_body, body],
+            _ => vec![],
+        }
+    }
+
+    /// The nested bodies of the statement, mutably, in program order.
+    pub fn bodies_mut(&mut self) -> Vec<&mut Vec<Stmt>> {
+        match self {
+            Stmt::For { body, .. } => vec![body],
+            Stmt::If {
+                then_body,
+                else_body,
+                ..
+            } => vec![then_body, else_body],
+            Stmt::While {
+                cond_body, body, ..
+            } => vec![cond_body, body],
+            _ => vec![],
+        }
+    }
+
+    /// The statement without its nested bodies (cheap to clone).
+    fn shallow(&self) -> Stmt {
+        match self {
+            Stmt::For {
+                iv,
+                lower,
+                upper,
+                step,
+                ..
+            } => Stmt::For {
+                iv: *iv,
+                lower: *lower,
+                upper: *upper,
+                step: *step,
+                body: vec![],
+            },
+            Stmt::If { cond, .. } => Stmt::If {
+                cond: *cond,
+                then_body: vec![],
+                else_body: vec![],
+            },
+            Stmt::While { cond, .. } => Stmt::While {
+                cond_body: vec![],
+                cond: *cond,
+                body: vec![],
+            },
+            other => other.clone(),
+        }
+    }
+}
