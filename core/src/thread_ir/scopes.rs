@@ -69,97 +69,32 @@ impl Walk {
 
     fn stmts(&mut self, body: &[Stmt], path: &mut Vec<u32>) {
         for s in body {
-            match s {
-                Stmt::Assign { dst, expr } => {
-                    for r in expr.operands() {
-                        self.read(r, path);
-                    }
-                    self.write(*dst, path, true);
-                }
-                Stmt::Store {
-                    index, value, mask, ..
-                } => {
-                    for r in [Some(*index), Some(*value), *mask].into_iter().flatten() {
-                        self.read(r, path);
-                    }
-                }
-                Stmt::SharedStore { index, value, .. } => {
-                    self.read(*index, path);
-                    self.read(*value, path);
-                }
-                Stmt::Atomic {
-                    dst,
-                    index,
-                    value,
-                    mask,
-                    ..
-                } => {
-                    for r in [Some(*index), Some(*value), *mask].into_iter().flatten() {
-                        self.read(r, path);
-                    }
-                    self.write(*dst, path, false);
-                }
-                Stmt::AtomicCas {
-                    dst,
-                    index,
-                    cmp,
-                    value,
-                    ..
-                } => {
-                    for r in [*index, *cmp, *value] {
-                        self.read(r, path);
-                    }
-                    self.write(*dst, path, false);
-                }
-                Stmt::Barrier => {}
-                Stmt::LdMatrix { dst, index, .. } => {
-                    self.read(*index, path);
-                    for d in dst {
-                        self.write(*d, path, false);
-                    }
-                }
-                Stmt::Mma { d, a, b, c, .. } => {
-                    for r in a.iter().chain(b).chain(c) {
-                        self.read(*r, path);
-                    }
-                    for r in d {
-                        self.write(*r, path, false);
-                    }
-                }
-                Stmt::For {
-                    iv,
-                    lower,
-                    upper,
-                    step,
-                    body,
-                } => {
-                    for r in [*lower, *upper, *step] {
-                        self.read(r, path);
-                    }
-                    self.write(*iv, path, false);
-                    self.block(body, path);
-                }
-                Stmt::If {
-                    cond,
-                    then_body,
-                    else_body,
-                } => {
-                    self.read(*cond, path);
-                    self.block(then_body, path);
-                    self.block(else_body, path);
-                }
-                Stmt::While {
-                    cond_body,
-                    cond,
-                    body,
-                } => {
-                    path.push(self.next_block);
-                    self.next_block += 1;
-                    self.stmts(cond_body, path);
-                    self.read(*cond, path);
-                    self.stmts(body, path);
-                    path.pop();
-                }
+            if let Stmt::While {
+                cond_body,
+                cond,
+                body,
+            } = s
+            {
+                // One block: the condition's statements, the condition, the body.
+                path.push(self.next_block);
+                self.next_block += 1;
+                self.stmts(cond_body, path);
+                self.read(*cond, path);
+                self.stmts(body, path);
+                path.pop();
+                continue;
+            }
+            for r in s.reads() {
+                self.read(r, path);
+            }
+            // Only a plain assignment can become a binding; a `For`'s induction
+            // variable, atomics' and warp instructions' results stay variables.
+            let plain = matches!(s, Stmt::Assign { .. });
+            for w in s.writes() {
+                self.write(w, path, plain);
+            }
+            for b in s.bodies() {
+                self.block(b, path);
             }
         }
     }
