@@ -24,9 +24,53 @@
 //! the 64x64x32 tf32 matmul this takes the PTX from 3 782 to 1 184 lines and the WGSL
 //! from 127 to 30 KB.
 
-use crate::ir::{BinaryOp, Const};
-use crate::thread_ir::{Expr, Reg, RegTy, Stmt, ThreadKernel};
+use crate::ir::{BinaryOp, CmpPred, Const, UnaryOp};
+use crate::thread_ir::{Expr, Reg, RegTy, Special, Stmt, ThreadKernel};
 use std::collections::HashMap;
+
+/// What identifies a shareable right-hand side: its operation, operands and the
+/// destination's type (a float constant by its bits, so 0.0 and -0.0 stay apart).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum Key {
+    Const(RegTy, u8, u64),
+    Special(RegTy, Special),
+    Param(RegTy, u32),
+    Unary(RegTy, UnaryOp, Reg),
+    Binary(RegTy, BinaryOp, Reg, Reg),
+    Cmp(RegTy, CmpPred, Reg, Reg),
+    Select(RegTy, Reg, Reg, Reg),
+    Fma(RegTy, Reg, Reg, Reg),
+    Cast(RegTy, Reg, bool),
+    Extract(RegTy, Reg, u8),
+    Construct(RegTy, Vec<Reg>),
+}
+
+/// The key of `expr` assigned to a register of type `ty`; `None` for what is never
+/// shared (memory reads, warp shuffles) and for copies (propagated instead).
+fn key(ty: RegTy, expr: &Expr) -> Option<Key> {
+    Some(match expr {
+        Expr::Const(Const::Int(i)) => Key::Const(ty, 0, *i as u64),
+        Expr::Const(Const::Float(f)) => Key::Const(ty, 1, f.to_bits()),
+        Expr::Const(Const::Bool(b)) => Key::Const(ty, 2, *b as u64),
+        Expr::Special(sp) => Key::Special(ty, *sp),
+        Expr::Param(p) => Key::Param(ty, *p),
+        Expr::Unary(op, a) => Key::Unary(ty, *op, *a),
+        Expr::Binary(op, a, b) => Key::Binary(ty, *op, *a, *b),
+        Expr::Cmp(p, a, b) => Key::Cmp(ty, *p, *a, *b),
+        Expr::Select {
+            cond,
+            on_true,
+            on_false,
+        } => Key::Select(ty, *cond, *on_true, *on_false),
+        Expr::Fma(a, b, c) => Key::Fma(ty, *a, *b, *c),
+        Expr::Cast { value, bitcast } => Key::Cast(ty, *value, *bitcast),
+        Expr::Extract { vector, lane } => Key::Extract(ty, *vector, *lane),
+        Expr::Construct(parts) => Key::Construct(ty, parts.clone()),
+        Expr::Copy(_) | Expr::Load { .. } | Expr::SharedLoad { .. } | Expr::ShuffleXor { .. } => {
+            return None
+        }
+    })
+}
 
 /// Runs the pass on `k` (see the module documentation).
 pub fn value_numbering(k: &mut ThreadKernel) {
@@ -87,7 +131,7 @@ struct Scope {
     loop_body: bool,
     /// Expression key to the register computing it, and whether that expression is
     /// cheap (a constant, a thread id or a parameter: shareable across loops).
-    values: HashMap<String, (Reg, bool)>,
+    values: HashMap<Key, (Reg, bool)>,
 }
 
 impl Numbering<'_> {
@@ -103,7 +147,7 @@ impl Numbering<'_> {
         matches!(self.consts.get(&r), Some(Const::Int(1)))
     }
 
-    fn lookup(&self, key: &str) -> Option<Reg> {
+    fn lookup(&self, key: &Key) -> Option<Reg> {
         let mut crossed_loop = false;
         for scope in self.scopes.iter().rev() {
             if let Some(&(r, cheap)) = scope.values.get(key) {
@@ -167,14 +211,11 @@ impl Numbering<'_> {
                         self.rep[dst.0 as usize] = r;
                         continue;
                     }
-                    // Memory reads and warp shuffles are not shared: a store may come
-                    // between two loads of one address.
-                    let shareable = !matches!(
-                        expr,
-                        Expr::Load { .. } | Expr::SharedLoad { .. } | Expr::ShuffleXor { .. }
-                    );
-                    if shareable && operands.iter().all(|r| self.single[r.0 as usize]) {
-                        let key = format!("{:?}:{expr:?}", self.ty(dst));
+                    // Memory reads and warp shuffles are not shared (a store may come
+                    // between two loads of one address): they have no key.
+                    let key = key(self.ty(dst), &expr)
+                        .filter(|_| operands.iter().all(|r| self.single[r.0 as usize]));
+                    if let Some(key) = key {
                         if let Some(r) = self.lookup(&key) {
                             self.rep[dst.0 as usize] = r;
                             continue;
