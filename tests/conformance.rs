@@ -386,35 +386,50 @@ fn block_pointer_matmul_f32() {
     });
 }
 
+/// A case of tutorial 03's grouped matmul (`matmul.py`): `a` (`m x k`), `b` (`k x n`)
+/// and the poisoned output `out`, row-major, with `(BM, BN, BK)` blocks and groups of 2.
+fn grouped_matmul(
+    name: &'static str,
+    (m, n, k): (usize, usize, usize),
+    (bm, bn, bk): (u32, u32, u32),
+    (a, b, out): (H, H, H),
+    tol: f64,
+    tf32: bool,
+) -> Case {
+    Case {
+        name,
+        src: MATMUL,
+        kernel: "matmul_kernel",
+        grid: [(m as u32).div_ceil(bm) * (n as u32).div_ceil(bn), 1, 1],
+        args: [vec![a, b, out], matmul_dims(m, n, k)].concat(),
+        constexprs: vec![
+            ("BLOCK_SIZE_M", c(bm)),
+            ("BLOCK_SIZE_N", c(bn)),
+            ("BLOCK_SIZE_K", c(bk)),
+            ("GROUP_SIZE_M", c(2)),
+        ],
+        tol,
+        tf32,
+    }
+}
+
 #[test]
 fn grouped_matmul_f16_inputs() {
     let mut r = Rng(4);
-    let (m, n, k) = (48, 40, 40);
+    let dims @ (m, n, k) = (48, 40, 40);
     let h = |v: Vec<f32>| H::F16(v.into_iter().map(f16::from_f32).collect());
-    let grid = (m as u32).div_ceil(16) * (n as u32).div_ceil(16);
-    check(Case {
-        name: "matmul_grouped_f16",
-        src: MATMUL,
-        kernel: "matmul_kernel",
-        grid: [grid, 1, 1],
-        args: [
-            vec![
-                h(r.f32s(m * k)),
-                h(r.f32s(k * n)),
-                H::F16(vec![f16::NAN; m * n]),
-            ],
-            matmul_dims(m, n, k),
-        ]
-        .concat(),
-        constexprs: vec![
-            ("BLOCK_SIZE_M", c(16)),
-            ("BLOCK_SIZE_N", c(16)),
-            ("BLOCK_SIZE_K", c(16)),
-            ("GROUP_SIZE_M", c(2)),
-        ],
-        tol: 1e-2,
-        tf32: false,
-    });
+    check(grouped_matmul(
+        "matmul_grouped_f16",
+        dims,
+        (16, 16, 16),
+        (
+            h(r.f32s(m * k)),
+            h(r.f32s(k * n)),
+            H::F16(vec![f16::NAN; m * n]),
+        ),
+        1e-2,
+        false,
+    ));
 }
 
 #[test]
@@ -422,44 +437,32 @@ fn tensor_core_tiles_bf16_and_tf32() {
     // Tiles large enough for several 16x8 fragments per warp, ragged edges, bf16 and
     // tf32 inputs: the tensor-core dot plan's fragment layouts and warp split.
     let mut r = Rng(40);
-    let (m, n, k) = (100, 72, 80);
+    let dims @ (m, n, k) = (100, 72, 80);
     let hb = |v: Vec<f32>| H::BF16(v.into_iter().map(bf16::from_f32).collect());
-    let grid = (m as u32).div_ceil(64) * (n as u32).div_ceil(32);
-    let args = |a: H, b: H, c: H| [vec![a, b, c], matmul_dims(m, n, k)].concat();
-    let constexprs = vec![
-        ("BLOCK_SIZE_M", c(64)),
-        ("BLOCK_SIZE_N", c(32)),
-        ("BLOCK_SIZE_K", c(32)),
-        ("GROUP_SIZE_M", c(2)),
-    ];
-    check(Case {
-        name: "matmul_grouped_bf16",
-        src: MATMUL,
-        kernel: "matmul_kernel",
-        grid: [grid, 1, 1],
-        args: args(
+    check(grouped_matmul(
+        "matmul_grouped_bf16",
+        dims,
+        (64, 32, 32),
+        (
             hb(r.f32s(m * k)),
             hb(r.f32s(k * n)),
             H::BF16(vec![bf16::NAN; m * n]),
         ),
-        constexprs: constexprs.clone(),
-        tol: 1e-2,
-        tf32: false,
-    });
-    check(Case {
-        name: "matmul_grouped_tf32",
-        src: MATMUL,
-        kernel: "matmul_kernel",
-        grid: [grid, 1, 1],
-        args: args(
+        1e-2,
+        false,
+    ));
+    check(grouped_matmul(
+        "matmul_grouped_tf32",
+        dims,
+        (64, 32, 32),
+        (
             H::F32(r.f32s(m * k)),
             H::F32(r.f32s(k * n)),
             poison_f32(m * n),
         ),
-        constexprs,
-        tol: 1e-5,
-        tf32: true,
-    });
+        1e-5,
+        true,
+    ));
 }
 
 #[test]
@@ -469,29 +472,18 @@ fn pipelined_loads_past_the_last_iteration_touch_nothing() {
     let mut r = Rng(42);
     let (m, n) = (40, 24);
     for k in [0usize, 16, 23] {
-        check(Case {
-            name: "matmul_pipelined_k",
-            src: MATMUL,
-            kernel: "matmul_kernel",
-            grid: [(m as u32).div_ceil(32) * (n as u32).div_ceil(16), 1, 1],
-            args: [
-                vec![
-                    H::F32(r.f32s(m * k)),
-                    H::F32(r.f32s(k * n)),
-                    poison_f32(m * n),
-                ],
-                matmul_dims(m, n, k),
-            ]
-            .concat(),
-            constexprs: vec![
-                ("BLOCK_SIZE_M", c(32)),
-                ("BLOCK_SIZE_N", c(16)),
-                ("BLOCK_SIZE_K", c(16)),
-                ("GROUP_SIZE_M", c(2)),
-            ],
-            tol: 1e-5,
-            tf32: true,
-        });
+        check(grouped_matmul(
+            "matmul_pipelined_k",
+            (m, n, k),
+            (32, 16, 16),
+            (
+                H::F32(r.f32s(m * k)),
+                H::F32(r.f32s(k * n)),
+                poison_f32(m * n),
+            ),
+            1e-5,
+            true,
+        ));
     }
 }
 

@@ -548,6 +548,22 @@ fn input_sets(dev_kind: DeviceKind, working_set: usize) -> usize {
     ROTATE_BYTES.div_ceil(working_set.max(1)).clamp(1, MAX_SETS)
 }
 
+/// Copies of a case's f32 buffers on `dev`, as many as [`input_sets`] asks for: in each,
+/// `input` and an output of `out_len` NaNs.
+fn f32_sets(dev: &Device, input: &[f32], out_len: usize) -> Result<Vec<(Buffer, Buffer)>> {
+    (0..input_sets(dev.kind(), 4 * (input.len() + out_len)))
+        .map(|_| Ok((dev.upload(input)?, dev.upload(&vec![f32::NAN; out_len])?)))
+        .collect()
+}
+
+/// The softmax of `row` in float64: the reference of the softmax cases.
+fn softmax_f64(row: &[f32]) -> Vec<f64> {
+    let mx = row.iter().fold(f64::NEG_INFINITY, |m, &v| m.max(v as f64));
+    let e: Vec<f64> = row.iter().map(|&v| (v as f64 - mx).exp()).collect();
+    let sum: f64 = e.iter().sum();
+    e.into_iter().map(|v| v / sum).collect()
+}
+
 /// Cycles through `n` buffer sets: the index of the set the next launch uses.
 struct Rotation {
     n: usize,
@@ -889,9 +905,7 @@ pub fn run(
         }
         Case::Copy { n } => {
             let x = rng.vec(n);
-            let sets = (0..input_sets(dev.kind(), 8 * n))
-                .map(|_| Ok((dev.upload(&x)?, dev.upload(&vec![f32::NAN; n])?)))
-                .collect::<Result<Vec<_>>>()?;
+            let sets = f32_sets(dev, &x, n)?;
             for (src, dst) in &sets {
                 dev.copy(src, dst)?;
                 if dev.download::<f32>(dst)? != x {
@@ -998,9 +1012,7 @@ pub fn run(
         Case::Softmax { rows, cols } => {
             let kern = kernel(SOFTMAX, "fused_softmax.py", "softmax_kernel")?;
             let x = rng.vec(rows * cols);
-            let sets = (0..input_sets(dev.kind(), 8 * rows * cols))
-                .map(|_| Ok((dev.upload(&x)?, dev.upload(&vec![f32::NAN; rows * cols])?)))
-                .collect::<Result<Vec<_>>>()?;
+            let sets = f32_sets(dev, &x, rows * cols)?;
             let block = cols.next_power_of_two() as u32;
             let run = |(dx, dout): &(Buffer, Buffer)| {
                 kern.launch(dev, rows as u32)
@@ -1023,12 +1035,9 @@ pub fn run(
                 let mut samples = vec![];
                 for _ in 0..16.min(rows) {
                     let r = rng.index(rows);
-                    let row = &x[r * cols..(r + 1) * cols];
-                    let mx = row.iter().fold(f64::NEG_INFINITY, |m, &v| m.max(v as f64));
-                    let sum: f64 = row.iter().map(|&v| (v as f64 - mx).exp()).sum();
-                    for c in 0..cols {
-                        let want = (row[c] as f64 - mx).exp() / sum;
-                        samples.push((got[r * cols + c] as f64, want));
+                    let want = softmax_f64(&x[r * cols..(r + 1) * cols]);
+                    for (c, w) in want.into_iter().enumerate() {
+                        samples.push((got[r * cols + c] as f64, w));
                     }
                 }
                 err = err.max(check(&name, samples.into_iter(), 1e-5)?);

@@ -4,7 +4,7 @@
 //! its bytes count only what the pattern has to move (the lower triangle, the active
 //! blocks, the rows' own lengths).
 
-use super::{check, fail, input_sets, kernel, time, Rng, Rotation, Timing};
+use super::{check, f32_sets, fail, kernel, softmax_f64, time, Rng, Rotation, Timing};
 use tilewise::{Buffer, Device, Result};
 
 const SEEDS: &str = include_str!("../kernels/seeds.py");
@@ -15,18 +15,6 @@ pub const SPARSE_BLOCK: usize = 1024;
 /// A measured seed case: its timing, nominal FLOPs, bytes moved, largest error, and the
 /// number of buffer sets the timed launches rotated through.
 pub type SeedRun = (Timing, f64, f64, f64, usize);
-
-/// `count` copies of (`input`, an output of `out_len` NaNs) on `dev`.
-fn sets(
-    dev: &Device,
-    count: usize,
-    input: &[f32],
-    out_len: usize,
-) -> Result<Vec<(Buffer, Buffer)>> {
-    (0..count)
-        .map(|_| Ok((dev.upload(input)?, dev.upload(&vec![f32::NAN; out_len])?)))
-        .collect()
-}
 
 /// Causal row softmax of a `rows x cols` f32 matrix: row `r` is the softmax of its
 /// columns `c <= r`, the others come out 0. Checked in float64 on sampled rows.
@@ -40,12 +28,7 @@ pub fn causal(
 ) -> Result<SeedRun> {
     let kern = kernel(SEEDS, "seeds.py", "causal_softmax_bench_kernel")?;
     let x = rng.vec(rows * cols);
-    let sets = sets(
-        dev,
-        input_sets(dev.kind(), 8 * rows * cols),
-        &x,
-        rows * cols,
-    )?;
+    let sets = f32_sets(dev, &x, rows * cols)?;
     let block = cols.next_power_of_two() as u32;
     let run = |(dx, dout): &(Buffer, Buffer)| {
         kern.launch(dev, rows as u32)
@@ -92,16 +75,10 @@ fn check_causal(
     sample_rows.extend([0, rows - 1]);
     for r in sample_rows {
         let valid = (r + 1).min(cols);
-        let row = &x[r * cols..r * cols + valid];
-        let mx = row.iter().fold(f64::NEG_INFINITY, |m, &v| m.max(v as f64));
-        let sum: f64 = row.iter().map(|&v| (v as f64 - mx).exp()).sum();
+        let want = softmax_f64(&x[r * cols..r * cols + valid]);
         for c in 0..cols {
-            let want = if c < valid {
-                (row[c] as f64 - mx).exp() / sum
-            } else {
-                0.0
-            };
-            samples.push((got[r * cols + c] as f64, want));
+            let w = if c < valid { want[c] } else { 0.0 };
+            samples.push((got[r * cols + c] as f64, w));
         }
     }
     check(name, samples.into_iter(), 1e-5)
@@ -126,7 +103,7 @@ pub fn block_sparse(
     }
     let x = rng.vec(n);
     let dflags = dev.upload(&flags)?;
-    let sets = sets(dev, input_sets(dev.kind(), 8 * n), &x, n)?;
+    let sets = f32_sets(dev, &x, n)?;
     let run = |(dx, dout): &(Buffer, Buffer)| {
         kern.launch(dev, blocks as u32)
             .arg(dx)
@@ -203,7 +180,7 @@ pub fn ragged(
         }
     }
     let dlen = dev.upload(&lengths)?;
-    let sets = sets(dev, input_sets(dev.kind(), 4 * rows * max_len), &x, rows)?;
+    let sets = f32_sets(dev, &x, rows)?;
     let width = max_len.next_power_of_two() as u32;
     let run = |(dx, dout): &(Buffer, Buffer)| {
         kern.launch(dev, rows as u32)

@@ -818,26 +818,29 @@ impl Printer<'_> {
                 let n = self.lanes_of_dst;
                 let idx = self.index(*buf, *index);
                 let ty = self.reg_decl(dt, n);
-                let whole = |p: &Self, idx: &str| -> String {
-                    if n == 4 && p.reprs[*buf as usize] == Some(Repr::Vec4) {
-                        format!("b{buf}[({idx}) >> 2u]")
-                    } else {
-                        let parts: Vec<String> = (0..n)
-                            .map(|l| p.read_elem(*buf, &format!("({idx}) + {l}u")))
-                            .collect();
-                        format!("{ty}({})", parts.join(", "))
-                    }
+                // With a mask, every element index is the view's first element where
+                // the mask is false: nothing outside the view is ever read.
+                let guard = |p: &Self, i: String| match mask {
+                    Some(m) => format!("select({}, {i}, r{})", p.base(*buf), m.0),
+                    None => i,
+                };
+                let whole = if n == 4 && self.reprs[*buf as usize] == Some(Repr::Vec4) {
+                    format!("b{buf}[({}) >> 2u]", guard(self, idx.clone()))
+                } else {
+                    let parts: Vec<String> = (0..n)
+                        .map(|l| self.read_elem(*buf, &guard(self, format!("({idx}) + {l}u"))))
+                        .collect();
+                    format!("{ty}({})", parts.join(", "))
                 };
                 match mask {
                     Some(m) => {
-                        let safe = format!("select({}, {idx}, r{})", self.base(*buf), m.0);
                         let o = match other {
                             Some(o) => format!("{ty}(r{})", o.0),
                             None => format!("{ty}()"),
                         };
-                        format!("select({o}, {}, r{})", whole(self, &safe), m.0)
+                        format!("select({o}, {whole}, r{})", m.0)
                     }
-                    None => whole(self, &idx),
+                    None => whole,
                 }
             }
             Expr::Extract { vector, lane } => format!("r{}[{lane}]", vector.0),
