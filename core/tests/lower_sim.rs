@@ -8,7 +8,9 @@ use tilewise_core::ir::{verify::verify, DType};
 use tilewise_core::launch::{ArgSpec, ConstValue, Grid, ScalarValue};
 use tilewise_core::lower::block_ptr::lower_block_pointers;
 use tilewise_core::lower::expand::{expand, ExpandOptions};
+use tilewise_core::lower::to_thread_ir;
 use tilewise_core::thread_ir::sim::simulate;
+use tilewise_core::thread_ir::{Stmt, ThreadKernel};
 
 struct Rng(u64);
 impl Rng {
@@ -39,15 +41,13 @@ fn to_f32(b: &HostBuffer) -> Vec<f32> {
         .collect()
 }
 
-/// Runs `kernel` three ways and compares every buffer.
-fn check(
+/// A specialization of `name` for `args`, its buffers and run-time arguments.
+fn setup(
     src: &str,
     name: &str,
-    args: Vec<A>,
+    args: &[A],
     constexprs: &[(&str, i64)],
-    grid: [u32; 3],
-    tol: f32,
-) {
+) -> (tilewise_core::frontend::Specialized, Vec<HostBuffer>, Vec<RtArg>) {
     let module = Module::parse("k.py", src).unwrap_or_else(|e| panic!("{e}"));
     let specs: Vec<ArgSpec> = args
         .iter()
@@ -68,7 +68,7 @@ fn check(
         .unwrap_or_else(|e| panic!("{e}"));
     let mut buffers = vec![];
     let mut rt = vec![];
-    for a in &args {
+    for a in args {
         match a {
             A::F32(v) => {
                 rt.push(RtArg::Buffer {
@@ -82,6 +82,34 @@ fn check(
         }
     }
     let rt: Vec<RtArg> = spec.arg_indices.iter().map(|&i| rt[i]).collect();
+    (spec, buffers, rt)
+}
+
+/// Whether `got` matches `want` buffer by buffer within `tol` (relative, NaN = NaN);
+/// the first mismatch otherwise.
+fn compare(got: &[HostBuffer], want: &[HostBuffer], tol: f32) -> Result<(), String> {
+    for (i, (s, w)) in got.iter().zip(want).enumerate() {
+        let (s, w) = (to_f32(s), to_f32(w));
+        for (j, (a, b)) in s.iter().zip(&w).enumerate() {
+            let ok = (a - b).abs() <= tol * b.abs().max(1.0) || (a.is_nan() && b.is_nan());
+            if !ok {
+                return Err(format!("buffer {i} element {j}: simulated {a}, interpreter {b}"));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Runs `kernel` three ways and compares every buffer.
+fn check(
+    src: &str,
+    name: &str,
+    args: Vec<A>,
+    constexprs: &[(&str, i64)],
+    grid: [u32; 3],
+    tol: f32,
+) {
+    let (spec, buffers, rt) = setup(src, name, &args, constexprs);
     let grid = Grid(grid);
     let mut want = buffers.clone();
     interp::run(&spec.kernel, grid, &rt, &mut want, &Options::default())
@@ -110,15 +138,8 @@ fn check(
     let mut sim = buffers.clone();
     simulate(&tk, grid, &rt, &mut sim)
         .unwrap_or_else(|e| panic!("{e}\n{}", tilewise_core::thread_ir::print(&tk)));
-    for (i, (s, w)) in sim.iter().zip(&want).enumerate() {
-        let (s, w) = (to_f32(s), to_f32(w));
-        for (j, (a, b)) in s.iter().zip(&w).enumerate() {
-            let ok = (a - b).abs() <= tol * b.abs().max(1.0) || (a.is_nan() && b.is_nan());
-            assert!(
-                ok,
-                "{name}: buffer {i} element {j}: simulated {a}, interpreter {b}"
-            );
-        }
+    if let Err(e) = compare(&sim, &want, tol) {
+        panic!("{name}: {e}");
     }
 }
 
@@ -194,4 +215,98 @@ fn block_ptr_matmul_lowers() {
         [3, 2, 1],
         1e-5,
     );
+}
+
+/// Applies `f` to every statement, nested bodies included.
+fn walk_mut(body: &mut [Stmt], f: &mut impl FnMut(&mut Stmt)) {
+    for s in body.iter_mut() {
+        f(s);
+        for b in s.bodies_mut() {
+            walk_mut(b, f);
+        }
+    }
+}
+
+fn count(body: &[Stmt], f: &impl Fn(&Stmt) -> bool) -> usize {
+    body.iter()
+        .map(|s| f(s) as usize + s.bodies().iter().map(|b| count(b, f)).sum::<usize>())
+        .sum()
+}
+
+/// The PTX lowering stages the tensor-core matmul's operands in shared-memory rings
+/// filled by asynchronous copies (three stages, one barrier a K step). The simulator
+/// poisons a copy's destination until it is waited for, so the waits are checked too:
+/// without them, or waiting for one group too few, the results are wrong.
+#[test]
+fn staged_matmul_lowers_and_needs_its_waits() {
+    let mut r = Rng(13);
+    // 7 K steps of 16 (the last one ragged), ragged M and N.
+    let (m, n, k) = (37, 45, 100);
+    let src = include_str!("../../shaders/matmul_block_ptr.py");
+    let args = vec![
+        A::F32(rand(&mut r, m * k)),
+        A::F32(rand(&mut r, k * n)),
+        A::F32(vec![f32::NAN; m * n]),
+        A::I32(m as i32),
+        A::I32(n as i32),
+        A::I32(k as i32),
+        A::I32(k as i32),
+        A::I32(1),
+        A::I32(n as i32),
+        A::I32(1),
+        A::I32(n as i32),
+        A::I32(1),
+    ];
+    let (spec, buffers, rt) = setup(
+        src,
+        "matmul_block_ptr_kernel",
+        &args,
+        &[("BLOCK_M", 32), ("BLOCK_N", 32), ("BLOCK_K", 16)],
+    );
+    let grid = Grid([2, 2, 1]);
+    let mut want = buffers.clone();
+    interp::run(&spec.kernel, grid, &rt, &mut want, &Options::default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let tk = to_thread_ir(&spec.kernel, &ExpandOptions::ptx(4)).unwrap_or_else(|e| panic!("{e}"));
+    let copies = count(&tk.body, &|s| matches!(s, Stmt::AsyncCopy { .. }));
+    assert!(copies > 0, "no asynchronous copies in the PTX lowering of the matmul");
+    let waits: Vec<u32> = {
+        let mut w = vec![];
+        let mut tk = tk.clone();
+        walk_mut(&mut tk.body, &mut |s| {
+            if let Stmt::AsyncWait { pending } = s {
+                w.push(*pending);
+            }
+        });
+        w
+    };
+    // In the loop: both operands of two iterations in flight; after it: none.
+    assert_eq!(waits, vec![2, 0], "waits of the staged matmul");
+    let loop_barriers = tk.body.iter().find_map(|s| match s {
+        Stmt::For { body, .. } => Some(count(body, &|s| matches!(s, Stmt::Barrier))),
+        _ => None,
+    });
+    assert_eq!(loop_barriers, Some(1), "barriers a K step");
+    let run = |tk: &ThreadKernel| {
+        let mut got = buffers.clone();
+        simulate(tk, grid, &rt, &mut got).map(|_| got)
+    };
+    let got = run(&tk).unwrap_or_else(|e| panic!("{e}"));
+    compare(&got, &want, 3e-3).unwrap_or_else(|e| panic!("staged matmul: {e}"));
+    for (what, change) in [("no waits", None), ("one group too few", Some(1))] {
+        let mut broken = tk.clone();
+        walk_mut(&mut broken.body, &mut |s| {
+            if let Stmt::AsyncWait { pending } = s {
+                *pending = match change {
+                    None => u32::MAX,
+                    Some(d) => *pending + d,
+                };
+            }
+        });
+        let got = run(&broken).unwrap_or_else(|e| panic!("{e}"));
+        assert!(
+            compare(&got, &want, 3e-3).is_err(),
+            "the simulator did not notice {what}"
+        );
+    }
 }

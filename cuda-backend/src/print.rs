@@ -661,6 +661,40 @@ impl Printer<'_> {
                 ));
             }
             Stmt::Barrier => self.ins("bar.sync 0;".into()),
+            Stmt::AsyncCopy {
+                arr,
+                shared_index,
+                buf,
+                index,
+                lanes,
+                mask,
+            } => {
+                let bytes = *lanes as usize * self.k.shared[*arr as usize].dtype.size_bytes();
+                if ![4, 8, 16].contains(&bytes) {
+                    return Err(Diagnostic::internal(format!(
+                        "an asynchronous copy of {bytes} bytes (cp.async moves 4, 8 or 16)"
+                    )));
+                }
+                let dst = self.shared_addr(*arr, *shared_index);
+                let src = self.global_addr(*buf, *index)?;
+                // 16-byte copies bypass L1 (`.cg`); smaller ones may only go through it.
+                let level = if bytes == 16 { "cg" } else { "ca" };
+                // Masked off: a source size of 0 reads nothing and fills zeros.
+                let size = match mask {
+                    Some(m) => {
+                        let t = self.tmp(Class::B32);
+                        let p = self.reg(*m);
+                        self.ins(format!("selp.u32 {t}, {bytes}, 0, {p};"));
+                        format!(", {t}")
+                    }
+                    None => String::new(),
+                };
+                self.ins(format!(
+                    "cp.async.{level}.shared.global [{dst}], [{src}], {bytes}{size};"
+                ));
+            }
+            Stmt::AsyncCommit => self.ins("cp.async.commit_group;".into()),
+            Stmt::AsyncWait { pending } => self.ins(format!("cp.async.wait_group {pending};")),
             Stmt::LdMatrix {
                 dst,
                 arr,

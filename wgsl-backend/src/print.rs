@@ -1061,6 +1061,11 @@ impl Printer<'_> {
                         "tensor-core mma reached the WGSL printer (the WGSL lowering uses FMA)",
                     ))
                 }
+                Stmt::AsyncCopy { .. } | Stmt::AsyncCommit | Stmt::AsyncWait { .. } => {
+                    return Err(Diagnostic::internal(
+                        "an asynchronous copy reached the WGSL printer (the WGSL lowering stages through registers)",
+                    ))
+                }
                 Stmt::For {
                     iv,
                     lower,

@@ -32,7 +32,7 @@ pub use dtype::{DType, Kind};
 pub use kernel::{Block, Inst, Kernel, KernelBuilder, Param, Value, ValueData, ValueDef};
 pub use ops::{
     AtomicOp, BinaryOp, CacheHints, CmpPred, Combiner, Const, HintKind, Op, Padding, Precision,
-    UnaryOp,
+    Staging, UnaryOp,
 };
 pub use print::print;
 pub use types::{fmt_shape, Elem, Shape, Type};

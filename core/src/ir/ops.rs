@@ -164,6 +164,25 @@ pub struct CacheHints {
     pub volatile: bool,
 }
 
+/// Where a pipelined `dot` operand load lands (set by `lower::pipeline`): a slot of a
+/// ring of `stages` shared-memory tiles, filled by asynchronous copies (PTX
+/// `cp.async`) issued `stages - 1` iterations ahead of the `dot` that reads them.
+/// Masked-off elements are zero (the pass stages only loads whose `other` is absent or
+/// zero).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Staging {
+    /// The ring, unique in the kernel; every load of one ring has the same shape.
+    pub ring: u32,
+    /// Slots in the ring (`num_stages`), at least 2.
+    pub stages: u32,
+    /// Which operand of the `dot` the tile is: 0 for `a` (`[M, K]`), 1 for `b`
+    /// (`[K, N]`); it fixes the padded shared layout the `dot` reads.
+    pub operand: u8,
+    /// How many of a thread's copy groups may still be in flight when the `dot` of an
+    /// iteration starts: the copies issued for the later iterations already in flight.
+    pub pending: u32,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum AtomicOp {
     Add,
@@ -333,6 +352,10 @@ pub enum Op {
         boundary_check: Vec<u32>,
         padding: Padding,
         hints: CacheHints,
+        /// Set by the pipelining pass (never by the front end) on a load that feeds a
+        /// `dot` on a backend with asynchronous copies: the tile goes straight to
+        /// shared memory (see [`Staging`]). The value is the same as without it.
+        stage: Option<Staging>,
     },
     /// Scatters `value` through a pointer tile (with `mask`) or a block pointer (with
     /// `boundary_check`). No results.

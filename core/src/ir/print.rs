@@ -141,6 +141,7 @@ impl Printer<'_> {
                 other,
                 boundary_check,
                 padding,
+                stage,
                 ..
             } => {
                 let _ = write!(self.out, "load {ptr}");
@@ -149,6 +150,13 @@ impl Printer<'_> {
                 }
                 if let Some(o) = other {
                     let _ = write!(self.out, " other {o}");
+                }
+                if let Some(s) = stage {
+                    let _ = write!(
+                        self.out,
+                        " staged ring {} stages {} operand {} pending {}",
+                        s.ring, s.stages, s.operand, s.pending
+                    );
                 }
                 if !boundary_check.is_empty() {
                     let _ = write!(

@@ -155,6 +155,7 @@ fn hook(ctx: &mut Ctx, inst: &Inst, index: DType) -> Result<Hook> {
                 boundary_check: vec![],
                 padding: Padding::None,
                 hints: hints.clone(),
+                stage: None,
             };
             let v = ctx.b.push1(op, Type::tile(pointee, block_shape), span);
             ctx.set(inst.results[0], vec![v]);

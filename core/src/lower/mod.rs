@@ -3,7 +3,8 @@
 //! Passes, one a file, in pipeline order:
 //! - [`block_ptr`]: block pointers become pointer tiles and boundary masks.
 //! - [`simplify`]: folds round-trip integer casts, removes dead code.
-//! - [`pipeline`]: issues the loads feeding a `dot` one loop iteration ahead.
+//! - [`pipeline`]: issues the loads feeding a `dot` iterations ahead (registers, or
+//!   shared-memory rings filled by asynchronous copies).
 //! - [`expand`]: tile IR to Thread IR (layouts, per-thread registers, shared memory).
 //! - [`value_numbering`]: Thread IR: shares repeated computations, removes dead ones.
 //!
@@ -25,11 +26,12 @@ use crate::ir::{DType, Kernel};
 
 /// The tile-IR passes a GPU backend runs before expansion, in order: block pointers to
 /// pointer tiles (address arithmetic in `index`), simplification, then pipelining of
-/// the loads that feed `dot`s.
-pub fn prepare(kernel: &Kernel, index: DType) -> Result<Kernel> {
+/// the loads that feed `dot`s (in registers, or staged in shared memory where
+/// `options` allow asynchronous copies).
+pub fn prepare(kernel: &Kernel, index: DType, options: &expand::ExpandOptions) -> Result<Kernel> {
     let k = block_ptr::lower_block_pointers(kernel, index)?;
     let k = simplify::simplify(&k)?;
-    pipeline::pipeline_dot_loads(&k)
+    pipeline::pipeline_dot_loads(&k, options)
 }
 
 /// The whole shared lowering of a GPU backend: [`prepare`] with 32-bit indices (every
@@ -39,7 +41,7 @@ pub fn to_thread_ir(
     kernel: &Kernel,
     options: &expand::ExpandOptions,
 ) -> Result<crate::thread_ir::ThreadKernel> {
-    let k = prepare(kernel, DType::I32)?;
+    let k = prepare(kernel, DType::I32, options)?;
     let mut t = expand::expand(&k, options)?;
     value_numbering::value_numbering(&mut t);
     Ok(t)

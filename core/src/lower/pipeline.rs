@@ -1,8 +1,12 @@
 //! Software pipelining of the loads that feed a `dot` (`num_stages >= 2`, the default).
 //!
-//! In a `for` loop whose body loads the operands of a `dot`, the loads of iteration
-//! `i + 1` are issued in iteration `i`, before the `dot`, so that their global-memory
-//! latency overlaps the tensor-core work instead of stalling every K step:
+//! In a `for` loop whose body loads the operands of a `dot`, the loads of later
+//! iterations are issued ahead, so that their global-memory latency overlaps the
+//! tensor-core work instead of stalling every K step. Two forms:
+//!
+//! **Register prefetch** (distance 1; WGSL, and PTX loops that cannot be staged): the
+//! loads of iteration `i + 1` are issued in iteration `i`, after the `dot`, and carried
+//! to the next iteration in registers:
 //!
 //! ```text
 //! for iv, carried:                      a0 = load(ptr(lower, init), mask & lower < upper)
@@ -12,32 +16,70 @@
 //!                                           yield carried', a'
 //! ```
 //!
-//! The address, mask and `other` of each pipelined load are recomputed for the next
+//! **Staged in shared memory** ([`ExpandOptions::async_copies`], PTX, tensor-core dots):
+//! with `S = num_stages` (default 3), the loads run `D = S - 1` iterations ahead and are
+//! marked with a [`Staging`]: the expansion copies each tile asynchronously (`cp.async`)
+//! into slot `i mod S` of a ring of `S` shared buffers, and the `dot` waits for its own
+//! iteration's copies, passes one barrier and reads its operands from the ring. The loop
+//! carries `D` tiles a load (slot numbers after expansion, no registers) and, for
+//! `D >= 2`, a lookahead copy of the carried values the loads' addresses depend on
+//! (their state `D - 1` iterations ahead, advanced by cloning the pure instructions that
+//! compute their yielded values). The ring size is capped by a shared-memory budget.
+//!
+//! The address, mask and `other` of each pipelined load are recomputed for the later
 //! iteration by cloning the pure instructions they depend on (the slice) with the
-//! induction variable advanced and the carried values replaced by the yielded ones;
-//! the extra guard keeps the prefetch past the last iteration from touching memory.
-//! Only loops with a constant positive step and slices made of pure tile arithmetic
-//! are transformed; `num_stages=1` opts out. Values are unchanged: the same loads
-//! happen, earlier, and the one extra prefetch is fully masked.
+//! induction variable advanced and the carried values replaced; the extra guard
+//! `iv < upper` keeps the prefetches past the last iteration from touching memory. Only
+//! loops with a constant positive step and slices made of pure tile arithmetic are
+//! transformed; `num_stages=1` opts out. Values are unchanged: the same loads happen,
+//! earlier, and the extra prefetches are fully masked.
 
 use crate::diag::Result;
-use crate::ir::ops::{BinaryOp, CmpPred, Const, Op};
+use crate::ir::ops::{BinaryOp, CmpPred, Const, Op, Staging};
 use crate::ir::{Block, DType, Inst, Kernel, Type, Value};
+use crate::lower::expand::dot::{mma_kind, mma_stage_stride};
+use crate::lower::expand::ExpandOptions;
 use crate::lower::rewrite::{copy_inst, rewrite, Ctx, Hook};
+use std::cell::Cell;
 use std::collections::{HashMap, HashSet};
 
+/// The shared memory the rings of one loop may take: less than every sm_80+ GPU's
+/// per-block maximum (163 KiB on the A100, 227 KiB on the H100/H200), leaving room for
+/// the rest of the kernel's shared arrays.
+pub const RING_BUDGET_BYTES: u32 = 160 * 1024;
+
+/// Stages when the loop does not say (`tl.range(..., num_stages=)`): Triton's default,
+/// or `TILEWISE_NUM_STAGES` (2 to 8) where set, for tuning.
+fn default_stages() -> u32 {
+    std::env::var("TILEWISE_NUM_STAGES")
+        .ok()
+        .and_then(|v| v.parse::<u32>().ok())
+        .filter(|s| (2..=8).contains(s))
+        .unwrap_or(3)
+}
+
+struct Env<'a> {
+    defs: HashMap<Value, Op>,
+    opt: &'a ExpandOptions,
+    /// The next ring id.
+    rings: Cell<u32>,
+}
+
 /// Pipelines the operand loads of `dot`s in loops (see the module documentation).
-pub fn pipeline_dot_loads(kernel: &Kernel) -> Result<Kernel> {
+pub fn pipeline_dot_loads(kernel: &Kernel, opt: &ExpandOptions) -> Result<Kernel> {
     let mut defs: HashMap<Value, Op> = HashMap::new();
     kernel.walk(&mut |inst| {
         if let [r] = inst.results.as_slice() {
             defs.insert(*r, inst.op.clone());
         }
     });
+    let env = Env {
+        defs,
+        opt,
+        rings: Cell::new(0),
+    };
     let identity = |t: &Type| vec![t.clone()];
-    rewrite(kernel, &identity, &mut |ctx, inst| {
-        pipeline_for(ctx, inst, &defs)
-    })
+    rewrite(kernel, &identity, &mut |ctx, inst| pipeline_for(ctx, inst, &env))
 }
 
 /// Ops a slice may clone: pure, cheap, no memory and no nested blocks.
@@ -64,9 +106,58 @@ fn pure(op: &Op) -> bool {
     )
 }
 
-/// The loads of `body` to pipeline, and the body instructions their operands depend
-/// on (in body order); `None` when nothing qualifies.
-fn plan(body: &Block) -> Option<(Vec<usize>, Vec<usize>)> {
+/// What a loop's pipelining does.
+struct Plan {
+    /// The body instructions (indices) of the loads to pipeline.
+    loads: Vec<usize>,
+    /// The body instructions their operands depend on, in body order.
+    slice: Vec<usize>,
+    /// How many iterations ahead the loads run.
+    distance: u32,
+    /// With staging: each load's [`Staging`].
+    staging: Option<Vec<Staging>>,
+    /// For `distance >= 2`: the carried values (body argument positions, from 1) the
+    /// slice reads, whose lookahead copies the loop carries, and the body instructions
+    /// that compute their yielded values (in body order).
+    ahead: Vec<usize>,
+    ahead_slice: Vec<usize>,
+}
+
+/// The body instructions `roots` depend on (through pure instructions only) and the
+/// carried arguments they read; `None` if an impure instruction is reached.
+fn slice_of(
+    body: &Block,
+    index_of: &HashMap<Value, usize>,
+    roots: impl IntoIterator<Item = Value>,
+) -> Option<(HashSet<usize>, HashSet<usize>)> {
+    let (mut insts, mut args) = (HashSet::new(), HashSet::new());
+    let mut work: Vec<Value> = roots.into_iter().collect();
+    while let Some(v) = work.pop() {
+        if let Some(&i) = index_of.get(&v) {
+            if insts.insert(i) {
+                let op = &body.insts[i].op;
+                if !pure(op) {
+                    return None;
+                }
+                work.extend(op.operands());
+            }
+        } else if let Some(j) = body.args.iter().position(|a| *a == v) {
+            if j > 0 {
+                args.insert(j);
+            }
+        }
+    }
+    Some((insts, args))
+}
+
+fn sorted(s: HashSet<usize>) -> Vec<usize> {
+    let mut v: Vec<usize> = s.into_iter().collect();
+    v.sort_unstable();
+    v
+}
+
+/// How `body`'s dot operand loads are pipelined; `None` when nothing qualifies.
+fn plan(kernel: &Kernel, body: &Block, num_stages: Option<u32>, env: &Env) -> Option<Plan> {
     let index_of: HashMap<Value, usize> = body
         .insts
         .iter()
@@ -90,26 +181,201 @@ fn plan(body: &Block) -> Option<(Vec<usize>, Vec<usize>)> {
     if loads.is_empty() {
         return None;
     }
-    let mut slice: HashSet<usize> = HashSet::new();
-    let mut work: Vec<Value> = vec![];
-    for &l in &loads {
-        work.extend(body.insts[l].op.operands());
+    loads.sort_unstable();
+    let roots = loads
+        .iter()
+        .flat_map(|&l| body.insts[l].op.operands())
+        .collect::<Vec<_>>();
+    let (slice, read_args) = slice_of(body, &index_of, roots)?;
+    let mut plan = Plan {
+        loads,
+        slice: sorted(slice),
+        distance: 1,
+        staging: None,
+        ahead: vec![],
+        ahead_slice: vec![],
+    };
+    let Some(operands) = staged_operands(kernel, body, &plan.loads, env) else {
+        return Some(plan);
+    };
+    // The ring: `stages` slots, within the budget; a lookahead for `stages >= 3`.
+    let slot_bytes: u32 = plan
+        .loads
+        .iter()
+        .zip(&operands)
+        .map(|(&l, &operand)| {
+            let ty = kernel.ty(body.insts[l].results[0]);
+            let dt = ty.dtype().unwrap_or(DType::F32);
+            let shape = ty.shape();
+            shape[0] * mma_stage_stride(operand, shape, dt) * dt.size_bytes() as u32
+        })
+        .sum();
+    let mut stages = num_stages.unwrap_or_else(default_stages).max(2);
+    while stages > 2 && stages * slot_bytes > RING_BUDGET_BYTES {
+        stages -= 1;
     }
-    while let Some(v) = work.pop() {
-        if let Some(&i) = index_of.get(&v) {
-            if slice.insert(i) {
-                let op = &body.insts[i].op;
-                if !pure(op) {
-                    return None;
+    if stages * slot_bytes > RING_BUDGET_BYTES {
+        return Some(plan);
+    }
+    if stages >= 3 {
+        match lookahead(body, &index_of, read_args) {
+            Some((ahead, ahead_slice)) => {
+                plan.ahead = ahead;
+                plan.ahead_slice = ahead_slice;
+            }
+            None => stages = 2,
+        }
+    }
+    plan.distance = stages - 1;
+    let pending = (plan.distance - 1) * plan.loads.len() as u32;
+    plan.staging = Some(
+        operands
+            .iter()
+            .map(|&operand| {
+                let ring = env.rings.get();
+                env.rings.set(ring + 1);
+                Staging {
+                    ring,
+                    stages,
+                    operand,
+                    pending,
                 }
-                work.extend(op.operands());
+            })
+            .collect(),
+    );
+    Some(plan)
+}
+
+/// The carried arguments the loads' addresses read, closed under "its yielded value
+/// reads", and the body instructions computing their yielded values; `None` when one
+/// of those is not pure.
+fn lookahead(
+    body: &Block,
+    index_of: &HashMap<Value, usize>,
+    read_args: HashSet<usize>,
+) -> Option<(Vec<usize>, Vec<usize>)> {
+    let Some(Op::Yield(yields)) = body.insts.last().map(|i| &i.op) else {
+        return None;
+    };
+    let mut args = read_args;
+    loop {
+        let roots: Vec<Value> = args.iter().map(|&j| yields[j - 1]).collect();
+        let (insts, more) = slice_of(body, index_of, roots)?;
+        if more.is_subset(&args) {
+            return Some((sorted(args), sorted(insts)));
+        }
+        args.extend(more);
+    }
+}
+
+/// Whether a value is a zero constant (through splats and broadcasts): what a masked
+/// asynchronous copy writes.
+fn is_zero(defs: &HashMap<Value, Op>, v: Value) -> bool {
+    match defs.get(&v) {
+        Some(Op::Const(Const::Int(0))) | Some(Op::Const(Const::Bool(false))) => true,
+        Some(Op::Const(Const::Float(f))) => *f == 0.0 && f.is_sign_positive(),
+        Some(Op::Splat(x)) | Some(Op::Broadcast(x)) => is_zero(defs, *x),
+        _ => false,
+    }
+}
+
+/// Each load's operand position when every load can be staged in shared memory: the
+/// backend copies asynchronously, each load is used once, as an operand of a
+/// tensor-core `dot` whose other operand is staged too, with no `other` but zero.
+fn staged_operands(kernel: &Kernel, body: &Block, loads: &[usize], env: &Env) -> Option<Vec<u8>> {
+    if !env.opt.async_copies {
+        return None;
+    }
+    let mut uses: HashMap<Value, usize> = HashMap::new();
+    fn count(b: &Block, uses: &mut HashMap<Value, usize>) {
+        for inst in &b.insts {
+            for v in inst.op.operands() {
+                *uses.entry(v).or_default() += 1;
+            }
+            for nested in inst.op.blocks() {
+                count(nested, uses);
             }
         }
     }
-    let mut slice: Vec<usize> = slice.into_iter().collect();
-    slice.sort_unstable();
-    loads.sort_unstable();
-    Some((loads, slice))
+    count(body, &mut uses);
+    let loaded: Vec<Value> = loads.iter().map(|&l| body.insts[l].results[0]).collect();
+    let mut operands = vec![];
+    for (&l, &v) in loads.iter().zip(&loaded) {
+        let Op::Load { other, .. } = &body.insts[l].op else {
+            return None;
+        };
+        if other.is_some_and(|o| !is_zero(&env.defs, o)) || uses.get(&v) != Some(&1) {
+            return None;
+        }
+        let dot = body.insts.iter().find_map(|inst| match &inst.op {
+            Op::Dot {
+                a, b, precision, ..
+            } if *a == v || *b == v => Some((inst, *a, *b, *precision)),
+            _ => None,
+        })?;
+        let (inst, a, b, precision) = dot;
+        if !loaded.contains(&a) || !loaded.contains(&b) || a == b {
+            return None;
+        }
+        let (sa, sb) = (kernel.ty(a).shape(), kernel.ty(b).shape());
+        let dt = |x: Value| kernel.ty(x).dtype().unwrap_or(DType::F32);
+        let types = (dt(a), dt(b), dt(inst.results[0]));
+        mma_kind(env.opt, types, precision, (sa[0], sb[1], sa[1]))?;
+        operands.push(if a == v { 0 } else { 1 });
+    }
+    Some(operands)
+}
+
+/// A scalar of `ty`: `x + n * step` (n >= 0).
+fn ahead_of(ctx: &mut Ctx, x: Value, step: Value, n: u32, ty: &Type, span: crate::diag::Span) -> Value {
+    if n == 0 {
+        return x;
+    }
+    let d = if n == 1 {
+        step
+    } else {
+        let k = ctx.b.push1(Op::Const(Const::Int(n as i64)), ty.clone(), span);
+        ctx.b.push1(
+            Op::Binary {
+                op: BinaryOp::Mul,
+                lhs: k,
+                rhs: step,
+            },
+            ty.clone(),
+            span,
+        )
+    };
+    ctx.b.push1(
+        Op::Binary {
+            op: BinaryOp::Add,
+            lhs: x,
+            rhs: d,
+        },
+        ty.clone(),
+        span,
+    )
+}
+
+/// Maps the body's arguments to `iv` and `args` (every carried position).
+fn bind_args(ctx: &mut Ctx, body: &Block, iv: Value, args: &[Value]) {
+    ctx.set(body.args[0], vec![iv]);
+    for (a, v) in body.args[1..].iter().zip(args) {
+        ctx.set(*a, vec![*v]);
+    }
+}
+
+/// The yielded values of the lookahead positions for the iteration at `iv` whose
+/// carried values are `args`.
+fn advance(ctx: &mut Ctx, body: &Block, plan: &Plan, iv: Value, args: &[Value]) -> Result<Vec<Value>> {
+    bind_args(ctx, body, iv, args);
+    let mut nothing = |_: &mut Ctx, _: &Inst| Ok(Hook::Copy);
+    for &i in &plan.ahead_slice {
+        copy_inst(ctx, &body.insts[i], &mut nothing)?;
+    }
+    let Some(Op::Yield(yields)) = body.insts.last().map(|i| &i.op) else {
+        return Err(crate::diag::Diagnostic::internal("pipelined loop without a yield"));
+    };
+    plan.ahead.iter().map(|&j| ctx.one(yields[j - 1])).collect()
 }
 
 /// Emits the pipelined loads for the iteration at `iv` (a new scalar value), with the
@@ -118,20 +384,17 @@ fn plan(body: &Block) -> Option<(Vec<usize>, Vec<usize>)> {
 fn emit_loads(
     ctx: &mut Ctx,
     body: &Block,
-    (loads, slice): (&[usize], &[usize]),
+    plan: &Plan,
     iv: Value,
     args: &[Value],
     upper: Value,
 ) -> Result<Vec<Value>> {
-    ctx.set(body.args[0], vec![iv]);
-    for (a, v) in body.args[1..].iter().zip(args) {
-        ctx.set(*a, vec![*v]);
-    }
+    bind_args(ctx, body, iv, args);
     let mut nothing = |_: &mut Ctx, _: &Inst| Ok(Hook::Copy);
-    for &i in slice {
+    for &i in &plan.slice {
         copy_inst(ctx, &body.insts[i], &mut nothing)?;
     }
-    let span = body.insts[loads[0]].span;
+    let span = body.insts[plan.loads[0]].span;
     let live = ctx.b.push1(
         Op::Cmp {
             pred: CmpPred::Lt,
@@ -142,7 +405,7 @@ fn emit_loads(
         span,
     );
     let mut out = vec![];
-    for &l in loads {
+    for (n, &l) in plan.loads.iter().enumerate() {
         let inst = &body.insts[l];
         let Op::Load {
             ptr,
@@ -185,6 +448,7 @@ fn emit_loads(
                 boundary_check: vec![],
                 padding: *padding,
                 hints: hints.clone(),
+                stage: plan.staging.as_ref().map(|s| s[n]),
             },
             ty,
             span,
@@ -193,7 +457,7 @@ fn emit_loads(
     Ok(out)
 }
 
-fn pipeline_for(ctx: &mut Ctx, inst: &Inst, defs: &HashMap<Value, Op>) -> Result<Hook> {
+fn pipeline_for(ctx: &mut Ctx, inst: &Inst, env: &Env) -> Result<Hook> {
     let Op::For {
         lower,
         upper,
@@ -205,35 +469,66 @@ fn pipeline_for(ctx: &mut Ctx, inst: &Inst, defs: &HashMap<Value, Op>) -> Result
     else {
         return Ok(Hook::Copy);
     };
-    let positive_step = matches!(defs.get(step), Some(Op::Const(Const::Int(s))) if *s > 0);
+    let positive_step = matches!(env.defs.get(step), Some(Op::Const(Const::Int(s))) if *s > 0);
     if *num_stages == Some(1) || !positive_step || body.args.is_empty() {
         return Ok(Hook::Copy);
     }
-    let Some((loads, slice)) = plan(body) else {
+    let Some(plan) = plan(ctx.old, body, *num_stages, env) else {
         return Ok(Hook::Copy);
     };
+    let span = inst.span;
+    let distance = plan.distance;
+    let iv_ty = ctx.old.ty(body.args[0]).clone();
     let (lower_n, upper_n, step_n) = (ctx.one(*lower)?, ctx.one(*upper)?, ctx.one(*step)?);
     let init_n: Vec<Value> = init.iter().map(|v| ctx.one(*v)).collect::<Result<_>>()?;
-    // Prologue: the first iteration's loads.
-    let first = emit_loads(ctx, body, (&loads, &slice), lower_n, &init_n, upper_n)?;
-    // The loop, carrying the loaded tiles.
-    let load_tys: Vec<Type> = loads
+    // Prologue: the loads of the first `distance` iterations; the carried values the
+    // loads read advanced alongside (the lookahead).
+    let mut state = init_n.clone();
+    let mut first: Vec<Vec<Value>> = vec![];
+    for d in 0..distance {
+        if d > 0 {
+            let iv_prev = ahead_of(ctx, lower_n, step_n, d - 1, &iv_ty, span);
+            let next = advance(ctx, body, &plan, iv_prev, &state)?;
+            for (&j, v) in plan.ahead.iter().zip(next) {
+                state[j - 1] = v;
+            }
+        }
+        let iv_d = ahead_of(ctx, lower_n, step_n, d, &iv_ty, span);
+        first.push(emit_loads(ctx, body, &plan, iv_d, &state, upper_n)?);
+    }
+    // The loop, carrying the lookahead values and `distance` tiles a load.
+    let load_tys: Vec<Type> = plan
+        .loads
         .iter()
         .map(|&l| ctx.old.ty(body.insts[l].results[0]).clone())
         .collect();
+    let n = body.args.len() - 1;
+    let ahead_tys: Vec<Type> = if distance >= 2 {
+        plan.ahead
+            .iter()
+            .map(|&j| ctx.old.ty(body.args[j]).clone())
+            .collect()
+    } else {
+        vec![]
+    };
     let mut arg_tys: Vec<Type> = body.args.iter().map(|a| ctx.old.ty(*a).clone()).collect();
-    arg_tys.extend(load_tys.iter().cloned());
+    arg_tys.extend(ahead_tys.iter().cloned());
+    for t in &load_tys {
+        arg_tys.extend((0..distance).map(|_| t.clone()));
+    }
     let new_args = ctx.b.begin_block(arg_tys);
-    let n = body.args.len();
+    let look_args: Vec<Value> = new_args[1 + n..1 + n + ahead_tys.len()].to_vec();
+    let tile_arg = |l: usize, d: u32| new_args[1 + n + ahead_tys.len() + l * distance as usize + d as usize];
     for (a, v) in body.args.iter().zip(&new_args) {
         ctx.set(*a, vec![*v]);
     }
-    let current: HashMap<usize, Value> = loads
+    let current: HashMap<usize, Value> = plan
+        .loads
         .iter()
-        .copied()
-        .zip(new_args[n..].iter().copied())
+        .enumerate()
+        .map(|(l, &i)| (i, tile_arg(l, 0)))
         .collect();
-    let mut hook = |c: &mut Ctx, i: &Inst| pipeline_for(c, i, defs);
+    let mut hook = |c: &mut Ctx, i: &Inst| pipeline_for(c, i, env);
     for (i, body_inst) in body.insts.iter().enumerate() {
         if let Some(&cur) = current.get(&i) {
             ctx.set(body_inst.results[0], vec![cur]);
@@ -241,19 +536,31 @@ fn pipeline_for(ctx: &mut Ctx, inst: &Inst, defs: &HashMap<Value, Op>) -> Result
         }
         if let Op::Yield(vals) = &body_inst.op {
             let yielded: Vec<Value> = vals.iter().map(|v| ctx.one(*v)).collect::<Result<_>>()?;
-            let iv_ty = ctx.old.ty(body.args[0]).clone();
-            let next_iv = ctx.b.push1(
-                Op::Binary {
-                    op: BinaryOp::Add,
-                    lhs: new_args[0],
-                    rhs: step_n,
-                },
-                iv_ty,
-                body_inst.span,
-            );
-            let next = emit_loads(ctx, body, (&loads, &slice), next_iv, &yielded, upper_n)?;
-            let mut all = yielded;
-            all.extend(next);
+            let iv = new_args[0];
+            let mut all = yielded.clone();
+            let next = if distance == 1 {
+                let next_iv = ahead_of(ctx, iv, step_n, 1, &iv_ty, body_inst.span);
+                emit_loads(ctx, body, &plan, next_iv, &yielded, upper_n)?
+            } else {
+                // The lookahead holds the carried values of iteration `iv + (D - 1)
+                // step`; advance them once more for the loads `D` iterations ahead.
+                let mut st = yielded.clone();
+                for (&j, v) in plan.ahead.iter().zip(&look_args) {
+                    st[j - 1] = *v;
+                }
+                let iv_last = ahead_of(ctx, iv, step_n, distance - 1, &iv_ty, body_inst.span);
+                let adv = advance(ctx, body, &plan, iv_last, &st)?;
+                for (&j, v) in plan.ahead.iter().zip(&adv) {
+                    st[j - 1] = *v;
+                }
+                all.extend(adv);
+                let next_iv = ahead_of(ctx, iv, step_n, distance, &iv_ty, body_inst.span);
+                emit_loads(ctx, body, &plan, next_iv, &st, upper_n)?
+            };
+            for (l, v) in next.into_iter().enumerate() {
+                all.extend((1..distance).map(|d| tile_arg(l, d)));
+                all.push(v);
+            }
             ctx.b.push0(Op::Yield(all), body_inst.span);
             continue;
         }
@@ -268,9 +575,17 @@ fn pipeline_for(ctx: &mut Ctx, inst: &Inst, defs: &HashMap<Value, Op>) -> Result
         .iter()
         .map(|r| ctx.old.ty(*r).clone())
         .collect();
-    result_tys.extend(load_tys);
+    result_tys.extend(ahead_tys);
+    for t in &load_tys {
+        result_tys.extend((0..distance).map(|_| t.clone()));
+    }
     let mut init_all = init_n;
-    init_all.extend(first);
+    if distance >= 2 {
+        init_all.extend(plan.ahead.iter().map(|&j| state[j - 1]));
+    }
+    for l in 0..plan.loads.len() {
+        init_all.extend(first.iter().map(|tiles| tiles[l]));
+    }
     let results = ctx.b.push(
         Op::For {
             lower: lower_n,
@@ -281,7 +596,7 @@ fn pipeline_for(ctx: &mut Ctx, inst: &Inst, defs: &HashMap<Value, Op>) -> Result
             num_stages: *num_stages,
         },
         result_tys,
-        inst.span,
+        span,
     );
     for (old, new) in inst.results.iter().zip(results) {
         ctx.set(*old, vec![new]);

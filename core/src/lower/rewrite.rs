@@ -301,6 +301,7 @@ fn remap_simple(ctx: &Ctx, op: &Op) -> Result<Op> {
             boundary_check,
             padding,
             hints,
+            stage,
         } => Op::Load {
             ptr: m(ptr)?,
             mask: mo(mask)?,
@@ -308,6 +309,7 @@ fn remap_simple(ctx: &Ctx, op: &Op) -> Result<Op> {
             boundary_check: boundary_check.clone(),
             padding: *padding,
             hints: hints.clone(),
+            stage: *stage,
         },
         Op::Store {
             ptr,

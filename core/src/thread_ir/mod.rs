@@ -190,6 +190,27 @@ pub enum Stmt {
     },
     /// Workgroup barrier with shared-memory ordering.
     Barrier,
+    /// `shared[arr][shared_index + l] = buf[index + l]` for `l < lanes` (4, 8 or 16
+    /// bytes, both addresses aligned to the whole copy), asynchronously (PTX
+    /// `cp.async`): where `mask` is false, zeros are written and global memory is not
+    /// read. The copy belongs to the thread's next [`Stmt::AsyncCommit`] group and is
+    /// complete after an [`Stmt::AsyncWait`] that leaves that group out of its pending
+    /// ones; other threads see it after a following barrier. Until then the
+    /// destination's contents are undefined.
+    AsyncCopy {
+        arr: u32,
+        shared_index: Reg,
+        buf: u32,
+        index: Reg,
+        lanes: u8,
+        mask: Option<Reg>,
+    },
+    /// Closes the group of this thread's asynchronous copies issued since the last
+    /// commit (PTX `cp.async.commit_group`).
+    AsyncCommit,
+    /// Waits until at most `pending` of this thread's committed copy groups (the most
+    /// recent ones) are incomplete (PTX `cp.async.wait_group`).
+    AsyncWait { pending: u32 },
     /// A warp-wide load of `dst.len()` (1, 2 or 4) matrices of 8 rows of 16 bytes from
     /// shared array `arr` (PTX `ldmatrix`): lane `8i + r` gives in `index` the element
     /// index of row `r` of matrix `i`. Of 16-bit elements (8x8), lane `l` (`g = l / 4`,

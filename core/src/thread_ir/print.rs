@@ -146,6 +146,28 @@ fn stmts(k: &ThreadKernel, body: &[Stmt], depth: usize, out: &mut String) {
             Stmt::Barrier => {
                 let _ = writeln!(out, "{pad}barrier");
             }
+            Stmt::AsyncCopy {
+                arr,
+                shared_index,
+                buf,
+                index,
+                lanes,
+                mask,
+            } => {
+                let m = mask.map(|m| format!(" mask {m}")).unwrap_or_default();
+                let _ = writeln!(
+                    out,
+                    "{pad}async_copy x{lanes} {}[{shared_index}] <- {}[{index}]{m}",
+                    k.shared[*arr as usize].name,
+                    k.params[*buf as usize].name
+                );
+            }
+            Stmt::AsyncCommit => {
+                let _ = writeln!(out, "{pad}async_commit");
+            }
+            Stmt::AsyncWait { pending } => {
+                let _ = writeln!(out, "{pad}async_wait {pending}");
+            }
             Stmt::LdMatrix {
                 dst,
                 arr,

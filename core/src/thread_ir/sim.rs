@@ -48,6 +48,8 @@ pub fn simulate(
                         .map(|a| Data::zeros(a.dtype, a.len as usize))
                         .collect(),
                     lanes_of_expr_dst: 1,
+                    copies_open: vec![],
+                    copies_committed: Default::default(),
                 };
                 s.run(&k.body, &vec![true; t])?;
             }
@@ -67,6 +69,22 @@ struct Sim<'a> {
     shared: Vec<Data>,
     /// Lanes of the register the expression being evaluated is assigned to.
     lanes_of_expr_dst: u8,
+    /// Asynchronous copies issued since the last commit: (array, element, value).
+    copies_open: Vec<(u32, usize, Data)>,
+    /// Committed groups of asynchronous copies not yet waited for, oldest first. The
+    /// program's threads issue, commit and wait together (lockstep), so one queue
+    /// serves them all.
+    copies_committed: std::collections::VecDeque<Vec<(u32, usize, Data)>>,
+}
+
+/// What an asynchronous copy's destination holds until the copy is waited for: reading
+/// it earlier is a lowering bug the results show.
+fn poison(dt: DType) -> Data {
+    if dt.is_float() {
+        Data::F(vec![f64::NAN])
+    } else {
+        Data::I(vec![0x5eed])
+    }
 }
 
 fn bug(msg: impl Into<String>) -> Diagnostic {
@@ -498,6 +516,66 @@ impl Sim<'_> {
                             arith::cast(self.dt(*value), bdt, &get1(&vals, i * lanes + l), false)
                                 .map_err(bug)?;
                         scatter_from(&mut self.buffers[b].bytes, bdt, &[e], &v);
+                    }
+                }
+            }
+            Stmt::AsyncCopy {
+                arr,
+                shared_index,
+                buf,
+                index,
+                lanes,
+                mask,
+            } => {
+                let sidx = ints(self.reg(*shared_index)?)?.to_vec();
+                let idx = ints(self.reg(*index)?)?.to_vec();
+                let m = mask
+                    .map(|m| self.reg(m).and_then(|d| ints(d).map(|v| v.to_vec())))
+                    .transpose()?;
+                let lanes = *lanes as usize;
+                let sdt = self.k.shared[*arr as usize].dtype;
+                let len = self.shared[*arr as usize].len();
+                for i in 0..t {
+                    if !active[i] {
+                        continue;
+                    }
+                    let j = sidx[i];
+                    if j < 0 || j as usize + lanes > len || !(j as usize).is_multiple_of(lanes) {
+                        return Err(bug(format!(
+                            "async copy to shared index {j} ({lanes} lanes) outside array {arr} of {len} or misaligned"
+                        )));
+                    }
+                    let live = m.as_ref().is_none_or(|m| m[i] != 0);
+                    if live && idx[i] % lanes as i64 != 0 {
+                        return Err(bug(format!("misaligned {lanes}-wide async copy from {}", idx[i])));
+                    }
+                    for l in 0..lanes {
+                        let v = if live {
+                            let (b, e, bdt) = self.element(*buf, idx[i] + l as i64)?;
+                            let mut one = Data::zeros(bdt, 1);
+                            gather_into(&self.buffers[b].bytes, bdt, &[e], &mut one);
+                            arith::cast(bdt, sdt, &one, false).map_err(bug)?
+                        } else {
+                            Data::zeros(sdt, 1)
+                        };
+                        let at = j as usize + l;
+                        set1(&mut self.shared[*arr as usize], at, &poison(sdt));
+                        self.copies_open.push((*arr, at, v));
+                    }
+                }
+            }
+            Stmt::AsyncCommit => {
+                let group = std::mem::take(&mut self.copies_open);
+                self.copies_committed.push_back(group);
+            }
+            Stmt::AsyncWait { pending } => {
+                if active.iter().any(|a| !a) {
+                    return Err(bug("async wait reached by only part of the program"));
+                }
+                while self.copies_committed.len() > *pending as usize {
+                    let group = self.copies_committed.pop_front().unwrap_or_default();
+                    for (arr, at, v) in group {
+                        set1(&mut self.shared[arr as usize], at, &v);
                     }
                 }
             }

@@ -91,7 +91,19 @@ impl Stmt {
                 *cmp = f(*cmp);
                 *value = f(*value);
             }
-            Stmt::Barrier => {}
+            Stmt::Barrier | Stmt::AsyncCommit | Stmt::AsyncWait { .. } => {}
+            Stmt::AsyncCopy {
+                shared_index,
+                index,
+                mask,
+                ..
+            } => {
+                *shared_index = f(*shared_index);
+                *index = f(*index);
+                if let Some(m) = mask {
+                    *m = f(*m);
+                }
+            }
             Stmt::LdMatrix { index, .. } => *index = f(*index),
             Stmt::Mma { a, b, c, .. } => {
                 for r in a.iter_mut().chain(b.iter_mut()).chain(c.iter_mut()) {

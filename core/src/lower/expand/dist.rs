@@ -281,6 +281,9 @@ impl Expander<'_> {
                 root,
                 off: self.broadcast_dist(off, shape)?,
             },
+            TVal::Staged { .. } => {
+                return Err(Diagnostic::internal("broadcast of a staged dot operand"))
+            }
         })
     }
 

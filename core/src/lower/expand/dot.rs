@@ -70,6 +70,42 @@ fn mma_warps(m: u32, n: u32, num_warps: u32) -> (u32, u32) {
     (wm, wn)
 }
 
+/// The tensor-core instruction a dot of `[m, k] x [k, n]` with inputs of `ta` and `tb`,
+/// accumulator `acc` and `precision` uses under `opt`; `None` for the FMA form.
+pub(crate) fn mma_kind(
+    opt: &super::ExpandOptions,
+    (ta, tb, acc): (DType, DType, DType),
+    precision: Precision,
+    (m, n, k): (u32, u32, u32),
+) -> Option<MmaKind> {
+    let kind = match (ta, precision) {
+        (DType::F16, _) => MmaKind::F16M16N8K16,
+        (DType::BF16, _) => MmaKind::Bf16M16N8K16,
+        (DType::F32, Precision::Tf32) => MmaKind::Tf32M16N8K8,
+        _ => return None,
+    };
+    let (fm, fn_, fk) = kind.shape();
+    (opt.mma
+        && ta == tb
+        && acc == DType::F32
+        && opt.warp_size == 32
+        && m % fm == 0
+        && n % fn_ == 0
+        && k % fk == 0)
+        .then_some(kind)
+}
+
+/// The row stride, in elements, of a tensor-core operand staged in shared memory:
+/// `a` (`[M, K]`, operand 0) rows padded by 16 bytes, `b` (`[K, N]`, operand 1) by 8
+/// elements, which keeps `ldmatrix` rows and fragment loads free of bank conflicts.
+pub(crate) fn mma_stage_stride(operand: u8, shape: &[u32], input: DType) -> u32 {
+    if operand == 0 {
+        shape[1] + 16 / input.size_bytes() as u32
+    } else {
+        shape[1] + 8
+    }
+}
+
 impl Expander<'_> {
     /// How `inst` (a dot) is computed, and its accumulator layout.
     pub(crate) fn dot_plan(&self, inst: &Inst) -> Result<DotPlan> {
@@ -81,33 +117,21 @@ impl Expander<'_> {
         };
         let (sa, sb) = (self.shape(*a), self.shape(*b));
         let (m, k, n) = (sa[0], sa[1], sb[1]);
-        let (ta, tb) = (self.dtype(*a), self.dtype(*b));
-        let acc = self.dtype(inst.results[0]);
-        let kind = match (ta, *precision) {
-            (DType::F16, _) => Some(MmaKind::F16M16N8K16),
-            (DType::BF16, _) => Some(MmaKind::Bf16M16N8K16),
-            (DType::F32, Precision::Tf32) => Some(MmaKind::Tf32M16N8K8),
-            _ => None,
-        };
-        if let (true, Some(kind), true, 32) = (
-            self.opt.mma,
-            kind,
-            ta == tb && acc == DType::F32,
-            self.opt.warp_size,
-        ) {
-            let (fm, fn_, fk) = kind.shape();
-            if m % fm == 0 && n % fn_ == 0 && k % fk == 0 {
-                let (warps_m, warps_n) = mma_warps(m, n, self.opt.num_warps);
-                let layout =
-                    LinearLayout::mma_accumulator(m, n, warps_m, warps_n, self.opt.num_warps)
-                        .map_err(|e| Diagnostic::internal(format!("mma layout: {e}")))?;
-                return Ok(DotPlan::Mma {
-                    kind,
-                    layout,
-                    warps_m,
-                    warps_n,
-                });
-            }
+        let types = (
+            self.dtype(*a),
+            self.dtype(*b),
+            self.dtype(inst.results[0]),
+        );
+        if let Some(kind) = mma_kind(&self.opt, types, *precision, (m, n, k)) {
+            let (warps_m, warps_n) = mma_warps(m, n, self.opt.num_warps);
+            let layout = LinearLayout::mma_accumulator(m, n, warps_m, warps_n, self.opt.num_warps)
+                .map_err(|e| Diagnostic::internal(format!("mma layout: {e}")))?;
+            return Ok(DotPlan::Mma {
+                kind,
+                layout,
+                warps_m,
+                warps_n,
+            });
         }
         Ok(DotPlan::Fma(self.dot_layout(m, n)?))
     }
@@ -199,6 +223,24 @@ impl Expander<'_> {
     ) -> Result<u32> {
         let rows = if transpose { shape[1] } else { shape[0] };
         let arr = self.shared_array(name, dtype, rows * stride);
+        self.stage_into(arr, None, d, shape, transpose, stride, dtype)?;
+        Ok(arr)
+    }
+
+    /// Writes a `rows x cols` operand to shared array `arr` from element `base` (0 when
+    /// `None`) on, rows `stride` elements apart (`cols x rows` with `transpose`).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn stage_into(
+        &mut self,
+        arr: u32,
+        base: Option<Reg>,
+        d: &Dist,
+        shape: &[u32],
+        transpose: bool,
+        stride: u32,
+        dtype: DType,
+    ) -> Result<()> {
+        let rows = if transpose { shape[1] } else { shape[0] };
         let layout = match d {
             Dist::Regs { layout, .. } => layout.clone(),
             Dist::Uniform(_) => self.canonical(shape)?,
@@ -218,7 +260,10 @@ impl Expander<'_> {
             self.stage_width(&view, stride, dtype)
         };
         for (first, group) in regs.chunks(width).enumerate() {
-            let index = idx[first * width];
+            let index = match base {
+                Some(b) => self.assign(DType::I32, Expr::Binary(BinaryOp::Add, b, idx[first * width])),
+                None => idx[first * width],
+            };
             if width == 1 {
                 self.emit(Stmt::SharedStore {
                     arr,
@@ -234,7 +279,46 @@ impl Expander<'_> {
                 value: vector,
             });
         }
-        Ok(arr)
+        Ok(())
+    }
+
+    /// The ring and slot of a staged operand (`None` when it is in registers).
+    fn staged(&self, v: crate::ir::Value) -> Result<Option<(super::Ring, Reg)>> {
+        match self.get(v)? {
+            TVal::Staged { ring, slot } => {
+                let r = self.rings.get(ring).ok_or_else(|| {
+                    Diagnostic::internal(format!("staged operand of unknown ring {ring}"))
+                })?;
+                Ok(Some((r.clone(), *slot)))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// A tensor-core operand's shared array and, when staged, the register holding its
+    /// slot's first element: staged tiles are read where their copies put them, others
+    /// are stored to a new array now.
+    #[allow(clippy::too_many_arguments)]
+    fn mma_operand(
+        &mut self,
+        v: crate::ir::Value,
+        staged: Option<(super::Ring, Reg)>,
+        shape: &[u32],
+        stride: u32,
+        name: &str,
+        input: DType,
+    ) -> Result<(u32, Option<Reg>)> {
+        match staged {
+            Some((ring, slot)) => {
+                let len = self.int_const(DType::I32, ring.slot_len as i64);
+                let base = self.assign(DType::I32, Expr::Binary(BinaryOp::Mul, slot, len));
+                Ok((ring.arr, Some(base)))
+            }
+            None => {
+                let d = self.data(v)?;
+                Ok((self.stage_strided(&d, shape, false, stride, name, input)?, None))
+            }
+        }
     }
 
     /// How many consecutive registers of `layout` (a run along the last dimension) one
@@ -299,17 +383,30 @@ impl Expander<'_> {
         };
         let (sa, sb) = (self.shape(*a), self.shape(*b));
         let (m, k, n) = (sa[0], sa[1], sb[1]);
-        let (da, db) = (self.data(*a)?, self.data(*b)?);
         let input = kind.input();
         let accs = self.accumulators(*acc, &layout, DType::F32)?;
-        // Padding rows by 16 bytes (A) and 8 elements (B) keeps the fragment loads
-        // and `ldmatrix` rows free of bank conflicts.
-        let pad = 16 / input.size_bytes() as u32;
-        let (sa_stride, sb_stride) = (k + pad, n + 8);
+        let sa_stride = mma_stage_stride(0, &sa, input);
+        let sb_stride = mma_stage_stride(1, &sb, input);
+        // Staged operands: wait for this iteration's copies (leaving the later
+        // iterations' in flight); the barrier then makes every thread's copies visible
+        // and orders the previous iteration's reads before the next copies into their
+        // slot. Operands in registers are stored after the barrier, then another.
+        let (staged_a, staged_b) = (self.staged(*a)?, self.staged(*b)?);
+        let pending = staged_a
+            .iter()
+            .chain(&staged_b)
+            .map(|(r, _)| r.pending)
+            .min();
+        if let Some(pending) = pending {
+            self.emit(Stmt::AsyncWait { pending });
+        }
         self.emit(Stmt::Barrier);
-        let arr_a = self.stage_strided(&da, &[m, k], false, sa_stride, "mma_a", input)?;
-        let arr_b = self.stage_strided(&db, &[k, n], false, sb_stride, "mma_b", input)?;
-        self.emit(Stmt::Barrier);
+        let in_regs = staged_a.is_none() || staged_b.is_none();
+        let (arr_a, a_slot) = self.mma_operand(*a, staged_a, &sa, sa_stride, "mma_a", input)?;
+        let (arr_b, b_slot) = self.mma_operand(*b, staged_b, &sb, sb_stride, "mma_b", input)?;
+        if in_regs {
+            self.emit(Stmt::Barrier);
+        }
         let (wm, wn) = (m / warps_m, n / warps_n);
         let (fm, fn_, fk) = kind.shape();
         let pack = kind.pack();
@@ -370,6 +467,12 @@ impl Expander<'_> {
             let bb = bin(x, BinaryOp::Add, off, col);
             (ab, bb)
         });
+        let add = |x: &mut Self, base: Reg, slot: Option<Reg>| match slot {
+            Some(s) => x.assign(DType::I32, Expr::Binary(BinaryOp::Add, base, s)),
+            None => base,
+        };
+        let a_base = add(self, a_base, a_slot);
+        let b_base = add(self, b_base, b_slot);
         let (tiles_m, tiles_n) = (wm / fm, wn / fn_);
         let frag_ty = RegTy {
             dtype: input,

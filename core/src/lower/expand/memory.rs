@@ -6,9 +6,10 @@
 //! owner only: duplicate plain stores would be harmless, duplicate atomics would not.
 
 use super::dist::Dist;
-use super::{Expander, TVal};
+use super::dot::mma_stage_stride;
+use super::{Expander, Ring, TVal};
 use crate::diag::{Diagnostic, Result};
-use crate::ir::ops::Op;
+use crate::ir::ops::{Op, Staging};
 use crate::ir::{BinaryOp, CmpPred, DType, Inst, Value};
 use crate::lower::layout::LinearLayout;
 use crate::thread_ir::{Expr, ParamKind, Reg, RegTy, Stmt};
@@ -16,6 +17,15 @@ use crate::thread_ir::{Expr, ParamKind, Reg, RegTy, Stmt};
 impl Expander<'_> {
     pub(crate) fn memory(&mut self, inst: &Inst) -> Result<()> {
         match &inst.op {
+            Op::Load {
+                ptr,
+                mask,
+                stage: Some(stage),
+                ..
+            } => {
+                let v = self.staged_load(*ptr, *mask, *stage, inst.results[0])?;
+                self.set(inst.results[0], v);
+            }
             Op::Load {
                 ptr, mask, other, ..
             } => {
@@ -75,7 +85,9 @@ impl Expander<'_> {
     fn pointer(&self, ptr: Value) -> Result<(u32, Dist)> {
         match self.get(ptr)? {
             TVal::Ptr { root, off } => Ok((*root, off.clone())),
-            TVal::Data(_) => Err(Diagnostic::internal("memory access through a non-pointer")),
+            TVal::Data(_) | TVal::Staged { .. } => {
+                Err(Diagnostic::internal("memory access through a non-pointer"))
+            }
         }
     }
 
@@ -270,6 +282,100 @@ impl Expander<'_> {
         Ok(match layout {
             None => Dist::Uniform(out[0]),
             Some(layout) => Dist::Regs { layout, regs: out },
+        })
+    }
+
+    /// A `dot` operand load staged in shared memory (`ir::Staging`): into the ring's
+    /// next slot, row-major with the padded rows the tensor-core `dot` reads, by
+    /// asynchronous copies of 4 to 16 bytes where the addresses allow (masked-off
+    /// elements are zero-filled), else by a load through registers and shared stores.
+    /// Either way the thread then commits a copy group, so that every staged load is
+    /// one group (what `Staging::pending` counts).
+    fn staged_load(
+        &mut self,
+        ptr: Value,
+        mask: Option<Value>,
+        stage: Staging,
+        result: Value,
+    ) -> Result<TVal> {
+        let shape = self.shape(result);
+        let dtype = self.dtype(result);
+        let stride = mma_stage_stride(stage.operand, &shape, dtype);
+        let slot_len = shape[0] * stride;
+        let ring = match self.rings.get(&stage.ring) {
+            Some(r) => r.clone(),
+            None => {
+                let name = format!("ring{}_{}", stage.ring, ["a", "b"][stage.operand as usize & 1]);
+                let arr = self.shared_array(&name, dtype, slot_len * stage.stages);
+                let next = self.new_reg(DType::I32);
+                let zero = self.int_const(DType::I32, 0);
+                self.emit(Stmt::Assign {
+                    dst: next,
+                    expr: Expr::Copy(zero),
+                });
+                let ring = Ring {
+                    arr,
+                    stages: stage.stages,
+                    slot_len,
+                    next,
+                    pending: stage.pending,
+                };
+                self.rings.insert(stage.ring, ring.clone());
+                ring
+            }
+        };
+        // This load's slot, and the next one's.
+        let slot = self.assign(DType::I32, Expr::Copy(ring.next));
+        let one = self.int_const(DType::I32, 1);
+        let bumped = self.assign(DType::I32, Expr::Binary(BinaryOp::Add, slot, one));
+        let stages = self.int_const(DType::I32, ring.stages as i64);
+        let wrap = self.assign(DType::I1, Expr::Cmp(CmpPred::Eq, bumped, stages));
+        let zero = self.int_const(DType::I32, 0);
+        self.emit(Stmt::Assign {
+            dst: ring.next,
+            expr: Expr::Select {
+                cond: wrap,
+                on_true: zero,
+                on_false: bumped,
+            },
+        });
+        let len = self.int_const(DType::I32, ring.slot_len as i64);
+        let base = self.assign(DType::I32, Expr::Binary(BinaryOp::Mul, slot, len));
+        let (root, off) = self.pointer(ptr)?;
+        let mut dists = vec![off];
+        let mask_d = self.opt_dist(mask)?;
+        dists.extend(mask_d.iter().cloned());
+        let (layout, regs) = self.align(&dists)?;
+        let size = dtype.size_bytes() as u32;
+        let mut width = self.vector_width(ptr, &[mask], layout.as_ref(), dtype, false) as u32;
+        while width > 1 && !stride.is_multiple_of(width) {
+            width /= 2;
+        }
+        match layout {
+            Some(layout) if [4, 8, 16].contains(&(width * size)) => {
+                let idx = self.linear_indices(&layout, &[shape[0], stride])?;
+                for first in (0..idx.len()).step_by(width as usize) {
+                    let shared_index =
+                        self.assign(DType::I32, Expr::Binary(BinaryOp::Add, base, idx[first]));
+                    self.emit(Stmt::AsyncCopy {
+                        arr: ring.arr,
+                        shared_index,
+                        buf: root,
+                        index: regs[0][first],
+                        lanes: width as u8,
+                        mask: mask_d.as_ref().map(|_| regs[1][first]),
+                    });
+                }
+            }
+            _ => {
+                let d = self.load(ptr, mask, None, result)?;
+                self.stage_into(ring.arr, Some(base), &d, &shape, false, stride, dtype)?;
+            }
+        }
+        self.emit(Stmt::AsyncCommit);
+        Ok(TVal::Staged {
+            ring: stage.ring,
+            slot,
         })
     }
 

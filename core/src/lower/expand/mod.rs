@@ -16,7 +16,7 @@
 #![allow(clippy::needless_range_loop)]
 
 mod dist;
-mod dot;
+pub(crate) mod dot;
 mod memory;
 mod reduce;
 mod remat;
@@ -53,6 +53,10 @@ pub struct ExpandOptions {
     /// Whether reductions combine across the lanes of a warp with butterfly shuffles
     /// ([`crate::thread_ir::Expr::ShuffleXor`]) instead of shared memory.
     pub warp_shuffle: bool,
+    /// Whether the tensor-core operands of a pipelined `dot` may be copied to shared
+    /// memory asynchronously ([`Stmt::AsyncCopy`], PTX `cp.async`) into a ring of
+    /// `num_stages` buffers, instead of being prefetched into registers.
+    pub async_copies: bool,
 }
 
 impl ExpandOptions {
@@ -67,10 +71,12 @@ impl ExpandOptions {
             vector_bytes: 16,
             wide_16bit: false,
             warp_shuffle: false,
+            async_copies: false,
         }
     }
 
-    /// How the PTX backend lowers: 16-byte accesses, tensor-core dots.
+    /// How the PTX backend lowers: 16-byte accesses, tensor-core dots fed by
+    /// asynchronous copies.
     pub fn ptx(num_warps: u32) -> Self {
         ExpandOptions {
             num_warps,
@@ -80,6 +86,7 @@ impl ExpandOptions {
             vector_bytes: 16,
             wide_16bit: true,
             warp_shuffle: true,
+            async_copies: true,
         }
     }
 }
@@ -94,6 +101,7 @@ impl Default for ExpandOptions {
             vector_bytes: 0,
             wide_16bit: false,
             warp_shuffle: false,
+            async_copies: false,
         }
     }
 }
@@ -107,6 +115,22 @@ pub(crate) enum TVal {
         root: u32,
         off: Dist,
     },
+    /// A `dot` operand tile staged in shared memory (see `ir::Staging`): slot `slot` of
+    /// ring `ring` ([`Expander::rings`]).
+    Staged { ring: u32, slot: Reg },
+}
+
+/// A ring of shared-memory tiles that staged loads fill and `dot`s read.
+#[derive(Clone, Debug)]
+pub(crate) struct Ring {
+    /// The shared array: `stages` slots of `slot_len` elements.
+    pub arr: u32,
+    pub stages: u32,
+    pub slot_len: u32,
+    /// The slot the next staged load of the ring fills (a loop-carried register).
+    pub next: Reg,
+    /// Copy groups a `dot` may leave in flight (`ir::Staging::pending`).
+    pub pending: u32,
 }
 
 /// Lowers `kernel` (after `block_ptr`) to Thread IR.
@@ -163,6 +187,8 @@ pub(crate) struct Expander<'k> {
     /// The same, from proven facts only: a wide access that needs the hints checks
     /// them at run time.
     pub axis_proven: crate::lower::axis_info::AxisAnalysis,
+    /// The shared-memory rings of staged `dot` operands, by `ir::Staging::ring`.
+    pub rings: HashMap<u32, Ring>,
 }
 
 impl<'k> Expander<'k> {
@@ -188,6 +214,7 @@ impl<'k> Expander<'k> {
             packed_slots: HashMap::new(),
             axis: crate::lower::axis_info::AxisAnalysis::new(k, true),
             axis_proven: crate::lower::axis_info::AxisAnalysis::new(k, false),
+            rings: HashMap::new(),
             defs: {
                 let mut defs = HashMap::new();
                 k.walk(&mut |inst| {
@@ -335,6 +362,9 @@ impl<'k> Expander<'k> {
             TVal::Data(d) => Ok(d.clone()),
             TVal::Ptr { .. } => Err(Diagnostic::internal(format!(
                 "expand: {v} is a pointer where data was expected"
+            ))),
+            TVal::Staged { .. } => Err(Diagnostic::internal(format!(
+                "expand: {v} is staged in shared memory for a dot, but used as data"
             ))),
         }
     }
@@ -586,6 +616,7 @@ impl<'k> Expander<'k> {
         match v {
             TVal::Data(d) => TVal::Data(m(d)),
             TVal::Ptr { root, off } => TVal::Ptr { root, off: m(off) },
+            staged @ TVal::Staged { .. } => staged,
         }
     }
 
@@ -698,6 +729,10 @@ impl<'k> Expander<'k> {
                     off: fresh(self, off, odt),
                 }
             }
+            TVal::Staged { ring, .. } => TVal::Staged {
+                ring: *ring,
+                slot: self.new_reg(DType::I32),
+            },
         })
     }
 
@@ -806,6 +841,16 @@ impl<'k> Expander<'k> {
         }
         let (sd, vd) = match (slot, v) {
             (TVal::Data(s), TVal::Data(v)) => (s, v),
+            (TVal::Staged { ring: a, slot: dst }, TVal::Staged { ring: b, slot: src }) => {
+                if a != b {
+                    return Err(Diagnostic::internal("a carried staged tile changes rings"));
+                }
+                self.emit(Stmt::Assign {
+                    dst: *dst,
+                    expr: Expr::Copy(*src),
+                });
+                return Ok(());
+            }
             (TVal::Ptr { root: a, off: s }, TVal::Ptr { root: b, off: v }) => {
                 if a != b {
                     return Err(self.err(
@@ -882,6 +927,10 @@ impl<'k> Expander<'k> {
                     off: self.fresh_like(off, dt),
                 }
             }
+            TVal::Staged { ring, .. } => TVal::Staged {
+                ring: *ring,
+                slot: self.new_reg(DType::I32),
+            },
         })
     }
 
@@ -1025,6 +1074,13 @@ impl<'k> Expander<'k> {
             step: st,
             body: body_stmts,
         });
+        if slots.iter().any(|s| matches!(s, TVal::Staged { .. })) {
+            // Nothing may still be copying into the rings once the loop is done (the
+            // prefetches past the end are empty), and no later write may race with
+            // the last iteration's reads.
+            self.emit(Stmt::AsyncWait { pending: 0 });
+            self.emit(Stmt::Barrier);
+        }
         for s in &slots {
             self.unpack_slot(s);
         }
