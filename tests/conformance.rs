@@ -120,37 +120,37 @@ fn run(case: &Case, dev: &Device) -> Result<Vec<Vec<f64>>, String> {
         out.push(match b.dtype() {
             DType::F32 => dev
                 .download::<f32>(b)
-                .unwrap()
+                .map_err(|e| format!("download: {e}"))?
                 .iter()
                 .map(|&x| x as f64)
                 .collect(),
             DType::F16 => dev
                 .download::<f16>(b)
-                .unwrap()
+                .map_err(|e| format!("download: {e}"))?
                 .iter()
                 .map(|x| x.to_f64())
                 .collect(),
             DType::BF16 => dev
                 .download::<bf16>(b)
-                .unwrap()
+                .map_err(|e| format!("download: {e}"))?
                 .iter()
                 .map(|x| x.to_f64())
                 .collect(),
             DType::I32 => dev
                 .download::<i32>(b)
-                .unwrap()
+                .map_err(|e| format!("download: {e}"))?
                 .iter()
                 .map(|&x| x as f64)
                 .collect(),
             DType::I64 => dev
                 .download::<i64>(b)
-                .unwrap()
+                .map_err(|e| format!("download: {e}"))?
                 .iter()
                 .map(|&x| x as f64)
                 .collect(),
             DType::U8 => dev
                 .download::<u8>(b)
-                .unwrap()
+                .map_err(|e| format!("download: {e}"))?
                 .iter()
                 .map(|&x| x as f64)
                 .collect(),

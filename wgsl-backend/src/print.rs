@@ -133,6 +133,9 @@ struct Printer<'a> {
     /// How each register is spelled: a `let` at its one assignment, a `var`, or not
     /// at all.
     bindings: Vec<Binding>,
+    /// Shared arrays declared as `array<vec4<T>>`: 32-bit arrays with 4-lane
+    /// accesses, which then move one `vec4` (scalars address a component).
+    shared_vec4: Vec<bool>,
 }
 
 /// Prints `k` as WGSL for a device with `caps`.
@@ -146,7 +149,9 @@ pub fn print_wgsl(k: &ThreadKernel, caps: &Capabilities) -> Result<WgslKernel> {
         scalar_slot: vec![None; k.params.len()],
         lanes_of_dst: 1,
         bindings: tilewise_core::thread_ir::bindings(k),
+        shared_vec4: vec![false; k.shared.len()],
     };
+    shared_vec4_arrays(k, &k.body, &mut p.shared_vec4);
     for ty in &k.regs {
         p.check_type(ty.dtype)?;
         if ty.lanes != 1 && (ty.dtype.size_bytes() != 4 || ty.lanes > 4) {
@@ -244,6 +249,29 @@ fn wide_accesses(k: &ThreadKernel, b: &[Stmt], out: &mut std::collections::HashM
                 wide_accesses(k, body, out);
             }
             _ => {}
+        }
+    }
+}
+
+/// Marks the 32-bit shared arrays that 4-lane shared loads or stores touch.
+fn shared_vec4_arrays(k: &ThreadKernel, b: &[Stmt], out: &mut [bool]) {
+    for s in b {
+        let touched = match s {
+            Stmt::Assign {
+                dst,
+                expr: Expr::SharedLoad { arr, .. },
+            } => Some((*arr, *dst)),
+            Stmt::SharedStore { arr, value, .. } => Some((*arr, *value)),
+            _ => None,
+        };
+        if let Some((arr, r)) = touched {
+            let dt = k.shared[arr as usize].dtype;
+            if k.reg_ty(r).lanes == 4 && dt.size_bytes() == 4 && dt != DType::I1 {
+                out[arr as usize] = true;
+            }
+        }
+        for body in s.bodies() {
+            shared_vec4_arrays(k, body, out);
         }
     }
 }
@@ -429,6 +457,16 @@ impl Printer<'_> {
         let _ = writeln!(h, "@group(0) @binding({nb}) var<uniform> P: Params;");
         // With a nonzero base of a scalar-only kernel layout still valid: bases is sized >= 1.
         for (i, a) in self.k.shared.iter().enumerate() {
+            if self.shared_vec4[i] {
+                let _ = writeln!(
+                    h,
+                    "var<workgroup> s{i}: array<vec4<{}>, {}>; // {}",
+                    self.rty(a.dtype),
+                    a.len.div_ceil(4).max(1),
+                    a.name
+                );
+                continue;
+            }
             let _ = writeln!(
                 h,
                 "var<workgroup> s{i}: array<{}, {}>; // {}",
@@ -551,6 +589,16 @@ impl Printer<'_> {
     }
 
     /// Reads element `idx` (an absolute u32 index expression) of buffer `p`.
+    /// Element `idx` (an `i32` expression) of shared array `arr`: a component of a
+    /// `vec4` in arrays declared so.
+    fn shared_elem(&self, arr: u32, idx: &str) -> String {
+        if self.shared_vec4[arr as usize] {
+            format!("s{arr}[({idx}) >> 2u][({idx}) & 3]")
+        } else {
+            format!("s{arr}[{idx}]")
+        }
+    }
+
     fn read_elem(&self, p: u32, idx: &str) -> String {
         let ParamKind::Buffer { dtype, .. } = self.k.params[p as usize].kind else {
             return "0".into();
@@ -852,9 +900,14 @@ impl Printer<'_> {
                     parts.join(", ")
                 )
             }
+            Expr::SharedLoad { arr, index }
+                if self.lanes_of_dst == 4 && self.shared_vec4[*arr as usize] =>
+            {
+                format!("s{arr}[r{} >> 2u]", index.0)
+            }
             Expr::SharedLoad { arr, index } if self.lanes_of_dst > 1 => {
                 let parts: Vec<String> = (0..self.lanes_of_dst)
-                    .map(|l| format!("s{arr}[r{} + {l}]", index.0))
+                    .map(|l| self.shared_elem(*arr, &format!("r{} + {l}", index.0)))
                     .collect();
                 format!(
                     "{}({})",
@@ -885,7 +938,7 @@ impl Printer<'_> {
             Expr::SharedLoad { arr, index } if self.k.shared[*arr as usize].dtype == DType::I1 => {
                 format!("(s{arr}[r{}] != 0u)", index.0)
             }
-            Expr::SharedLoad { arr, index } => format!("s{arr}[r{}]", index.0),
+            Expr::SharedLoad { arr, index } => self.shared_elem(*arr, &format!("r{}", index.0)),
             Expr::ShuffleXor { .. } => {
                 return Err(Diagnostic::internal(
                     "warp shuffles are not lowered for WGSL (subgroup lanes are not \
@@ -990,12 +1043,15 @@ impl Printer<'_> {
                         None => self.line(depth, &w),
                     }
                 }
+                Stmt::SharedStore { arr, index, value }
+                    if self.lanes(*value) == 4 && self.shared_vec4[*arr as usize] =>
+                {
+                    self.line(depth, &format!("s{arr}[r{} >> 2u] = r{};", index.0, value.0));
+                }
                 Stmt::SharedStore { arr, index, value } if self.lanes(*value) > 1 => {
                     for l in 0..self.lanes(*value) {
-                        self.line(
-                            depth,
-                            &format!("s{arr}[r{} + {l}] = r{}[{l}];", index.0, value.0),
-                        );
+                        let at = self.shared_elem(*arr, &format!("r{} + {l}", index.0));
+                        self.line(depth, &format!("{at} = r{}[{l}];", value.0));
                     }
                 }
                 Stmt::SharedStore { arr, index, value } => {
@@ -1004,7 +1060,8 @@ impl Printer<'_> {
                     } else {
                         format!("r{}", value.0)
                     };
-                    self.line(depth, &format!("s{arr}[r{}] = {v};", index.0));
+                    let at = self.shared_elem(*arr, &format!("r{}", index.0));
+                    self.line(depth, &format!("{at} = {v};"));
                 }
                 Stmt::Atomic {
                     dst,

@@ -1,9 +1,11 @@
 //! The dot plan (portable FMA form).
 //!
 //! `acc + a @ b` with `a: [M, K]`, `b: [K, N]`: both operands are written to shared
-//! memory (row-major), a barrier, then every thread updates the accumulator registers
-//! of its micro-tile: for each `k`, it reads the `a` values of its rows and the `b`
-//! values of its columns once and issues one fused multiply-add per accumulator. The
+//! memory (`a` K-major, `[K][M]`; `b` row-major), a barrier, then every thread updates
+//! the accumulator registers of its micro-tile: for each `k`, it reads the `a` values of
+//! its rows and the `b` values of its columns once (four consecutive ones a vector
+//! load where its layout has runs of four) and issues one fused multiply-add per
+//! accumulator. The
 //! accumulator layout gives each thread a `TM x TN` block (up to 8x8), with lanes along
 //! N so that a warp reads consecutive `b` columns (conflict-free) and broadcasts `a`.
 //! Products are formed in the accumulator's type: exact for f16 and bf16 inputs into
@@ -166,25 +168,6 @@ impl Expander<'_> {
             &[1, 0],
         )
         .map_err(|e| Diagnostic::internal(format!("dot layout {m}x{n}: {e}")))
-    }
-
-    fn stage(&mut self, d: &Dist, shape: &[u32], name: &str, dtype: DType) -> Result<u32> {
-        let len: u32 = shape.iter().product();
-        let arr = self.shared_array(name, dtype, len);
-        let layout = match d {
-            Dist::Regs { layout, .. } => layout.clone(),
-            Dist::Uniform(_) => self.canonical(shape)?,
-        };
-        let regs = self.in_layout(d, &layout)?;
-        let idx = self.linear_indices(&layout, shape)?;
-        for (r, i) in regs.iter().zip(idx) {
-            self.emit(Stmt::SharedStore {
-                arr,
-                index: i,
-                value: *r,
-            });
-        }
-        Ok(arr)
     }
 
     /// Fresh accumulator registers of `acc_dt` in `layout`, initialized from `acc`.
@@ -559,6 +542,67 @@ impl Expander<'_> {
         Ok(())
     }
 
+    /// Whether the FMA dot may read a thread's coordinates along `dim` of `layout`
+    /// four at a time: 32-bit inputs (16-bit ones where wide accesses move them), a
+    /// dimension of a multiple of 4, every thread's part of the coordinate a multiple
+    /// of 4, and the register parts whole runs of four.
+    fn fma_vector_runs(&self, layout: &LinearLayout, dim: usize, dt: DType, extent: u32) -> bool {
+        let size = dt.size_bytes();
+        if !(size == 4 || (size == 2 && self.opt.wide_16bit)) || self.opt.vector_bytes < 16 {
+            return false;
+        }
+        if !extent.is_multiple_of(4) {
+            return false;
+        }
+        let aligned = |bases: &[Vec<u32>]| bases.iter().all(|b| b[dim].is_multiple_of(4));
+        if !aligned(layout.lane_bases()) || !aligned(layout.warp_bases()) {
+            return false;
+        }
+        let coords: std::collections::BTreeSet<u32> = (0..layout.num_regs())
+            .map(|r| layout.apply(r, 0, 0)[dim])
+            .collect();
+        coords
+            .iter()
+            .all(|c| (c & !3..(c & !3) + 4).all(|x| coords.contains(&x)))
+    }
+
+    /// The FMA dot's operand values at one `k`, by register-part coordinate: element
+    /// `base + coord` of shared array `arr` for each coordinate in `regs` (its
+    /// register), converted to `acc_dt`; four consecutive coordinates a vector load
+    /// where `vector`.
+    fn fma_operand_reads(
+        &mut self,
+        arr: u32,
+        base: Reg,
+        regs: &BTreeMap<u32, Reg>,
+        vector: bool,
+        dt: DType,
+        acc_dt: DType,
+    ) -> BTreeMap<u32, Reg> {
+        let mut out = BTreeMap::new();
+        for (&c, &reg) in regs {
+            if vector && c % 4 != 0 {
+                continue;
+            }
+            let index = self.assign(DType::I32, Expr::Binary(BinaryOp::Add, base, reg));
+            if !vector {
+                let v = self.assign(dt, Expr::SharedLoad { arr, index });
+                out.insert(c, self.cast_to(v, acc_dt));
+                continue;
+            }
+            let v = self.new_reg_ty(RegTy { dtype: dt, lanes: 4 });
+            self.emit(Stmt::Assign {
+                dst: v,
+                expr: Expr::SharedLoad { arr, index },
+            });
+            for lane in 0..4u8 {
+                let x = self.assign(dt, Expr::Extract { vector: v, lane });
+                out.insert(c + lane as u32, self.cast_to(x, acc_dt));
+            }
+        }
+        out
+    }
+
     pub(crate) fn dot(&mut self, inst: &Inst) -> Result<()> {
         let layout = match self.dot_plan(inst)? {
             DotPlan::Mma {
@@ -579,9 +623,16 @@ impl Expander<'_> {
         let acc_dt = self.dtype(inst.results[0]);
         // Accumulator registers, updated in place by the k loop.
         let accs = self.accumulators(*acc, &layout, acc_dt)?;
+        // `a` is staged K-major (`[k][m]`), `b` row-major (`[k][n]`), so that a thread's
+        // rows of `a` and columns of `b` at one `k` are consecutive elements: read four
+        // at a time where the layout gives a thread runs of four. (No padding: it would
+        // take the 64x64x32 f32 tile past WebGPU's default 16 KiB of workgroup memory.)
+        let vec_a = self.fma_vector_runs(&layout, 0, ta, m);
+        let vec_b = self.fma_vector_runs(&layout, 1, tb, n);
+        let a_stride = m;
         self.emit(Stmt::Barrier);
-        let arr_a = self.stage(&da, &[m, k], "dot_a", ta)?;
-        let arr_b = self.stage(&db, &[k, n], "dot_b", tb)?;
+        let arr_a = self.stage_strided(&da, &[m, k], true, a_stride, "dot_a", ta)?;
+        let arr_b = self.stage_strided(&db, &[k, n], false, n, "dot_b", tb)?;
         self.emit(Stmt::Barrier);
         // Rows and columns of this thread's registers; registers sharing a register-part
         // coordinate share the same row (column) register.
@@ -601,17 +652,6 @@ impl Expander<'_> {
                 .map(|r| seen.insert(layout.apply(r, 0, 0)))
                 .collect()
         };
-        // Row bases: row * K, computed once.
-        let kc = self.int_const(DType::I32, k as i64);
-        let row_base: BTreeMap<u32, Reg> = row_of
-            .iter()
-            .map(|(&rc, &reg)| {
-                (
-                    rc,
-                    self.assign(DType::I32, Expr::Binary(BinaryOp::Mul, reg, kc)),
-                )
-            })
-            .collect();
         let (zero, one, kend) = (
             self.int_const(DType::I32, 0),
             self.int_const(DType::I32, 1),
@@ -619,32 +659,12 @@ impl Expander<'_> {
         );
         let iv = self.new_reg(DType::I32);
         self.open();
+        let ac = self.int_const(DType::I32, a_stride as i64);
+        let a_row = self.assign(DType::I32, Expr::Binary(BinaryOp::Mul, iv, ac));
         let nc = self.int_const(DType::I32, n as i64);
         let b_row = self.assign(DType::I32, Expr::Binary(BinaryOp::Mul, iv, nc));
-        let mut a_val: BTreeMap<u32, Reg> = BTreeMap::new();
-        for (&rc, &base) in &row_base {
-            let idx = self.assign(DType::I32, Expr::Binary(BinaryOp::Add, base, iv));
-            let v = self.assign(
-                ta,
-                Expr::SharedLoad {
-                    arr: arr_a,
-                    index: idx,
-                },
-            );
-            a_val.insert(rc, self.cast_to(v, acc_dt));
-        }
-        let mut b_val: BTreeMap<u32, Reg> = BTreeMap::new();
-        for (&cc, &col) in &col_of {
-            let idx = self.assign(DType::I32, Expr::Binary(BinaryOp::Add, b_row, col));
-            let v = self.assign(
-                tb,
-                Expr::SharedLoad {
-                    arr: arr_b,
-                    index: idx,
-                },
-            );
-            b_val.insert(cc, self.cast_to(v, acc_dt));
-        }
+        let a_val = self.fma_operand_reads(arr_a, a_row, &row_of, vec_a, ta, acc_dt);
+        let b_val = self.fma_operand_reads(arr_b, b_row, &col_of, vec_b, tb, acc_dt);
         for r in 0..n_regs {
             if !first_reg_of_dup[r as usize] {
                 continue;
