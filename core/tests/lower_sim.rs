@@ -47,7 +47,11 @@ fn setup(
     name: &str,
     args: &[A],
     constexprs: &[(&str, i64)],
-) -> (tilewise_core::frontend::Specialized, Vec<HostBuffer>, Vec<RtArg>) {
+) -> (
+    tilewise_core::frontend::Specialized,
+    Vec<HostBuffer>,
+    Vec<RtArg>,
+) {
     let module = Module::parse("k.py", src).unwrap_or_else(|e| panic!("{e}"));
     let specs: Vec<ArgSpec> = args
         .iter()
@@ -93,7 +97,9 @@ fn compare(got: &[HostBuffer], want: &[HostBuffer], tol: f32) -> Result<(), Stri
         for (j, (a, b)) in s.iter().zip(&w).enumerate() {
             let ok = (a - b).abs() <= tol * b.abs().max(1.0) || (a.is_nan() && b.is_nan());
             if !ok {
-                return Err(format!("buffer {i} element {j}: simulated {a}, interpreter {b}"));
+                return Err(format!(
+                    "buffer {i} element {j}: simulated {a}, interpreter {b}"
+                ));
             }
         }
     }
@@ -233,16 +239,26 @@ fn count(body: &[Stmt], f: &impl Fn(&Stmt) -> bool) -> usize {
         .sum()
 }
 
-/// The PTX lowering stages the tensor-core matmul's operands in shared-memory rings
-/// filled by asynchronous copies (three stages, one barrier a K step). The simulator
-/// poisons a copy's destination until it is waited for, so the waits are checked too:
-/// without them, or waiting for one group too few, the results are wrong.
+/// The PTX lowering stages the matmul's operands in shared-memory rings filled by
+/// asynchronous copies (one barrier a K step), for the tensor-core dot (tf32, 16-byte
+/// copies) and the FMA one (`ieee`, `a` copied element by element into its K-major
+/// layout). The simulator poisons a copy's destination until it is waited for, so the
+/// waits are checked too: without them, or waiting for one group too few, the results
+/// are wrong.
 #[test]
 fn staged_matmul_lowers_and_needs_its_waits() {
+    let src = include_str!("../../shaders/matmul_block_ptr.py");
+    let dot = "tl.dot(a_tile, b_tile, acc)";
+    assert!(src.contains(dot));
+    staged_matmul(src, 3e-3);
+    let ieee = src.replace(dot, "tl.dot(a_tile, b_tile, acc, input_precision=\"ieee\")");
+    staged_matmul(&ieee, 1e-5);
+}
+
+fn staged_matmul(src: &str, tol: f32) {
     let mut r = Rng(13);
     // 7 K steps of 16 (the last one ragged), ragged M and N.
     let (m, n, k) = (37, 45, 100);
-    let src = include_str!("../../shaders/matmul_block_ptr.py");
     let args = vec![
         A::F32(rand(&mut r, m * k)),
         A::F32(rand(&mut r, k * n)),
@@ -269,7 +285,10 @@ fn staged_matmul_lowers_and_needs_its_waits() {
         .unwrap_or_else(|e| panic!("{e}"));
     let tk = to_thread_ir(&spec.kernel, &ExpandOptions::ptx(4)).unwrap_or_else(|e| panic!("{e}"));
     let copies = count(&tk.body, &|s| matches!(s, Stmt::AsyncCopy { .. }));
-    assert!(copies > 0, "no asynchronous copies in the PTX lowering of the matmul");
+    assert!(
+        copies > 0,
+        "no asynchronous copies in the PTX lowering of the matmul"
+    );
     let waits: Vec<u32> = {
         let mut w = vec![];
         let mut tk = tk.clone();
@@ -293,7 +312,7 @@ fn staged_matmul_lowers_and_needs_its_waits() {
         simulate(tk, grid, &rt, &mut got).map(|_| got)
     };
     let got = run(&tk).unwrap_or_else(|e| panic!("{e}"));
-    compare(&got, &want, 3e-3).unwrap_or_else(|e| panic!("staged matmul: {e}"));
+    compare(&got, &want, tol).unwrap_or_else(|e| panic!("staged matmul: {e}"));
     for (what, change) in [("no waits", None), ("one group too few", Some(1))] {
         let mut broken = tk.clone();
         walk_mut(&mut broken.body, &mut |s| {
@@ -306,7 +325,7 @@ fn staged_matmul_lowers_and_needs_its_waits() {
         });
         let got = run(&broken).unwrap_or_else(|e| panic!("{e}"));
         assert!(
-            compare(&got, &want, 3e-3).is_err(),
+            compare(&got, &want, tol).is_err(),
             "the simulator did not notice {what}"
         );
     }

@@ -176,8 +176,11 @@ pub struct Staging {
     /// Slots in the ring (`num_stages`), at least 2.
     pub stages: u32,
     /// Which operand of the `dot` the tile is: 0 for `a` (`[M, K]`), 1 for `b`
-    /// (`[K, N]`); it fixes the padded shared layout the `dot` reads.
+    /// (`[K, N]`); with `tensor_cores`, it fixes the shared layout the `dot` reads.
     pub operand: u8,
+    /// Whether the `dot` runs on tensor cores (padded row-major operands) or as FMAs
+    /// (`a` K-major, `b` row-major).
+    pub tensor_cores: bool,
     /// How many of a thread's copy groups may still be in flight when the `dot` of an
     /// iteration starts: the copies issued for the later iterations already in flight.
     pub pending: u32,

@@ -154,8 +154,12 @@ impl Printer<'_> {
                 if let Some(s) = stage {
                     let _ = write!(
                         self.out,
-                        " staged ring {} stages {} operand {} pending {}",
-                        s.ring, s.stages, s.operand, s.pending
+                        " staged ring {} stages {} operand {}{} pending {}",
+                        s.ring,
+                        s.stages,
+                        s.operand,
+                        if s.tensor_cores { " mma" } else { "" },
+                        s.pending
                     );
                 }
                 if !boundary_check.is_empty() {

@@ -37,7 +37,7 @@
 use crate::diag::Result;
 use crate::ir::ops::{BinaryOp, CmpPred, Const, Op, Staging};
 use crate::ir::{Block, DType, Inst, Kernel, Type, Value};
-use crate::lower::expand::dot::{mma_kind, mma_stage_stride};
+use crate::lower::expand::dot::{mma_kind, staged_len};
 use crate::lower::expand::ExpandOptions;
 use crate::lower::rewrite::{copy_inst, rewrite, Ctx, Hook};
 use std::cell::Cell;
@@ -83,7 +83,9 @@ pub fn pipeline_dot_loads(kernel: &Kernel, opt: &ExpandOptions) -> Result<Kernel
         rings: Cell::new(0),
     };
     let identity = |t: &Type| vec![t.clone()];
-    rewrite(kernel, &identity, &mut |ctx, inst| pipeline_for(ctx, inst, &env))
+    rewrite(kernel, &identity, &mut |ctx, inst| {
+        pipeline_for(ctx, inst, &env)
+    })
 }
 
 /// Ops a slice may clone: pure, cheap, no memory and no nested blocks.
@@ -207,14 +209,15 @@ fn plan(kernel: &Kernel, body: &Block, num_stages: Option<u32>, env: &Env) -> Op
         .loads
         .iter()
         .zip(&operands)
-        .map(|(&l, &operand)| {
+        .map(|(&l, &(operand, tensor_cores))| {
             let ty = kernel.ty(body.insts[l].results[0]);
             let dt = ty.dtype().unwrap_or(DType::F32);
-            let shape = ty.shape();
-            shape[0] * mma_stage_stride(operand, shape, dt) * dt.size_bytes() as u32
+            staged_len(operand, tensor_cores, ty.shape(), dt) * dt.size_bytes() as u32
         })
         .sum();
-    let mut stages = num_stages.unwrap_or_else(|| default_stages(slot_bytes)).max(2);
+    let mut stages = num_stages
+        .unwrap_or_else(|| default_stages(slot_bytes))
+        .max(2);
     while stages > 2 && stages * slot_bytes > RING_BUDGET_BYTES {
         stages -= 1;
     }
@@ -235,13 +238,14 @@ fn plan(kernel: &Kernel, body: &Block, num_stages: Option<u32>, env: &Env) -> Op
     plan.staging = Some(
         operands
             .iter()
-            .map(|&operand| {
+            .map(|&(operand, tensor_cores)| {
                 let ring = env.rings.get();
                 env.rings.set(ring + 1);
                 Staging {
                     ring,
                     stages,
                     operand,
+                    tensor_cores,
                     pending,
                 }
             })
@@ -283,10 +287,16 @@ fn is_zero(defs: &HashMap<Value, Op>, v: Value) -> bool {
     }
 }
 
-/// Each load's operand position when every load can be staged in shared memory: the
-/// backend copies asynchronously, each load is used once, as an operand of a
-/// tensor-core `dot` whose other operand is staged too, with no `other` but zero.
-fn staged_operands(kernel: &Kernel, body: &Block, loads: &[usize], env: &Env) -> Option<Vec<u8>> {
+/// Each load's operand position and whether its `dot` runs on tensor cores, when every
+/// load can be staged in shared memory: the backend copies asynchronously, each load
+/// is used once, as an operand of a `dot` whose other operand is staged too, with no
+/// `other` but zero.
+fn staged_operands(
+    kernel: &Kernel,
+    body: &Block,
+    loads: &[usize],
+    env: &Env,
+) -> Option<Vec<(u8, bool)>> {
     if !env.opt.async_copies {
         return None;
     }
@@ -324,21 +334,30 @@ fn staged_operands(kernel: &Kernel, body: &Block, loads: &[usize], env: &Env) ->
         let (sa, sb) = (kernel.ty(a).shape(), kernel.ty(b).shape());
         let dt = |x: Value| kernel.ty(x).dtype().unwrap_or(DType::F32);
         let types = (dt(a), dt(b), dt(inst.results[0]));
-        mma_kind(env.opt, types, precision, (sa[0], sb[1], sa[1]))?;
-        operands.push(if a == v { 0 } else { 1 });
+        let tensor_cores = mma_kind(env.opt, types, precision, (sa[0], sb[1], sa[1])).is_some();
+        operands.push((if a == v { 0 } else { 1 }, tensor_cores));
     }
     Some(operands)
 }
 
 /// A scalar of `ty`: `x + n * step` (n >= 0).
-fn ahead_of(ctx: &mut Ctx, x: Value, step: Value, n: u32, ty: &Type, span: crate::diag::Span) -> Value {
+fn ahead_of(
+    ctx: &mut Ctx,
+    x: Value,
+    step: Value,
+    n: u32,
+    ty: &Type,
+    span: crate::diag::Span,
+) -> Value {
     if n == 0 {
         return x;
     }
     let d = if n == 1 {
         step
     } else {
-        let k = ctx.b.push1(Op::Const(Const::Int(n as i64)), ty.clone(), span);
+        let k = ctx
+            .b
+            .push1(Op::Const(Const::Int(n as i64)), ty.clone(), span);
         ctx.b.push1(
             Op::Binary {
                 op: BinaryOp::Mul,
@@ -370,14 +389,22 @@ fn bind_args(ctx: &mut Ctx, body: &Block, iv: Value, args: &[Value]) {
 
 /// The yielded values of the lookahead positions for the iteration at `iv` whose
 /// carried values are `args`.
-fn advance(ctx: &mut Ctx, body: &Block, plan: &Plan, iv: Value, args: &[Value]) -> Result<Vec<Value>> {
+fn advance(
+    ctx: &mut Ctx,
+    body: &Block,
+    plan: &Plan,
+    iv: Value,
+    args: &[Value],
+) -> Result<Vec<Value>> {
     bind_args(ctx, body, iv, args);
     let mut nothing = |_: &mut Ctx, _: &Inst| Ok(Hook::Copy);
     for &i in &plan.ahead_slice {
         copy_inst(ctx, &body.insts[i], &mut nothing)?;
     }
     let Some(Op::Yield(yields)) = body.insts.last().map(|i| &i.op) else {
-        return Err(crate::diag::Diagnostic::internal("pipelined loop without a yield"));
+        return Err(crate::diag::Diagnostic::internal(
+            "pipelined loop without a yield",
+        ));
     };
     plan.ahead.iter().map(|&j| ctx.one(yields[j - 1])).collect()
 }
@@ -522,7 +549,8 @@ fn pipeline_for(ctx: &mut Ctx, inst: &Inst, env: &Env) -> Result<Hook> {
     }
     let new_args = ctx.b.begin_block(arg_tys);
     let look_args: Vec<Value> = new_args[1 + n..1 + n + ahead_tys.len()].to_vec();
-    let tile_arg = |l: usize, d: u32| new_args[1 + n + ahead_tys.len() + l * distance as usize + d as usize];
+    let tile_arg =
+        |l: usize, d: u32| new_args[1 + n + ahead_tys.len() + l * distance as usize + d as usize];
     for (a, v) in body.args.iter().zip(&new_args) {
         ctx.set(*a, vec![*v]);
     }

@@ -158,8 +158,7 @@ fn stmts(k: &ThreadKernel, body: &[Stmt], depth: usize, out: &mut String) {
                 let _ = writeln!(
                     out,
                     "{pad}async_copy x{lanes} {}[{shared_index}] <- {}[{index}]{m}",
-                    k.shared[*arr as usize].name,
-                    k.params[*buf as usize].name
+                    k.shared[*arr as usize].name, k.params[*buf as usize].name
                 );
             }
             Stmt::AsyncCommit => {

@@ -547,7 +547,10 @@ impl Sim<'_> {
                     }
                     let live = m.as_ref().is_none_or(|m| m[i] != 0);
                     if live && idx[i] % lanes as i64 != 0 {
-                        return Err(bug(format!("misaligned {lanes}-wide async copy from {}", idx[i])));
+                        return Err(bug(format!(
+                            "misaligned {lanes}-wide async copy from {}",
+                            idx[i]
+                        )));
                     }
                     for l in 0..lanes {
                         let v = if live {

@@ -325,6 +325,7 @@ impl K {
                 boundary_check: vec![],
                 padding: Padding::None,
                 hints: CacheHints::default(),
+                stage: None,
             },
             Type::tile(dt, shape),
         )
@@ -395,6 +396,7 @@ impl K {
                 boundary_check: boundary_check.to_vec(),
                 padding,
                 hints: CacheHints::default(),
+                stage: None,
             },
             Type::tile(pointee, block_shape),
         )

@@ -97,15 +97,30 @@ pub(crate) fn mma_kind(
         .then_some(kind)
 }
 
-/// The row stride, in elements, of a tensor-core operand staged in shared memory:
-/// `a` (`[M, K]`, operand 0) rows padded by 16 bytes, `b` (`[K, N]`, operand 1) by 8
-/// elements, which keeps `ldmatrix` rows and fragment loads free of bank conflicts.
-pub(crate) fn mma_stage_stride(operand: u8, shape: &[u32], input: DType) -> u32 {
-    if operand == 0 {
-        shape[1] + 16 / input.size_bytes() as u32
-    } else {
-        shape[1] + 8
+/// How a `dot` operand of `shape` (`[M, K]` for operand 0, `[K, N]` for operand 1)
+/// lies in shared memory: whether it is stored transposed, and the stride in elements
+/// of its stored rows. Tensor cores read both row-major, `a`'s rows padded by 16 bytes
+/// and `b`'s by 8 elements, which keeps `ldmatrix` rows and fragment loads free of
+/// bank conflicts; the FMA form reads `a` K-major (`[K][M]`) and `b` row-major, so
+/// that a thread's rows and columns at one `k` are consecutive.
+pub(crate) fn staged_layout(
+    operand: u8,
+    tensor_cores: bool,
+    shape: &[u32],
+    input: DType,
+) -> (bool, u32) {
+    match (tensor_cores, operand) {
+        (true, 0) => (false, shape[1] + 16 / input.size_bytes() as u32),
+        (true, _) => (false, shape[1] + 8),
+        (false, 0) => (true, shape[0]),
+        (false, _) => (false, shape[1]),
     }
+}
+
+/// Elements of one staged operand tile (see [`staged_layout`]).
+pub(crate) fn staged_len(operand: u8, tensor_cores: bool, shape: &[u32], input: DType) -> u32 {
+    let (transpose, stride) = staged_layout(operand, tensor_cores, shape, input);
+    stride * if transpose { shape[1] } else { shape[0] }
 }
 
 impl Expander<'_> {
@@ -119,11 +134,7 @@ impl Expander<'_> {
         };
         let (sa, sb) = (self.shape(*a), self.shape(*b));
         let (m, k, n) = (sa[0], sa[1], sb[1]);
-        let types = (
-            self.dtype(*a),
-            self.dtype(*b),
-            self.dtype(inst.results[0]),
-        );
+        let types = (self.dtype(*a), self.dtype(*b), self.dtype(inst.results[0]));
         if let Some(kind) = mma_kind(&self.opt, types, *precision, (m, n, k)) {
             let (warps_m, warps_n) = mma_warps(m, n, self.opt.num_warps);
             let layout = LinearLayout::mma_accumulator(m, n, warps_m, warps_n, self.opt.num_warps)
@@ -244,15 +255,15 @@ impl Expander<'_> {
         };
         for (first, group) in regs.chunks(width).enumerate() {
             let index = match base {
-                Some(b) => self.assign(DType::I32, Expr::Binary(BinaryOp::Add, b, idx[first * width])),
+                Some(b) => self.assign(
+                    DType::I32,
+                    Expr::Binary(BinaryOp::Add, b, idx[first * width]),
+                ),
                 None => idx[first * width],
             };
             if width == 1 {
-                self.emit(Stmt::SharedStore {
-                    arr,
-                    index,
-                    value: group[0],
-                });
+                let value = self.cast_to(group[0], dtype);
+                self.emit(Stmt::SharedStore { arr, index, value });
                 continue;
             }
             let vector = self.vector_of(group, dtype);
@@ -278,16 +289,40 @@ impl Expander<'_> {
         }
     }
 
-    /// A tensor-core operand's shared array and, when staged, the register holding its
+    /// The staged operands of a dot (ring and slot, `None` for one in registers),
+    /// after the wait for this iteration's copies (leaving the later iterations' in
+    /// flight) and a barrier: it makes every thread's copies visible and orders the
+    /// previous iteration's reads before the next copies into their slot (or, without
+    /// staging, before this iteration's stores).
+    #[allow(clippy::type_complexity)]
+    fn staged_operands(
+        &mut self,
+        a: crate::ir::Value,
+        b: crate::ir::Value,
+    ) -> Result<(Option<(super::Ring, Reg)>, Option<(super::Ring, Reg)>)> {
+        let (staged_a, staged_b) = (self.staged(a)?, self.staged(b)?);
+        let pending = staged_a
+            .iter()
+            .chain(&staged_b)
+            .map(|(r, _)| r.pending)
+            .min();
+        if let Some(pending) = pending {
+            self.emit(Stmt::AsyncWait { pending });
+        }
+        self.emit(Stmt::Barrier);
+        Ok((staged_a, staged_b))
+    }
+
+    /// An operand's shared array and, when staged, the register holding its
     /// slot's first element: staged tiles are read where their copies put them, others
     /// are stored to a new array now.
     #[allow(clippy::too_many_arguments)]
-    fn mma_operand(
+    fn dot_operand(
         &mut self,
         v: crate::ir::Value,
         staged: Option<(super::Ring, Reg)>,
         shape: &[u32],
-        stride: u32,
+        (transpose, stride): (bool, u32),
         name: &str,
         input: DType,
     ) -> Result<(u32, Option<Reg>)> {
@@ -299,7 +334,10 @@ impl Expander<'_> {
             }
             None => {
                 let d = self.data(v)?;
-                Ok((self.stage_strided(&d, shape, false, stride, name, input)?, None))
+                Ok((
+                    self.stage_strided(&d, shape, transpose, stride, name, input)?,
+                    None,
+                ))
             }
         }
     }
@@ -336,7 +374,8 @@ impl Expander<'_> {
                 .iter()
                 .enumerate()
                 .all(|(i, r)| self.extracted.get(r) == Some(&(v, i as u8)));
-            if same && self.out.reg_ty(v).lanes as usize == lanes.len() {
+            let ty = self.out.reg_ty(v);
+            if same && ty.lanes as usize == lanes.len() && ty.dtype == dtype {
                 return v;
             }
         }
@@ -368,25 +407,15 @@ impl Expander<'_> {
         let (m, k, n) = (sa[0], sa[1], sb[1]);
         let input = kind.input();
         let accs = self.accumulators(*acc, &layout, DType::F32)?;
-        let sa_stride = mma_stage_stride(0, &sa, input);
-        let sb_stride = mma_stage_stride(1, &sb, input);
-        // Staged operands: wait for this iteration's copies (leaving the later
-        // iterations' in flight); the barrier then makes every thread's copies visible
-        // and orders the previous iteration's reads before the next copies into their
-        // slot. Operands in registers are stored after the barrier, then another.
-        let (staged_a, staged_b) = (self.staged(*a)?, self.staged(*b)?);
-        let pending = staged_a
-            .iter()
-            .chain(&staged_b)
-            .map(|(r, _)| r.pending)
-            .min();
-        if let Some(pending) = pending {
-            self.emit(Stmt::AsyncWait { pending });
-        }
-        self.emit(Stmt::Barrier);
+        let sa_stride = staged_layout(0, true, &sa, input).1;
+        let sb_stride = staged_layout(1, true, &sb, input).1;
+        // Operands in registers are stored after the barrier, then another.
+        let (staged_a, staged_b) = self.staged_operands(*a, *b)?;
         let in_regs = staged_a.is_none() || staged_b.is_none();
-        let (arr_a, a_slot) = self.mma_operand(*a, staged_a, &sa, sa_stride, "mma_a", input)?;
-        let (arr_b, b_slot) = self.mma_operand(*b, staged_b, &sb, sb_stride, "mma_b", input)?;
+        let (arr_a, a_slot) =
+            self.dot_operand(*a, staged_a, &sa, (false, sa_stride), "mma_a", input)?;
+        let (arr_b, b_slot) =
+            self.dot_operand(*b, staged_b, &sb, (false, sb_stride), "mma_b", input)?;
         if in_regs {
             self.emit(Stmt::Barrier);
         }
@@ -590,7 +619,10 @@ impl Expander<'_> {
                 out.insert(c, self.cast_to(v, acc_dt));
                 continue;
             }
-            let v = self.new_reg_ty(RegTy { dtype: dt, lanes: 4 });
+            let v = self.new_reg_ty(RegTy {
+                dtype: dt,
+                lanes: 4,
+            });
             self.emit(Stmt::Assign {
                 dst: v,
                 expr: Expr::SharedLoad { arr, index },
@@ -618,7 +650,6 @@ impl Expander<'_> {
         };
         let (sa, sb) = (self.shape(*a), self.shape(*b));
         let (m, k, n) = (sa[0], sa[1], sb[1]);
-        let (da, db) = (self.data(*a)?, self.data(*b)?);
         let (ta, tb) = (self.dtype(*a), self.dtype(*b));
         let acc_dt = self.dtype(inst.results[0]);
         // Accumulator registers, updated in place by the k loop.
@@ -627,13 +658,30 @@ impl Expander<'_> {
         // rows of `a` and columns of `b` at one `k` are consecutive elements: read four
         // at a time where the layout gives a thread runs of four. (No padding: it would
         // take the 64x64x32 f32 tile past WebGPU's default 16 KiB of workgroup memory.)
+        // Operands in registers of 16-bit floats into f32 are converted as they are
+        // stored (exact), so that the loop reads f32 words four at a time.
+        let (staged_a, staged_b) = self.staged_operands(*a, *b)?;
+        let widen = |staged: bool, t: DType| {
+            if !staged && t.is_float() && t.size_bytes() == 2 && acc_dt == DType::F32 {
+                DType::F32
+            } else {
+                t
+            }
+        };
+        let (ta, tb) = (widen(staged_a.is_some(), ta), widen(staged_b.is_some(), tb));
         let vec_a = self.fma_vector_runs(&layout, 0, ta, m);
         let vec_b = self.fma_vector_runs(&layout, 1, tb, n);
-        let a_stride = m;
-        self.emit(Stmt::Barrier);
-        let arr_a = self.stage_strided(&da, &[m, k], true, a_stride, "dot_a", ta)?;
-        let arr_b = self.stage_strided(&db, &[k, n], false, n, "dot_b", tb)?;
-        self.emit(Stmt::Barrier);
+        let (la, lb) = (
+            staged_layout(0, false, &sa, ta),
+            staged_layout(1, false, &sb, tb),
+        );
+        let in_regs = staged_a.is_none() || staged_b.is_none();
+        let (arr_a, a_slot) = self.dot_operand(*a, staged_a, &sa, la, "dot_a", ta)?;
+        let (arr_b, b_slot) = self.dot_operand(*b, staged_b, &sb, lb, "dot_b", tb)?;
+        if in_regs {
+            self.emit(Stmt::Barrier);
+        }
+        let a_stride = la.1;
         // Rows and columns of this thread's registers; registers sharing a register-part
         // coordinate share the same row (column) register.
         let rows = self.coordinates(&layout, 0, 0)?;
@@ -661,8 +709,14 @@ impl Expander<'_> {
         self.open();
         let ac = self.int_const(DType::I32, a_stride as i64);
         let a_row = self.assign(DType::I32, Expr::Binary(BinaryOp::Mul, iv, ac));
-        let nc = self.int_const(DType::I32, n as i64);
+        let nc = self.int_const(DType::I32, lb.1 as i64);
         let b_row = self.assign(DType::I32, Expr::Binary(BinaryOp::Mul, iv, nc));
+        let slot = |x: &mut Self, row: Reg, slot: Option<Reg>| match slot {
+            Some(s) => x.assign(DType::I32, Expr::Binary(BinaryOp::Add, row, s)),
+            None => row,
+        };
+        let a_row = slot(self, a_row, a_slot);
+        let b_row = slot(self, b_row, b_slot);
         let a_val = self.fma_operand_reads(arr_a, a_row, &row_of, vec_a, ta, acc_dt);
         let b_val = self.fma_operand_reads(arr_b, b_row, &col_of, vec_b, tb, acc_dt);
         for r in 0..n_regs {

@@ -6,7 +6,7 @@
 //! owner only: duplicate plain stores would be harmless, duplicate atomics would not.
 
 use super::dist::Dist;
-use super::dot::mma_stage_stride;
+use super::dot::staged_layout;
 use super::{Expander, Ring, TVal};
 use crate::diag::{Diagnostic, Result};
 use crate::ir::ops::{Op, Staging};
@@ -286,9 +286,9 @@ impl Expander<'_> {
     }
 
     /// A `dot` operand load staged in shared memory (`ir::Staging`): into the ring's
-    /// next slot, row-major with the padded rows the tensor-core `dot` reads, by
-    /// asynchronous copies of 4 to 16 bytes where the addresses allow (masked-off
-    /// elements are zero-filled), else by a load through registers and shared stores.
+    /// next slot, in the layout the `dot` reads (`dot::staged_layout`), by asynchronous
+    /// copies of 4 to 16 bytes where the addresses allow (masked-off elements are
+    /// zero-filled), else by a load through registers and shared stores.
     /// Either way the thread then commits a copy group, so that every staged load is
     /// one group (what `Staging::pending` counts).
     fn staged_load(
@@ -300,12 +300,17 @@ impl Expander<'_> {
     ) -> Result<TVal> {
         let shape = self.shape(result);
         let dtype = self.dtype(result);
-        let stride = mma_stage_stride(stage.operand, &shape, dtype);
-        let slot_len = shape[0] * stride;
+        let (transpose, stride) = staged_layout(stage.operand, stage.tensor_cores, &shape, dtype);
+        let rows = if transpose { shape[1] } else { shape[0] };
+        let slot_len = rows * stride;
         let ring = match self.rings.get(&stage.ring) {
             Some(r) => r.clone(),
             None => {
-                let name = format!("ring{}_{}", stage.ring, ["a", "b"][stage.operand as usize & 1]);
+                let name = format!(
+                    "ring{}_{}",
+                    stage.ring,
+                    ["a", "b"][stage.operand as usize & 1]
+                );
                 let arr = self.shared_array(&name, dtype, slot_len * stage.stages);
                 let next = self.new_reg(DType::I32);
                 let zero = self.int_const(DType::I32, 0);
@@ -347,13 +352,24 @@ impl Expander<'_> {
         dists.extend(mask_d.iter().cloned());
         let (layout, regs) = self.align(&dists)?;
         let size = dtype.size_bytes() as u32;
-        let mut width = self.vector_width(ptr, &[mask], layout.as_ref(), dtype, false) as u32;
+        // Stored transposed, a thread's run along the last dimension is not contiguous
+        // in shared memory: one element a copy.
+        let mut width = if transpose {
+            1
+        } else {
+            self.vector_width(ptr, &[mask], layout.as_ref(), dtype, false) as u32
+        };
         while width > 1 && !stride.is_multiple_of(width) {
             width /= 2;
         }
         match layout {
             Some(layout) if [4, 8, 16].contains(&(width * size)) => {
-                let idx = self.linear_indices(&layout, &[shape[0], stride])?;
+                let view = if transpose {
+                    layout.permute(&[1, 0])
+                } else {
+                    layout
+                };
+                let idx = self.linear_indices(&view, &[rows, stride])?;
                 for first in (0..idx.len()).step_by(width as usize) {
                     let shared_index =
                         self.assign(DType::I32, Expr::Binary(BinaryOp::Add, base, idx[first]));
@@ -369,7 +385,7 @@ impl Expander<'_> {
             }
             _ => {
                 let d = self.load(ptr, mask, None, result)?;
-                self.stage_into(ring.arr, Some(base), &d, &shape, false, stride, dtype)?;
+                self.stage_into(ring.arr, Some(base), &d, &shape, transpose, stride, dtype)?;
             }
         }
         self.emit(Stmt::AsyncCommit);

@@ -117,7 +117,10 @@ pub(crate) enum TVal {
     },
     /// A `dot` operand tile staged in shared memory (see `ir::Staging`): slot `slot` of
     /// ring `ring` ([`Expander::rings`]).
-    Staged { ring: u32, slot: Reg },
+    Staged {
+        ring: u32,
+        slot: Reg,
+    },
 }
 
 /// A ring of shared-memory tiles that staged loads fill and `dot`s read.
