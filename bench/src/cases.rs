@@ -267,9 +267,10 @@ fn default_config(ty: MmType, kind: DeviceKind, smoke: bool) -> MatmulConfig {
     match (smoke, kind, ty) {
         // Smoke runs use small blocks: a check, not a measurement.
         (true, _, _) => ((32, 32, 16), 4),
-        (false, DeviceKind::Cuda, MmType::F32) => ((128, 256, 64), 8),
-        (false, DeviceKind::Cuda, MmType::Tf32) => ((128, 256, 32), 8),
+        // From the H200 sweeps (BENCHMARKS.md).
+        (false, DeviceKind::Cuda, MmType::F32 | MmType::Tf32) => ((128, 256, 32), 8),
         (false, DeviceKind::Cuda, _) => ((128, 256, 64), 8),
+        (false, DeviceKind::Wgpu, MmType::F32 | MmType::Tf32) => ((64, 128, 16), 4),
         (false, DeviceKind::Wgpu, _) => ((128, 128, 16), 4),
         _ => ((64, 64, 32), 4),
     }
