@@ -330,3 +330,64 @@ fn staged_matmul(src: &str, tol: f32) {
         );
     }
 }
+
+/// Rings that do not fit the shared-memory budget get fewer stages (down to 2, with a
+/// single group in flight at most: wait 0), then the register prefetch; results stay
+/// the same.
+#[test]
+fn ring_budget_caps_stages() {
+    let src = include_str!("../../shaders/matmul_block_ptr.py");
+    let mut r = Rng(17);
+    let (m, n, k) = (40, 24, 70);
+    let args = vec![
+        A::F32(rand(&mut r, m * k)),
+        A::F32(rand(&mut r, k * n)),
+        A::F32(vec![f32::NAN; m * n]),
+        A::I32(m as i32),
+        A::I32(n as i32),
+        A::I32(k as i32),
+        A::I32(k as i32),
+        A::I32(1),
+        A::I32(n as i32),
+        A::I32(1),
+        A::I32(n as i32),
+        A::I32(1),
+    ];
+    let (spec, buffers, rt) = setup(
+        src,
+        "matmul_block_ptr_kernel",
+        &args,
+        &[("BLOCK_M", 32), ("BLOCK_N", 32), ("BLOCK_K", 16)],
+    );
+    let grid = Grid([2, 1, 1]);
+    let mut want = buffers.clone();
+    interp::run(&spec.kernel, grid, &rt, &mut want, &Options::default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    // One stage of tf32 tiles: a 32 x (16 + 4) and b 16 x (32 + 8) words.
+    let stage = (32 * 20 + 16 * 40) * 4;
+    for (budget, copies, waits) in [
+        (4 * stage, true, vec![4, 0]),
+        (3 * stage, true, vec![2, 0]),
+        (2 * stage, true, vec![0, 0]),
+        (2 * stage - 1, false, vec![]),
+    ] {
+        let options = ExpandOptions {
+            ring_budget: budget,
+            ..ExpandOptions::ptx(4)
+        };
+        let tk = to_thread_ir(&spec.kernel, &options).unwrap_or_else(|e| panic!("{e}"));
+        let n_copies = count(&tk.body, &|s| matches!(s, Stmt::AsyncCopy { .. }));
+        assert_eq!(n_copies > 0, copies, "budget {budget}: copies");
+        let mut got_waits = vec![];
+        let mut t = tk.clone();
+        walk_mut(&mut t.body, &mut |s| {
+            if let Stmt::AsyncWait { pending } = s {
+                got_waits.push(*pending);
+            }
+        });
+        assert_eq!(got_waits, waits, "budget {budget}: waits");
+        let mut got = buffers.clone();
+        simulate(&tk, grid, &rt, &mut got).unwrap_or_else(|e| panic!("{e}"));
+        compare(&got, &want, 3e-3).unwrap_or_else(|e| panic!("budget {budget}: {e}"));
+    }
+}

@@ -24,7 +24,8 @@
 //! carries `D` tiles a load (slot numbers after expansion, no registers) and, for
 //! `D >= 2`, a lookahead copy of the carried values the loads' addresses depend on
 //! (their state `D - 1` iterations ahead, advanced by cloning the pure instructions that
-//! compute their yielded values). The ring size is capped by a shared-memory budget.
+//! compute their yielded values). The ring size is capped by a shared-memory budget
+//! ([`ExpandOptions::ring_budget`]).
 //!
 //! The address, mask and `other` of each pipelined load are recomputed for the later
 //! iteration by cloning the pure instructions they depend on (the slice) with the
@@ -42,11 +43,6 @@ use crate::lower::expand::ExpandOptions;
 use crate::lower::rewrite::{copy_inst, rewrite, Ctx, Hook};
 use std::cell::Cell;
 use std::collections::{HashMap, HashSet};
-
-/// The shared memory the rings of one loop may take: less than every sm_80+ GPU's
-/// per-block maximum (163 KiB on the A100, 227 KiB on the H100/H200), leaving room for
-/// the rest of the kernel's shared arrays.
-pub const RING_BUDGET_BYTES: u32 = 160 * 1024;
 
 /// Stages when the loop does not say (`tl.range(..., num_stages=)`), for rings of
 /// `slot_bytes` a stage: 4 where the ring stays within 80 KiB (small tiles, as in skinny
@@ -218,10 +214,10 @@ fn plan(kernel: &Kernel, body: &Block, num_stages: Option<u32>, env: &Env) -> Op
     let mut stages = num_stages
         .unwrap_or_else(|| default_stages(slot_bytes))
         .max(2);
-    while stages > 2 && stages * slot_bytes > RING_BUDGET_BYTES {
+    while stages > 2 && stages * slot_bytes > env.opt.ring_budget {
         stages -= 1;
     }
-    if stages * slot_bytes > RING_BUDGET_BYTES {
+    if stages * slot_bytes > env.opt.ring_budget {
         return Some(plan);
     }
     if stages >= 3 {

@@ -31,6 +31,11 @@ use crate::thread_ir::{
 use dist::Dist;
 use std::collections::HashMap;
 
+/// [`ExpandOptions::ring_budget`] where the device is not known: less than every sm_80+
+/// GPU's opt-in per-block maximum (163 KiB on the A100, 227 KiB on the H100/H200), with
+/// room left for the kernel's other shared arrays.
+pub const DEFAULT_RING_BUDGET: u32 = 160 * 1024;
+
 /// Knobs of the expansion.
 #[derive(Clone, Debug)]
 pub struct ExpandOptions {
@@ -57,6 +62,9 @@ pub struct ExpandOptions {
     /// memory asynchronously ([`Stmt::AsyncCopy`], PTX `cp.async`) into a ring of
     /// `num_stages` buffers, instead of being prefetched into registers.
     pub async_copies: bool,
+    /// The shared memory, in bytes, the rings of one pipelined loop may take (fewer
+    /// stages, down to 2, or the register prefetch where they would not fit).
+    pub ring_budget: u32,
 }
 
 impl ExpandOptions {
@@ -72,6 +80,7 @@ impl ExpandOptions {
             wide_16bit: false,
             warp_shuffle: false,
             async_copies: false,
+            ring_budget: DEFAULT_RING_BUDGET,
         }
     }
 
@@ -87,6 +96,7 @@ impl ExpandOptions {
             wide_16bit: true,
             warp_shuffle: true,
             async_copies: true,
+            ring_budget: DEFAULT_RING_BUDGET,
         }
     }
 }
@@ -102,6 +112,7 @@ impl Default for ExpandOptions {
             wide_16bit: false,
             warp_shuffle: false,
             async_copies: false,
+            ring_budget: DEFAULT_RING_BUDGET,
         }
     }
 }
