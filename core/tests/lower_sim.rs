@@ -197,26 +197,11 @@ fn softmax_lowers() {
 
 #[test]
 fn block_ptr_matmul_lowers() {
-    let mut r = Rng(11);
-    let (m, n, k) = (37, 45, 33);
     let src = include_str!("../../shaders/matmul_block_ptr.py");
     check(
         src,
         "matmul_block_ptr_kernel",
-        vec![
-            A::F32(rand(&mut r, m * k)),
-            A::F32(rand(&mut r, k * n)),
-            A::F32(vec![f32::NAN; m * n]),
-            A::I32(m as i32),
-            A::I32(n as i32),
-            A::I32(k as i32),
-            A::I32(k as i32),
-            A::I32(1),
-            A::I32(n as i32),
-            A::I32(1),
-            A::I32(n as i32),
-            A::I32(1),
-        ],
+        matmul_args(11, (37, 45, 33)),
         &[("BLOCK_M", 16), ("BLOCK_N", 32), ("BLOCK_K", 16)],
         [3, 2, 1],
         1e-5,
@@ -256,23 +241,8 @@ fn staged_matmul_lowers_and_needs_its_waits() {
 }
 
 fn staged_matmul(src: &str, tol: f32) {
-    let mut r = Rng(13);
     // 7 K steps of 16 (the last one ragged), ragged M and N.
-    let (m, n, k) = (37, 45, 100);
-    let args = vec![
-        A::F32(rand(&mut r, m * k)),
-        A::F32(rand(&mut r, k * n)),
-        A::F32(vec![f32::NAN; m * n]),
-        A::I32(m as i32),
-        A::I32(n as i32),
-        A::I32(k as i32),
-        A::I32(k as i32),
-        A::I32(1),
-        A::I32(n as i32),
-        A::I32(1),
-        A::I32(n as i32),
-        A::I32(1),
-    ];
+    let args = matmul_args(13, (37, 45, 100));
     let (spec, buffers, rt) = setup(
         src,
         "matmul_block_ptr_kernel",
@@ -337,22 +307,7 @@ fn staged_matmul(src: &str, tol: f32) {
 #[test]
 fn ring_budget_caps_stages() {
     let src = include_str!("../../shaders/matmul_block_ptr.py");
-    let mut r = Rng(17);
-    let (m, n, k) = (40, 24, 70);
-    let args = vec![
-        A::F32(rand(&mut r, m * k)),
-        A::F32(rand(&mut r, k * n)),
-        A::F32(vec![f32::NAN; m * n]),
-        A::I32(m as i32),
-        A::I32(n as i32),
-        A::I32(k as i32),
-        A::I32(k as i32),
-        A::I32(1),
-        A::I32(n as i32),
-        A::I32(1),
-        A::I32(n as i32),
-        A::I32(1),
-    ];
+    let args = matmul_args(17, (40, 24, 70));
     let (spec, buffers, rt) = setup(
         src,
         "matmul_block_ptr_kernel",
@@ -390,4 +345,24 @@ fn ring_budget_caps_stages() {
         simulate(&tk, grid, &rt, &mut got).unwrap_or_else(|e| panic!("{e}"));
         compare(&got, &want, 3e-3).unwrap_or_else(|e| panic!("budget {budget}: {e}"));
     }
+}
+
+/// Arguments of `matmul_block_ptr_kernel` for random row-major `m x k` and `k x n`
+/// inputs and a poisoned output.
+fn matmul_args(seed: u64, (m, n, k): (usize, usize, usize)) -> Vec<A> {
+    let mut r = Rng(seed);
+    vec![
+        A::F32(rand(&mut r, m * k)),
+        A::F32(rand(&mut r, k * n)),
+        A::F32(vec![f32::NAN; m * n]),
+        A::I32(m as i32),
+        A::I32(n as i32),
+        A::I32(k as i32),
+        A::I32(k as i32),
+        A::I32(1),
+        A::I32(n as i32),
+        A::I32(1),
+        A::I32(n as i32),
+        A::I32(1),
+    ]
 }
