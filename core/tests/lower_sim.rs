@@ -10,7 +10,7 @@ use tilewise_core::lower::block_ptr::lower_block_pointers;
 use tilewise_core::lower::expand::{expand, ExpandOptions};
 use tilewise_core::lower::to_thread_ir;
 use tilewise_core::thread_ir::sim::simulate;
-use tilewise_core::thread_ir::{Stmt, ThreadKernel};
+use tilewise_core::thread_ir::{Expr, Stmt, ThreadKernel};
 
 struct Rng(u64);
 impl Rng {
@@ -365,4 +365,49 @@ fn matmul_args(seed: u64, (m, n, k): (usize, usize, usize)) -> Vec<A> {
         A::I32(n as i32),
         A::I32(1),
     ]
+}
+
+/// Without asynchronous copies (WGSL) a loop asking for `num_stages=3` keeps two tiles
+/// a load in flight in registers (the prologue loads two iterations), with the same
+/// results.
+#[test]
+fn register_prefetch_follows_num_stages() {
+    let src = include_str!("../../shaders/matmul_block_ptr.py");
+    let header = "for _ in range(0, tl.cdiv(K, BLOCK_K)):";
+    assert!(src.contains(header));
+    let args = matmul_args(19, (40, 24, 70));
+    let cx = [("BLOCK_M", 32), ("BLOCK_N", 32), ("BLOCK_K", 16)];
+    let grid = Grid([2, 1, 1]);
+    let mut prologue_loads = vec![];
+    for stages in [2, 3] {
+        let src = src.replace(
+            header,
+            &format!("for _ in tl.range(0, tl.cdiv(K, BLOCK_K), num_stages={stages}):"),
+        );
+        let (spec, buffers, rt) = setup(&src, "matmul_block_ptr_kernel", &args, &cx);
+        let mut want = buffers.clone();
+        interp::run(&spec.kernel, grid, &rt, &mut want, &Options::default())
+            .unwrap_or_else(|e| panic!("{e}"));
+        let tk =
+            to_thread_ir(&spec.kernel, &ExpandOptions::wgsl(4)).unwrap_or_else(|e| panic!("{e}"));
+        let top = |s: &Stmt| {
+            matches!(
+                s,
+                Stmt::Assign {
+                    expr: Expr::Load { .. },
+                    ..
+                }
+            )
+        };
+        prologue_loads.push(tk.body.iter().filter(|s| top(s)).count());
+        let mut got = buffers.clone();
+        simulate(&tk, grid, &rt, &mut got).unwrap_or_else(|e| panic!("{e}"));
+        compare(&got, &want, 1e-5).unwrap_or_else(|e| panic!("{stages} stages: {e}"));
+    }
+    assert!(prologue_loads[0] > 0);
+    assert_eq!(
+        prologue_loads[1],
+        2 * prologue_loads[0],
+        "loads before the loop"
+    );
 }

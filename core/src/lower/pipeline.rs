@@ -4,9 +4,10 @@
 //! iterations are issued ahead, so that their global-memory latency overlaps the
 //! tensor-core work instead of stalling every K step. Two forms:
 //!
-//! **Register prefetch** (distance 1; WGSL, and PTX loops that cannot be staged): the
-//! loads of iteration `i + 1` are issued in iteration `i`, after the `dot`, and carried
-//! to the next iteration in registers:
+//! **Register prefetch** (WGSL, and PTX loops that cannot be staged): the loads of
+//! iteration `i + 1` are issued in iteration `i`, after the `dot`, and carried to the
+//! next iteration in registers (`num_stages - 1` iterations ahead, with the lookahead
+//! below, where the loop asks for 3 or more stages):
 //!
 //! ```text
 //! for iv, carried:                      a0 = load(ptr(lower, init), mask & lower < upper)
@@ -51,11 +52,15 @@ use std::collections::{HashMap, HashSet};
 /// and the 64x8192^2 one from 150 to 125, while the 128x128x32 tf32 tile (36 KiB a
 /// stage) lost 8% with 4. `TILEWISE_NUM_STAGES` (2 to 8) overrides it, for tuning.
 fn default_stages(slot_bytes: u32) -> u32 {
-    let forced = std::env::var("TILEWISE_NUM_STAGES")
+    forced_stages().unwrap_or(if 4 * slot_bytes <= 80 * 1024 { 4 } else { 3 })
+}
+
+/// `TILEWISE_NUM_STAGES` (2 to 8), where set.
+fn forced_stages() -> Option<u32> {
+    std::env::var("TILEWISE_NUM_STAGES")
         .ok()
         .and_then(|v| v.parse::<u32>().ok())
-        .filter(|s| (2..=8).contains(s));
-    forced.unwrap_or(if 4 * slot_bytes <= 80 * 1024 { 4 } else { 3 })
+        .filter(|s| (2..=8).contains(s))
 }
 
 struct Env<'a> {
@@ -198,6 +203,16 @@ fn plan(kernel: &Kernel, body: &Block, num_stages: Option<u32>, env: &Env) -> Op
         ahead_slice: vec![],
     };
     let Some(operands) = staged_operands(kernel, body, &plan.loads, env) else {
+        // In registers: `num_stages - 1` tiles a load in flight, where the loop (or
+        // `TILEWISE_NUM_STAGES`) asks for more than 2 stages; one ahead by default.
+        let stages = num_stages.or_else(forced_stages).unwrap_or(2);
+        if stages >= 3 {
+            if let Some((ahead, ahead_slice)) = lookahead(body, &index_of, read_args) {
+                plan.ahead = ahead;
+                plan.ahead_slice = ahead_slice;
+                plan.distance = stages - 1;
+            }
+        }
         return Some(plan);
     };
     // The ring: `stages` slots, within the budget; a lookahead for `stages >= 3`.
