@@ -227,9 +227,9 @@ fn count(body: &[Stmt], f: &impl Fn(&Stmt) -> bool) -> usize {
 /// The PTX lowering stages the matmul's operands in shared-memory rings filled by
 /// asynchronous copies (one barrier a K step), for the tensor-core dot (tf32, 16-byte
 /// copies) and the FMA one (`ieee`, `a` copied element by element into its K-major
-/// layout). The simulator poisons a copy's destination until it is waited for, so the
-/// waits are checked too: without them, or waiting for one group too few, the results
-/// are wrong.
+/// layout). The simulator poisons a copy's destination until it is waited for and
+/// reports reads of copies in flight as races, so the waits are checked too: without
+/// them, or waiting for one group too few, the simulation fails.
 #[test]
 fn staged_matmul_lowers_and_needs_its_waits() {
     let src = include_str!("../../shaders/matmul_block_ptr.py");
@@ -293,12 +293,64 @@ fn staged_matmul(src: &str, tol: f32) {
                 };
             }
         });
-        let got = run(&broken).unwrap_or_else(|e| panic!("{e}"));
-        assert!(
-            compare(&got, &want, tol).is_err(),
-            "the simulator did not notice {what}"
-        );
+        // The race detector reports the read of a copy in flight; the poisoned
+        // destinations would show in the results anyway.
+        match run(&broken) {
+            Err(e) => assert!(
+                e.to_string()
+                    .contains("asynchronous copy into it is in flight"),
+                "{what}: {e}"
+            ),
+            Ok(got) => assert!(
+                compare(&got, &want, tol).is_err(),
+                "the simulator did not notice {what}"
+            ),
+        }
     }
+    // Without the K loop's barrier, a copy lands while other threads read the slot.
+    let mut broken = tk.clone();
+    for s in broken.body.iter_mut() {
+        if let Stmt::For { body, .. } = s {
+            body.retain(|s| !matches!(s, Stmt::Barrier));
+        }
+    }
+    let e = run(&broken).expect_err("a race without the loop's barrier");
+    assert!(e.to_string().contains("shared-memory race"), "{e}");
+}
+
+/// The simulator's race detector: the WGSL lowering of the softmax (reductions through
+/// shared memory) runs clean, and without its barriers the detector reports a race.
+#[test]
+fn races_between_barriers_are_reported() {
+    let mut r = Rng(23);
+    let (rows, cols) = (3, 100);
+    let src = include_str!("../../shaders/fused_softmax.py");
+    let args = vec![
+        A::F32(vec![f32::NAN; rows * cols]),
+        A::F32(rand(&mut r, rows * cols)),
+        A::I32(cols as i32),
+        A::I32(cols as i32),
+        A::I32(rows as i32),
+        A::I32(cols as i32),
+    ];
+    let (spec, buffers, rt) = setup(src, "softmax_kernel", &args, &[("BLOCK_SIZE", 128)]);
+    let grid = Grid([rows as u32, 1, 1]);
+    let tk = to_thread_ir(&spec.kernel, &ExpandOptions::wgsl(4)).unwrap_or_else(|e| panic!("{e}"));
+    let mut got = buffers.clone();
+    simulate(&tk, grid, &rt, &mut got).unwrap_or_else(|e| panic!("{e}"));
+    let mut broken = tk.clone();
+    fn strip(body: &mut Vec<Stmt>) {
+        body.retain(|s| !matches!(s, Stmt::Barrier));
+        for s in body.iter_mut() {
+            for b in s.bodies_mut() {
+                strip(b);
+            }
+        }
+    }
+    strip(&mut broken.body);
+    let mut got = buffers.clone();
+    let e = simulate(&broken, grid, &rt, &mut got).expect_err("a race without barriers");
+    assert!(e.to_string().contains("shared-memory race"), "{e}");
 }
 
 /// Rings that do not fit the shared-memory budget get fewer stages (down to 2, with a

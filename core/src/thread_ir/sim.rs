@@ -6,7 +6,10 @@
 //! interpreter's representation and arithmetic). Statements run for all active
 //! threads before the next one starts; an `If` on a per-thread condition narrows the
 //! active set. A barrier reached by only part of the program is reported as a lowering
-//! bug, as are reads of unassigned registers and out-of-bounds accesses.
+//! bug, as are reads of unassigned registers, out-of-bounds accesses and races on shared
+//! memory between two barriers (see [`Races`]), which lockstep execution would
+//! otherwise hide. Asynchronous copies land when their group is waited for; until then
+//! their destinations hold poison.
 
 use super::{Expr, MmaKind, ParamKind, Reg, Special, Stmt, ThreadKernel};
 use crate::diag::{Diagnostic, ErrorKind, Result};
@@ -50,6 +53,14 @@ pub fn simulate(
                     lanes_of_expr_dst: 1,
                     copies_open: vec![],
                     copies_committed: Default::default(),
+                    races: Races {
+                        epoch: 0,
+                        touch: k
+                            .shared
+                            .iter()
+                            .map(|a| vec![Touch::default(); a.len as usize])
+                            .collect(),
+                    },
                 };
                 s.run(&k.body, &vec![true; t])?;
             }
@@ -69,12 +80,150 @@ struct Sim<'a> {
     shared: Vec<Data>,
     /// Lanes of the register the expression being evaluated is assigned to.
     lanes_of_expr_dst: u8,
-    /// Asynchronous copies issued since the last commit: (array, element, value).
-    copies_open: Vec<(u32, usize, Data)>,
+    /// Asynchronous copies issued since the last commit: (array, element, value,
+    /// issuing thread).
+    copies_open: Vec<PendingCopy>,
     /// Committed groups of asynchronous copies not yet waited for, oldest first. The
     /// program's threads issue, commit and wait together (lockstep), so one queue
     /// serves them all.
-    copies_committed: std::collections::VecDeque<Vec<(u32, usize, Data)>>,
+    copies_committed: std::collections::VecDeque<Vec<PendingCopy>>,
+    races: Races,
+}
+
+/// An asynchronous copy's element: (array, element, value, issuing thread).
+type PendingCopy = (u32, usize, Data, usize);
+
+/// No thread.
+const NONE: u32 = u32::MAX;
+/// Several threads.
+const MANY: u32 = u32::MAX - 1;
+
+/// Who touched a shared element in the current barrier interval.
+#[derive(Clone, Copy)]
+struct Touch {
+    /// The interval the writer and reader fields describe.
+    epoch: u32,
+    writer: u32,
+    reader: u32,
+    /// The thread whose asynchronous copy into the element is in flight.
+    pending: u32,
+}
+
+impl Default for Touch {
+    fn default() -> Self {
+        Touch {
+            epoch: u32::MAX,
+            writer: NONE,
+            reader: NONE,
+            pending: NONE,
+        }
+    }
+}
+
+/// Race detection over shared memory: lockstep execution runs every thread's access
+/// of a statement before the next statement, which hides orderings a GPU may take.
+/// Between two barriers an element written (to a new value) by one thread and read
+/// or written by another is a race; so is any access to the destination of an
+/// asynchronous copy in flight, and such a copy issued over an element another thread
+/// read in the same interval.
+struct Races {
+    epoch: u32,
+    touch: Vec<Vec<Touch>>,
+}
+
+impl Races {
+    fn at(&mut self, arr: u32, e: usize) -> &mut Touch {
+        let epoch = self.epoch;
+        let t = &mut self.touch[arr as usize][e];
+        if t.epoch != epoch {
+            *t = Touch {
+                epoch,
+                pending: t.pending,
+                ..Touch::default()
+            };
+        }
+        t
+    }
+
+    fn read(&mut self, arr: u32, e: usize, tid: usize) -> std::result::Result<(), String> {
+        let tid = tid as u32;
+        let t = self.at(arr, e);
+        if t.pending != NONE {
+            return Err(format!(
+                "thread {tid} reads element {e} while thread {}'s asynchronous copy into it is in flight",
+                t.pending
+            ));
+        }
+        if t.writer != NONE && t.writer != tid {
+            return Err(format!(
+                "thread {tid} reads element {e} that thread {} wrote since the last barrier",
+                t.writer
+            ));
+        }
+        t.reader = match t.reader {
+            NONE => tid,
+            r if r == tid => tid,
+            _ => MANY,
+        };
+        Ok(())
+    }
+
+    /// A write that changes the element's value.
+    fn write(&mut self, arr: u32, e: usize, tid: usize) -> std::result::Result<(), String> {
+        let tid = tid as u32;
+        let t = self.at(arr, e);
+        if t.pending != NONE && t.pending != tid {
+            return Err(format!(
+                "thread {tid} writes element {e} while thread {}'s asynchronous copy into it is in flight",
+                t.pending
+            ));
+        }
+        if t.writer != NONE && t.writer != tid {
+            return Err(format!(
+                "threads {} and {tid} write different values to element {e} between two barriers",
+                t.writer
+            ));
+        }
+        if t.reader != NONE && t.reader != tid {
+            return Err(format!(
+                "thread {tid} writes element {e} that another thread read since the last barrier"
+            ));
+        }
+        t.writer = tid;
+        Ok(())
+    }
+
+    fn issue(&mut self, arr: u32, e: usize, tid: usize) -> std::result::Result<(), String> {
+        let tid32 = tid as u32;
+        let t = self.at(arr, e);
+        if t.pending != NONE {
+            return Err(format!(
+                "thread {tid} copies into element {e} while thread {}'s copy into it is in flight",
+                t.pending
+            ));
+        }
+        if t.reader != NONE && t.reader != tid32 {
+            return Err(format!(
+                "thread {tid} copies into element {e} that another thread read since the last barrier"
+            ));
+        }
+        t.pending = tid32;
+        Ok(())
+    }
+
+    fn land(&mut self, arr: u32, e: usize, tid: usize) -> std::result::Result<(), String> {
+        self.at(arr, e).pending = NONE;
+        self.write(arr, e, tid)
+    }
+}
+
+/// Whether element `i` of `a` and element `j` of `b` hold the same bits.
+fn same1(a: &Data, i: usize, b: &Data, j: usize) -> bool {
+    match (a, b) {
+        (Data::F(x), Data::F(y)) => x[i].to_bits() == y[j].to_bits(),
+        (Data::I(x), Data::I(y)) => x[i] == y[j],
+        _ => false,
+    }
 }
 
 /// What an asynchronous copy's destination holds until the copy is waited for: reading
@@ -362,6 +511,14 @@ impl Sim<'_> {
                         }
                     }
                 }
+                let name = &self.k.shared[*arr as usize].name;
+                for i in (0..t).filter(|&i| active[i]) {
+                    for l in 0..lanes {
+                        self.races
+                            .read(*arr, idx[i] as usize + l, i)
+                            .map_err(|e| bug(format!("shared-memory race in `{name}`: {e}")))?;
+                    }
+                }
                 out
             }
             Expr::Extract { vector, lane } => {
@@ -477,6 +634,9 @@ impl Sim<'_> {
                                 }
                                 let th = w * 32 + lane as usize;
                                 set1(out, th * per as usize + e as usize, &get1(a, j as usize));
+                                self.races.read(*arr, j as usize, th).map_err(|e| {
+                                    bug(format!("shared-memory race in ldmatrix: {e}"))
+                                })?;
                             }
                         }
                     }
@@ -562,8 +722,14 @@ impl Sim<'_> {
                             Data::zeros(sdt, 1)
                         };
                         let at = j as usize + l;
+                        self.races.issue(*arr, at, i).map_err(|e| {
+                            bug(format!(
+                                "shared-memory race in `{}`: {e}",
+                                self.k.shared[*arr as usize].name
+                            ))
+                        })?;
                         set1(&mut self.shared[*arr as usize], at, &poison(sdt));
-                        self.copies_open.push((*arr, at, v));
+                        self.copies_open.push((*arr, at, v, i));
                     }
                 }
             }
@@ -577,7 +743,13 @@ impl Sim<'_> {
                 }
                 while self.copies_committed.len() > *pending as usize {
                     let group = self.copies_committed.pop_front().unwrap_or_default();
-                    for (arr, at, v) in group {
+                    for (arr, at, v, tid) in group {
+                        self.races.land(arr, at, tid).map_err(|e| {
+                            bug(format!(
+                                "shared-memory race in `{}`: {e}",
+                                self.k.shared[arr as usize].name
+                            ))
+                        })?;
                         set1(&mut self.shared[arr as usize], at, &v);
                     }
                 }
@@ -600,7 +772,16 @@ impl Sim<'_> {
                             )));
                         }
                         for l in 0..lanes {
-                            set1(a, j as usize + l, &get1(&vals, i * lanes + l));
+                            let at = j as usize + l;
+                            if !same1(a, at, &vals, i * lanes + l) {
+                                self.races.write(*arr, at, i).map_err(|e| {
+                                    bug(format!(
+                                        "shared-memory race in `{}`: {e}",
+                                        self.k.shared[*arr as usize].name
+                                    ))
+                                })?;
+                            }
+                            set1(a, at, &get1(&vals, i * lanes + l));
                         }
                     }
                 }
@@ -687,6 +868,7 @@ impl Sim<'_> {
                         "barrier reached by only part of the program (divergent control flow)",
                     ));
                 }
+                self.races.epoch += 1;
             }
             Stmt::For {
                 iv,

@@ -370,7 +370,14 @@ impl Expander<'_> {
                     layout
                 };
                 let idx = self.linear_indices(&view, &[rows, stride])?;
+                // Where the layout replicates the tile (more threads or registers than
+                // elements), only the first holder of an element copies it.
+                let (owner, first_copy) = self.ownership(Some(&view));
+                self.open();
                 for first in (0..idx.len()).step_by(width as usize) {
+                    if !first_copy[first] {
+                        continue;
+                    }
                     let shared_index =
                         self.assign(DType::I32, Expr::Binary(BinaryOp::Add, base, idx[first]));
                     self.emit(Stmt::AsyncCopy {
@@ -381,6 +388,15 @@ impl Expander<'_> {
                         lanes: width as u8,
                         mask: mask_d.as_ref().map(|_| regs[1][first]),
                     });
+                }
+                let copies = self.close();
+                match owner {
+                    None => copies.into_iter().for_each(|c| self.emit(c)),
+                    Some(cond) => self.emit(Stmt::If {
+                        cond,
+                        then_body: copies,
+                        else_body: vec![],
+                    }),
                 }
             }
             _ => {
