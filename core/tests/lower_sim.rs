@@ -218,10 +218,62 @@ fn walk_mut(body: &mut [Stmt], f: &mut impl FnMut(&mut Stmt)) {
     }
 }
 
+/// What `f` picks from every statement, nested bodies included, in program order.
+fn collect<T>(body: &[Stmt], f: &impl Fn(&Stmt) -> Option<T>) -> Vec<T> {
+    let mut out = vec![];
+    for s in body {
+        out.extend(f(s));
+        for b in s.bodies() {
+            out.extend(collect(b, f));
+        }
+    }
+    out
+}
+
 fn count(body: &[Stmt], f: &impl Fn(&Stmt) -> bool) -> usize {
-    body.iter()
-        .map(|s| f(s) as usize + s.bodies().iter().map(|b| count(b, f)).sum::<usize>())
-        .sum()
+    collect(body, &|s| f(s).then_some(())).len()
+}
+
+/// The `pending` counts of the kernel's asynchronous waits, in program order.
+fn waits(body: &[Stmt]) -> Vec<u32> {
+    collect(body, &|s| match s {
+        Stmt::AsyncWait { pending } => Some(*pending),
+        _ => None,
+    })
+}
+
+/// A `matmul_block_ptr_kernel` specialization (32x32x16 blocks) on random inputs with
+/// its interpreter result.
+struct MatmulCase {
+    spec: tilewise_core::frontend::Specialized,
+    buffers: Vec<HostBuffer>,
+    rt: Vec<RtArg>,
+    grid: Grid,
+    want: Vec<HostBuffer>,
+}
+
+fn matmul_case(src: &str, seed: u64, shape: (usize, usize, usize), grid: [u32; 3]) -> MatmulCase {
+    let args = matmul_args(seed, shape);
+    let blocks = [("BLOCK_M", 32), ("BLOCK_N", 32), ("BLOCK_K", 16)];
+    let (spec, buffers, rt) = setup(src, "matmul_block_ptr_kernel", &args, &blocks);
+    let grid = Grid(grid);
+    let mut want = buffers.clone();
+    interp::run(&spec.kernel, grid, &rt, &mut want, &Options::default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    MatmulCase {
+        spec,
+        buffers,
+        rt,
+        grid,
+        want,
+    }
+}
+
+impl MatmulCase {
+    fn simulate(&self, tk: &ThreadKernel) -> tilewise_core::diag::Result<Vec<HostBuffer>> {
+        let mut got = self.buffers.clone();
+        simulate(tk, self.grid, &self.rt, &mut got).map(|_| got)
+    }
 }
 
 /// The PTX lowering stages the matmul's operands in shared-memory rings filled by
@@ -242,47 +294,26 @@ fn staged_matmul_lowers_and_needs_its_waits() {
 
 fn staged_matmul(src: &str, tol: f32) {
     // 7 K steps of 16 (the last one ragged), ragged M and N.
-    let args = matmul_args(13, (37, 45, 100));
-    let (spec, buffers, rt) = setup(
-        src,
-        "matmul_block_ptr_kernel",
-        &args,
-        &[("BLOCK_M", 32), ("BLOCK_N", 32), ("BLOCK_K", 16)],
-    );
-    let grid = Grid([2, 2, 1]);
-    let mut want = buffers.clone();
-    interp::run(&spec.kernel, grid, &rt, &mut want, &Options::default())
-        .unwrap_or_else(|e| panic!("{e}"));
-    let tk = to_thread_ir(&spec.kernel, &ExpandOptions::ptx(4)).unwrap_or_else(|e| panic!("{e}"));
+    let case = matmul_case(src, 13, (37, 45, 100), [2, 2, 1]);
+    let want = &case.want;
+    let tk =
+        to_thread_ir(&case.spec.kernel, &ExpandOptions::ptx(4)).unwrap_or_else(|e| panic!("{e}"));
     let copies = count(&tk.body, &|s| matches!(s, Stmt::AsyncCopy { .. }));
     assert!(
         copies > 0,
         "no asynchronous copies in the PTX lowering of the matmul"
     );
-    let waits: Vec<u32> = {
-        let mut w = vec![];
-        let mut tk = tk.clone();
-        walk_mut(&mut tk.body, &mut |s| {
-            if let Stmt::AsyncWait { pending } = s {
-                w.push(*pending);
-            }
-        });
-        w
-    };
     // Small tiles get 4 stages: in the loop, both operands of the two later iterations
     // in flight; after it, none.
-    assert_eq!(waits, vec![4, 0], "waits of the staged matmul");
+    assert_eq!(waits(&tk.body), vec![4, 0], "waits of the staged matmul");
     let loop_barriers = tk.body.iter().find_map(|s| match s {
         Stmt::For { body, .. } => Some(count(body, &|s| matches!(s, Stmt::Barrier))),
         _ => None,
     });
     assert_eq!(loop_barriers, Some(1), "barriers a K step");
-    let run = |tk: &ThreadKernel| {
-        let mut got = buffers.clone();
-        simulate(tk, grid, &rt, &mut got).map(|_| got)
-    };
+    let run = |tk: &ThreadKernel| case.simulate(tk);
     let got = run(&tk).unwrap_or_else(|e| panic!("{e}"));
-    compare(&got, &want, tol).unwrap_or_else(|e| panic!("staged matmul: {e}"));
+    compare(&got, want, tol).unwrap_or_else(|e| panic!("staged matmul: {e}"));
     for (what, change) in [("no waits", None), ("one group too few", Some(1))] {
         let mut broken = tk.clone();
         walk_mut(&mut broken.body, &mut |s| {
@@ -302,7 +333,7 @@ fn staged_matmul(src: &str, tol: f32) {
                 "{what}: {e}"
             ),
             Ok(got) => assert!(
-                compare(&got, &want, tol).is_err(),
+                compare(&got, want, tol).is_err(),
                 "the simulator did not notice {what}"
             ),
         }
@@ -335,9 +366,13 @@ fn races_between_barriers_are_reported() {
     ];
     let (spec, buffers, rt) = setup(src, "softmax_kernel", &args, &[("BLOCK_SIZE", 128)]);
     let grid = Grid([rows as u32, 1, 1]);
+    let mut want = buffers.clone();
+    interp::run(&spec.kernel, grid, &rt, &mut want, &Options::default())
+        .unwrap_or_else(|e| panic!("{e}"));
     let tk = to_thread_ir(&spec.kernel, &ExpandOptions::wgsl(4)).unwrap_or_else(|e| panic!("{e}"));
     let mut got = buffers.clone();
     simulate(&tk, grid, &rt, &mut got).unwrap_or_else(|e| panic!("{e}"));
+    compare(&got, &want, 1e-6).unwrap_or_else(|e| panic!("softmax: {e}"));
     let mut broken = tk.clone();
     fn strip(body: &mut Vec<Stmt>) {
         body.retain(|s| !matches!(s, Stmt::Barrier));
@@ -359,20 +394,10 @@ fn races_between_barriers_are_reported() {
 #[test]
 fn ring_budget_caps_stages() {
     let src = include_str!("../../shaders/matmul_block_ptr.py");
-    let args = matmul_args(17, (40, 24, 70));
-    let (spec, buffers, rt) = setup(
-        src,
-        "matmul_block_ptr_kernel",
-        &args,
-        &[("BLOCK_M", 32), ("BLOCK_N", 32), ("BLOCK_K", 16)],
-    );
-    let grid = Grid([2, 1, 1]);
-    let mut want = buffers.clone();
-    interp::run(&spec.kernel, grid, &rt, &mut want, &Options::default())
-        .unwrap_or_else(|e| panic!("{e}"));
+    let case = matmul_case(src, 17, (40, 24, 70), [2, 1, 1]);
     // One stage of tf32 tiles: a 32 x (16 + 4) and b 16 x (32 + 8) words.
     let stage = (32 * 20 + 16 * 40) * 4;
-    for (budget, copies, waits) in [
+    for (budget, copies, want_waits) in [
         (4 * stage, true, vec![4, 0]),
         (3 * stage, true, vec![2, 0]),
         (2 * stage, true, vec![0, 0]),
@@ -382,20 +407,12 @@ fn ring_budget_caps_stages() {
             ring_budget: budget,
             ..ExpandOptions::ptx(4)
         };
-        let tk = to_thread_ir(&spec.kernel, &options).unwrap_or_else(|e| panic!("{e}"));
+        let tk = to_thread_ir(&case.spec.kernel, &options).unwrap_or_else(|e| panic!("{e}"));
         let n_copies = count(&tk.body, &|s| matches!(s, Stmt::AsyncCopy { .. }));
         assert_eq!(n_copies > 0, copies, "budget {budget}: copies");
-        let mut got_waits = vec![];
-        let mut t = tk.clone();
-        walk_mut(&mut t.body, &mut |s| {
-            if let Stmt::AsyncWait { pending } = s {
-                got_waits.push(*pending);
-            }
-        });
-        assert_eq!(got_waits, waits, "budget {budget}: waits");
-        let mut got = buffers.clone();
-        simulate(&tk, grid, &rt, &mut got).unwrap_or_else(|e| panic!("{e}"));
-        compare(&got, &want, 3e-3).unwrap_or_else(|e| panic!("budget {budget}: {e}"));
+        assert_eq!(waits(&tk.body), want_waits, "budget {budget}: waits");
+        let got = case.simulate(&tk).unwrap_or_else(|e| panic!("{e}"));
+        compare(&got, &case.want, 3e-3).unwrap_or_else(|e| panic!("budget {budget}: {e}"));
     }
 }
 
@@ -427,21 +444,15 @@ fn register_prefetch_follows_num_stages() {
     let src = include_str!("../../shaders/matmul_block_ptr.py");
     let header = "for _ in range(0, tl.cdiv(K, BLOCK_K)):";
     assert!(src.contains(header));
-    let args = matmul_args(19, (40, 24, 70));
-    let cx = [("BLOCK_M", 32), ("BLOCK_N", 32), ("BLOCK_K", 16)];
-    let grid = Grid([2, 1, 1]);
     let mut prologue_loads = vec![];
     for stages in [2, 3] {
         let src = src.replace(
             header,
             &format!("for _ in tl.range(0, tl.cdiv(K, BLOCK_K), num_stages={stages}):"),
         );
-        let (spec, buffers, rt) = setup(&src, "matmul_block_ptr_kernel", &args, &cx);
-        let mut want = buffers.clone();
-        interp::run(&spec.kernel, grid, &rt, &mut want, &Options::default())
+        let case = matmul_case(&src, 19, (40, 24, 70), [2, 1, 1]);
+        let tk = to_thread_ir(&case.spec.kernel, &ExpandOptions::wgsl(4))
             .unwrap_or_else(|e| panic!("{e}"));
-        let tk =
-            to_thread_ir(&spec.kernel, &ExpandOptions::wgsl(4)).unwrap_or_else(|e| panic!("{e}"));
         let top = |s: &Stmt| {
             matches!(
                 s,
@@ -452,9 +463,8 @@ fn register_prefetch_follows_num_stages() {
             )
         };
         prologue_loads.push(tk.body.iter().filter(|s| top(s)).count());
-        let mut got = buffers.clone();
-        simulate(&tk, grid, &rt, &mut got).unwrap_or_else(|e| panic!("{e}"));
-        compare(&got, &want, 1e-5).unwrap_or_else(|e| panic!("{stages} stages: {e}"));
+        let got = case.simulate(&tk).unwrap_or_else(|e| panic!("{e}"));
+        compare(&got, &case.want, 1e-5).unwrap_or_else(|e| panic!("{stages} stages: {e}"));
     }
     assert!(prologue_loads[0] > 0);
     assert_eq!(

@@ -202,48 +202,34 @@ fn plan(kernel: &Kernel, body: &Block, num_stages: Option<u32>, env: &Env) -> Op
         ahead: vec![],
         ahead_slice: vec![],
     };
-    let Some(operands) = staged_operands(kernel, body, &plan.loads, env) else {
+    let ring = staged_operands(kernel, body, &plan.loads, env).and_then(|operands| {
+        // The ring: `stages` slots, within the budget.
+        let slot_bytes: u32 = plan
+            .loads
+            .iter()
+            .zip(&operands)
+            .map(|(&l, &(operand, tensor_cores))| {
+                let ty = kernel.ty(body.insts[l].results[0]);
+                let dt = ty.dtype().unwrap_or(DType::F32);
+                staged_len(operand, tensor_cores, ty.shape(), dt) * dt.size_bytes() as u32
+            })
+            .sum();
+        let mut stages = num_stages
+            .unwrap_or_else(|| default_stages(slot_bytes))
+            .max(2);
+        while stages > 2 && stages * slot_bytes > env.opt.ring_budget {
+            stages -= 1;
+        }
+        (stages * slot_bytes <= env.opt.ring_budget).then_some((operands, stages))
+    });
+    let Some((operands, stages)) = ring else {
         // In registers: `num_stages - 1` tiles a load in flight, where the loop (or
         // `TILEWISE_NUM_STAGES`) asks for more than 2 stages; one ahead by default.
         let stages = num_stages.or_else(forced_stages).unwrap_or(2);
-        if stages >= 3 {
-            if let Some((ahead, ahead_slice)) = lookahead(body, &index_of, read_args) {
-                plan.ahead = ahead;
-                plan.ahead_slice = ahead_slice;
-                plan.distance = stages - 1;
-            }
-        }
+        plan.distance = deepen(&mut plan, body, &index_of, read_args, stages) - 1;
         return Some(plan);
     };
-    // The ring: `stages` slots, within the budget; a lookahead for `stages >= 3`.
-    let slot_bytes: u32 = plan
-        .loads
-        .iter()
-        .zip(&operands)
-        .map(|(&l, &(operand, tensor_cores))| {
-            let ty = kernel.ty(body.insts[l].results[0]);
-            let dt = ty.dtype().unwrap_or(DType::F32);
-            staged_len(operand, tensor_cores, ty.shape(), dt) * dt.size_bytes() as u32
-        })
-        .sum();
-    let mut stages = num_stages
-        .unwrap_or_else(|| default_stages(slot_bytes))
-        .max(2);
-    while stages > 2 && stages * slot_bytes > env.opt.ring_budget {
-        stages -= 1;
-    }
-    if stages * slot_bytes > env.opt.ring_budget {
-        return Some(plan);
-    }
-    if stages >= 3 {
-        match lookahead(body, &index_of, read_args) {
-            Some((ahead, ahead_slice)) => {
-                plan.ahead = ahead;
-                plan.ahead_slice = ahead_slice;
-            }
-            None => stages = 2,
-        }
-    }
+    let stages = deepen(&mut plan, body, &index_of, read_args, stages);
     plan.distance = stages - 1;
     let pending = (plan.distance - 1) * plan.loads.len() as u32;
     plan.staging = Some(
@@ -263,6 +249,28 @@ fn plan(kernel: &Kernel, body: &Block, num_stages: Option<u32>, env: &Env) -> Op
             .collect(),
     );
     Some(plan)
+}
+
+/// The stages a plan can have: `stages`, where it is below 3 or the lookahead of the
+/// carried values exists (then recorded in `plan`), else 2.
+fn deepen(
+    plan: &mut Plan,
+    body: &Block,
+    index_of: &HashMap<Value, usize>,
+    read_args: HashSet<usize>,
+    stages: u32,
+) -> u32 {
+    if stages < 3 {
+        return stages.max(2);
+    }
+    match lookahead(body, index_of, read_args) {
+        Some((ahead, ahead_slice)) => {
+            plan.ahead = ahead;
+            plan.ahead_slice = ahead_slice;
+            stages
+        }
+        None => 2,
+    }
 }
 
 /// The carried arguments the loads' addresses read, closed under "its yielded value

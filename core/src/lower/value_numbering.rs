@@ -340,12 +340,7 @@ mod tests {
     use crate::ir::DType;
     use crate::thread_ir::{Param, ParamKind, Special};
 
-    fn assign(dst: u32, expr: Expr) -> Stmt {
-        Stmt::Assign {
-            dst: Reg(dst),
-            expr,
-        }
-    }
+    use crate::thread_ir::testing::assign;
 
     #[test]
     fn shares_repeats_keeps_carried_values_and_drops_dead_code() {

@@ -30,6 +30,20 @@ mod visit;
 pub use print::print;
 pub use scopes::{bindings, Binding};
 
+/// Builders shared by the unit tests of the Thread IR passes.
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::{Expr, Reg, Stmt};
+
+    /// `r{dst} = expr`.
+    pub fn assign(dst: u32, expr: Expr) -> Stmt {
+        Stmt::Assign {
+            dst: Reg(dst),
+            expr,
+        }
+    }
+}
+
 use crate::ir::{AtomicOp, BinaryOp, CmpPred, Const, DType, UnaryOp};
 
 /// A virtual register.

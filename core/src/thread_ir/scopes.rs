@@ -127,12 +127,7 @@ mod tests {
     use crate::ir::{Const, DType};
     use crate::thread_ir::{Expr, RegTy};
 
-    fn assign(dst: u32, expr: Expr) -> Stmt {
-        Stmt::Assign {
-            dst: Reg(dst),
-            expr,
-        }
-    }
+    use crate::thread_ir::testing::assign;
 
     #[test]
     fn scopes_and_loop_carried_registers() {

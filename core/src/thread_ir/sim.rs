@@ -949,10 +949,7 @@ mod tests {
         // r10 = matrix * 4, r11 = index, r12/r13 the two matrices, r14 = 2,
         // r15 = tid * 2, r16 = tid * 2 + 1, r17 = 1, r18 = 3, r19 = 7.
         let regs = vec![i, f, i, i, f, i, i, i, i, i, i, i, f, f, i, i, i, i, i, i];
-        let a = |dst: u32, expr: Expr| Stmt::Assign {
-            dst: Reg(dst),
-            expr,
-        };
+        let a = crate::thread_ir::testing::assign;
         let c = |v: i64| Expr::Const(Const::Int(v));
         let bin = |op, x: u32, y: u32| Expr::Binary(op, Reg(x), Reg(y));
         let body = vec![
