@@ -1212,3 +1212,311 @@ fn gpu_timers_time_queued_work() {
         );
     }
 }
+
+/// Kernels for bugs found outside the suite (issue 11): each case failed on some GPU
+/// path before its fix.
+const REGRESSIONS: &str = r#"
+import triton
+import triton.language as tl
+
+@triton.jit
+def _add(a, b):
+    return a + b
+
+@triton.jit
+def chained_reductions(x_ptr, out_ptr, R, C, BR: tl.constexpr, BC: tl.constexpr):
+    rows = tl.arange(0, BR)
+    cols = tl.arange(0, BC)
+    m = (rows[:, None] < R) & (cols[None, :] < C)
+    offs = rows[:, None] * C + cols[None, :]
+    t = tl.load(x_ptr + offs, mask=m, other=0.0)
+    tl.store(out_ptr + 0, tl.sum(tl.sum(t, axis=1), axis=0))
+    tl.store(out_ptr + 1, tl.sum(tl.sum(t, axis=0), axis=0))
+    tl.store(out_ptr + 2, tl.max(tl.max(t, axis=1), axis=0))
+    tl.store(out_ptr + 3, tl.min(tl.min(t, axis=0), axis=0))
+    tl.store(out_ptr + 4, tl.argmax(tl.sum(t, axis=1), axis=0).to(tl.float32))
+    tl.store(out_ptr + 5, tl.argmin(tl.max(t, axis=0), axis=0).to(tl.float32))
+    tl.store(out_ptr + 6, tl.reduce(tl.reduce(t, 1, _add), 0, _add))
+    k = tl.sum(tl.sum(t, axis=1, keep_dims=True), axis=0, keep_dims=True)
+    one = tl.arange(0, 1)
+    tl.store(out_ptr + 7 + one[:, None] + one[None, :], k)
+    u = tl.load(x_ptr + offs, mask=m, other=float("nan"))
+    nans = tl.sum(tl.sum((u != u).to(tl.int32), axis=1), axis=0)
+    tl.store(out_ptr + 8, nans.to(tl.float32))
+    t3 = tl.reshape(t, (BR // 4, 4, BC))
+    tl.store(out_ptr + 9, tl.sum(tl.sum(tl.sum(t3, axis=2), axis=0), axis=0))
+    tl.store(out_ptr + 10, tl.max(tl.sum(tl.sum(t3, axis=1), axis=0), axis=0))
+    tl.store(out_ptr + 11, tl.sum(tl.max(tl.sum(t3, axis=0), axis=1), axis=0))
+    tl.store(out_ptr + 12, tl.sum(tl.sum(t, axis=1) * 2.0, axis=0))
+
+@triton.jit
+def nan_compares(x_ptr, y_ptr, out_ptr, cnt_ptr, R, C, BR: tl.constexpr, BC: tl.constexpr):
+    bp = tl.make_block_ptr(x_ptr, shape=(R, C), strides=(C, 1), offsets=(0, 0),
+                           block_shape=(BR, BC), order=(1, 0))
+    t = tl.load(bp, boundary_check=(0, 1), padding_option="nan")
+    is_nan = t != t
+    tl.store(cnt_ptr, tl.sum(tl.sum(is_nan.to(tl.int32), axis=1), axis=0))
+    offs = tl.arange(0, BC)
+    a = tl.load(x_ptr + offs)
+    b = tl.load(y_ptr + offs)
+    tl.store(out_ptr + offs, _codes(a, b))
+    tl.store(out_ptr + BC + offs, _codes(a.to(tl.float16), b.to(tl.float16)))
+    tl.store(out_ptr + 2 * BC + offs, _codes(a.to(tl.bfloat16), b.to(tl.bfloat16)))
+
+@triton.jit
+def _codes(a, b):
+    c = (a == b).to(tl.int32) + 2 * (a != b).to(tl.int32) + 4 * (a < b).to(tl.int32)
+    c += 8 * (a <= b).to(tl.int32) + 16 * (a > b).to(tl.int32) + 32 * (a >= b).to(tl.int32)
+    c += 64 * (a == a).to(tl.int32) + 128 * (b != b).to(tl.int32)
+    c += 256 * a.to(tl.int1).to(tl.int32)
+    return c
+
+@triton.jit
+def narrow_round_trip(x_ptr, h_ptr, bf_ptr, back_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    x = tl.load(x_ptr + offs, mask=m)
+    h = x.to(tl.float16)
+    bf = x.to(tl.bfloat16)
+    tl.store(h_ptr + offs, h, mask=m)
+    tl.store(bf_ptr + offs, bf, mask=m)
+    tl.store(back_ptr + offs, h.to(tl.float32) + bf.to(tl.float32), mask=m)
+
+@triton.jit
+def while_packed(x_ptr, out_ptr, cnt_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    v = tl.load(x_ptr + offs)
+    w = tl.load(x_ptr + BLOCK + offs)
+    i = 0
+    while i < n:
+        v = tl.minimum(v, (w + v).to(tl.bfloat16))
+        w = tl.maximum(w, v)
+        i += 1
+    tl.store(out_ptr + offs, v)
+    tl.store(out_ptr + BLOCK + offs, w)
+    tl.store(cnt_ptr, i.to(tl.int32))
+
+@triton.jit
+def while_condition_effects(cnt_ptr, n):
+    i = 0
+    while tl.atomic_add(cnt_ptr, 1) < n:
+        i += 1
+    tl.store(cnt_ptr + 1, i)
+
+@triton.jit
+def self_difference(x_ptr, out_ptr, out16_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    tl.store(out_ptr + offs, x - x)
+    h = x.to(tl.float16)
+    tl.store(out16_ptr + offs, h - h)
+"#;
+
+/// A reduction over the result of a reduction along another axis (2-D and 3-D, sum,
+/// max, min, argmax, argmin, `tl.reduce`, `keep_dims`, NaN counts): the slice layout
+/// of the first reduction replicates registers, and the second combined each copy
+/// (38687.5 for 702.4 on the WGSL lowering).
+#[test]
+fn reduction_of_a_reduction() {
+    let mut r = Rng(31);
+    for (rows, cols) in [(13usize, 29usize), (16, 32), (3, 7)] {
+        check(Case {
+            name: "chained_reductions",
+            src: REGRESSIONS,
+            kernel: "chained_reductions",
+            grid: [1, 1, 1],
+            args: vec![
+                H::F32(r.f32s(rows * cols)),
+                poison_f32(16),
+                s(rows as i32),
+                s(cols as i32),
+            ],
+            constexprs: vec![("BR", c(16)), ("BC", c(32))],
+            tol: 1e-5,
+            tf32: false,
+        });
+    }
+}
+
+/// Every float comparison follows IEEE with NaN operands (`!=` true, the others false),
+/// on f32, f16 and bf16, and a NaN-padded block pointer counts its NaNs by `t != t`
+/// (NVIDIA's Vulkan driver folded `t != t` to false).
+#[test]
+fn comparisons_with_nan_follow_ieee() {
+    let mut r = Rng(32);
+    let (rows, cols, bc) = (5usize, 11usize, 16usize);
+    let specials = [
+        f32::NAN,
+        0.0,
+        -0.0,
+        1.0,
+        -1.5,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+    ];
+    let mut pick = |n: usize| -> Vec<f32> {
+        r.i32s(n, 0, specials.len() as i32)
+            .into_iter()
+            .map(|i| specials[i as usize])
+            .collect()
+    };
+    let mut x = pick(rows * cols);
+    x[..bc].copy_from_slice(&pick(bc));
+    let y = pick(bc);
+    check(Case {
+        name: "nan_compares",
+        src: REGRESSIONS,
+        kernel: "nan_compares",
+        grid: [1, 1, 1],
+        args: vec![
+            H::F32(x),
+            H::F32(y),
+            H::I32(vec![-1; 3 * bc]),
+            H::I32(vec![-1]),
+            s(rows as i32),
+            s(cols as i32),
+        ],
+        constexprs: vec![("BR", c(8)), ("BC", c(bc as u32))],
+        tol: 0.0,
+        tf32: false,
+    });
+}
+
+/// A cast to f16 or bf16 rounds (to nearest even, overflow to infinity, subnormals,
+/// ties) even when it is widened again (NVIDIA's Vulkan driver folded the round trip).
+#[test]
+fn narrowing_casts_round_when_widened_again() {
+    let mut r = Rng(33);
+    let mut x: Vec<f32> = r.f32s(2048).iter().map(|v| v * 500.0).collect();
+    // Exact ties between neighbouring f16 values, and just beside them.
+    for bits in (0u16..0x7c00).step_by(97) {
+        let lo = f16::from_bits(bits).to_f32();
+        let hi = f16::from_bits(bits + 1).to_f32();
+        let mid = (lo + hi) / 2.0;
+        x.extend([
+            mid,
+            -mid,
+            f32::from_bits(mid.to_bits() + 1),
+            f32::from_bits(mid.to_bits() - 1),
+        ]);
+    }
+    x.extend([
+        65504.0,
+        65519.0,
+        65520.0,
+        65536.0,
+        1e9,
+        -1e9,
+        5.96e-8,
+        2.98e-8,
+        2.99e-8,
+        1e-10,
+        f32::NAN,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        -0.0,
+        3.4e38,
+        1.17e-38,
+    ]);
+    let n = x.len();
+    check(Case {
+        name: "narrow_round_trip",
+        src: REGRESSIONS,
+        kernel: "narrow_round_trip",
+        grid: [n.div_ceil(256) as u32, 1, 1],
+        args: vec![
+            H::F32(x),
+            H::F16(vec![f16::NAN; n]),
+            H::BF16(vec![bf16::NAN; n]),
+            poison_f32(n),
+            s(n as i32),
+        ],
+        constexprs: vec![("BLOCK", c(256))],
+        tol: 0.0,
+        tf32: false,
+    });
+}
+
+/// A `while` loop carrying 16-bit tiles that came from wide loads: the PTX lowering
+/// keeps them packed in vector registers and read unassigned registers in the loop's
+/// condition block (found by the fuzzer, seed 204).
+#[test]
+fn while_loop_carries_packed_halves() {
+    let mut r = Rng(34);
+    let block = 256usize;
+    let x: Vec<bf16> = r
+        .f32s(2 * block)
+        .iter()
+        .map(|&v| bf16::from_f32(v))
+        .collect();
+    for n in [0, 1, 3] {
+        check(Case {
+            name: "while_packed",
+            src: REGRESSIONS,
+            kernel: "while_packed",
+            grid: [1, 1, 1],
+            args: vec![
+                H::BF16(x.clone()),
+                H::BF16(vec![bf16::NAN; 2 * block]),
+                H::I32(vec![-1]),
+                s(n),
+            ],
+            constexprs: vec![("BLOCK", c(block as u32))],
+            tol: 0.0,
+            tf32: false,
+        });
+    }
+}
+
+/// A `while` condition is evaluated once per test, never once more before the loop (its
+/// side effects ran twice: issue 14's spin lock).
+#[test]
+fn while_condition_runs_once_per_test() {
+    check(Case {
+        name: "while_condition_effects",
+        src: REGRESSIONS,
+        kernel: "while_condition_effects",
+        grid: [1, 1, 1],
+        args: vec![H::I32(vec![0, -1]), s(5)],
+        constexprs: vec![],
+        tol: 0.0,
+        tf32: false,
+    });
+    let dev = Device::interpreter();
+    let module = Module::parse("regressions.py", REGRESSIONS).unwrap();
+    let k = module.kernel("while_condition_effects").unwrap();
+    let cnt = dev.upload(&[0i32, -1]).unwrap();
+    k.launch(&dev, 1).arg(&cnt).arg(5i32).run().unwrap();
+    assert_eq!(dev.download::<i32>(&cnt).unwrap(), vec![6, 5]);
+}
+
+/// `x - x` is NaN for NaN and infinite `x` (lavapipe folded it to 0; found by the
+/// fuzzer, seed 398).
+#[test]
+fn self_difference_keeps_nan() {
+    let specials = [
+        f32::NAN,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        1.5,
+        -0.0,
+        0.0,
+        7.0,
+        -2.25,
+    ];
+    let x: Vec<f32> = (0..64).map(|i| specials[i % specials.len()]).collect();
+    check(Case {
+        name: "self_difference",
+        src: REGRESSIONS,
+        kernel: "self_difference",
+        grid: [1, 1, 1],
+        args: vec![
+            H::F32(x),
+            poison_f32(64),
+            H::F16(vec![f16::from_f32(5.0); 64]),
+        ],
+        constexprs: vec![("BLOCK", c(64))],
+        tol: 0.0,
+        tf32: false,
+    });
+}

@@ -261,8 +261,12 @@ fn half_and_double_ops_round_like_the_dtype() {
     for op in FLOAT_OPS {
         // f16
         let (ah, bh): (Vec<f16>, Vec<f16>) = (
-            a.iter().map(|&x| f16::from_f64(x)).collect(),
-            b.iter().map(|&x| f16::from_f64(x)).collect(),
+            a.iter()
+                .map(|&x| tilewise_core::ir::f16_from_f64(x))
+                .collect(),
+            b.iter()
+                .map(|&x| tilewise_core::ir::f16_from_f64(x))
+                .collect(),
         );
         let k = binary_kernel(DType::F16, |k, x, y| k.bin(op, x, y));
         let got: Vec<f16> = read(&run_binary(
@@ -272,13 +276,17 @@ fn half_and_double_ops_round_like_the_dtype() {
             buf(&[f16::ZERO; N as usize]),
         ));
         for i in 0..N as usize {
-            let want = f16::from_f64(f64_op(op, ah[i].to_f64(), bh[i].to_f64()));
+            let want = tilewise_core::ir::f16_from_f64(f64_op(op, ah[i].to_f64(), bh[i].to_f64()));
             assert!(same(got[i].to_f64(), want.to_f64()), "f16 {op:?}");
         }
         // bf16
         let (ab, bb): (Vec<bf16>, Vec<bf16>) = (
-            a.iter().map(|&x| bf16::from_f64(x)).collect(),
-            b.iter().map(|&x| bf16::from_f64(x)).collect(),
+            a.iter()
+                .map(|&x| tilewise_core::ir::bf16_from_f64(x))
+                .collect(),
+            b.iter()
+                .map(|&x| tilewise_core::ir::bf16_from_f64(x))
+                .collect(),
         );
         let k = binary_kernel(DType::BF16, |k, x, y| k.bin(op, x, y));
         let got: Vec<bf16> = read(&run_binary(
@@ -288,7 +296,7 @@ fn half_and_double_ops_round_like_the_dtype() {
             buf(&[bf16::ZERO; N as usize]),
         ));
         for i in 0..N as usize {
-            let want = bf16::from_f64(f64_op(op, ab[i].to_f64(), bb[i].to_f64()));
+            let want = tilewise_core::ir::bf16_from_f64(f64_op(op, ab[i].to_f64(), bb[i].to_f64()));
             assert!(same(got[i].to_f64(), want.to_f64()), "bf16 {op:?}");
         }
         // f64

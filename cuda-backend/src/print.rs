@@ -491,8 +491,8 @@ impl Printer<'_> {
             }
             DType::F64 => f64_lit(as_f),
             DType::F32 => f32_lit(as_f as f32),
-            DType::F16 => f32_lit(half::f16::from_f64(as_f).to_f32()),
-            DType::BF16 => f32_lit(half::bf16::from_f64(as_f).to_f32()),
+            DType::F16 => f32_lit(tilewise_core::ir::f16_from_f64(as_f).to_f32()),
+            DType::BF16 => f32_lit(tilewise_core::ir::bf16_from_f64(as_f).to_f32()),
             DType::I8 => (as_i as i8).to_string(),
             DType::I16 => (as_i as i16).to_string(),
             DType::I32 => (as_i as i32).to_string(),

@@ -320,6 +320,7 @@ fn reg_ty(dt: DType, f16: bool) -> &'static str {
 
 const PRELUDE: &str = "
 fn tw_isnan(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u; }
+fn tw_isfinite(x: f32) -> bool { return (bitcast<u32>(x) & 0x7f800000u) != 0x7f800000u; }
 fn tw_minf(a: f32, b: f32) -> f32 { if (tw_isnan(a)) { return b; } if (tw_isnan(b)) { return a; } return min(a, b); }
 fn tw_maxf(a: f32, b: f32) -> f32 { if (tw_isnan(a)) { return b; } if (tw_isnan(b)) { return a; } return max(a, b); }
 fn tw_bf16_bits(x: f32) -> u32 {
@@ -328,7 +329,28 @@ fn tw_bf16_bits(x: f32) -> u32 {
   return (b + 0x7fffu + ((b >> 16u) & 1u)) >> 16u;
 }
 fn tw_bf16(x: f32) -> f32 { return bitcast<f32>(tw_bf16_bits(x) << 16u); }
-fn tw_f16_bits(x: f32) -> u32 { return pack2x16float(vec2<f32>(x, 0.0)) & 0xffffu; }
+fn tw_f16_bits(x: f32) -> u32 {
+  // Round to nearest even in integer arithmetic: a driver may fold a float conversion
+  // that is widened again, and pack2x16float leaves overflow undefined.
+  let b = bitcast<u32>(x);
+  let sign = (b >> 16u) & 0x8000u;
+  let a = b & 0x7fffffffu;
+  if (a > 0x7f800000u) { return sign | 0x7e00u; }
+  if (a >= 0x477ff000u) { return sign | 0x7c00u; }
+  if (a < 0x38800000u) {
+    if (a <= 0x33000000u) { return sign; }
+    let m = (a & 0x7fffffu) | 0x800000u;
+    let shift = 126u - (a >> 23u);
+    let q = m >> shift;
+    let rest = m & ((1u << shift) - 1u);
+    let half = 1u << (shift - 1u);
+    return sign | (q + select(0u, 1u, rest > half || (rest == half && (q & 1u) == 1u)));
+  }
+  let r = a - 0x38000000u;
+  let q = r >> 13u;
+  let rest = r & 0x1fffu;
+  return sign | (q + select(0u, 1u, rest > 0x1000u || (rest == 0x1000u && (q & 1u) == 1u)));
+}
 fn tw_f16(x: f32) -> f32 { return unpack2x16float(tw_f16_bits(x)).x; }
 fn tw_f2i(x: f32) -> i32 {
   if (tw_isnan(x)) { return 0; }
@@ -370,6 +392,7 @@ fn tw_urem(a: u32, b: u32) -> u32 { if (b == 0u) { return 0u; } return a % b; }
 
 const PRELUDE_F16: &str = "
 fn tw_isnanh(x: f16) -> bool { return tw_isnan(f32(x)); }
+fn tw_to_f16(x: f32) -> f16 { return f16(unpack2x16float(tw_f16_bits(x)).x); }
 fn tw_minh(a: f16, b: f16) -> f16 { if (tw_isnanh(a)) { return b; } if (tw_isnanh(b)) { return a; } return min(a, b); }
 fn tw_maxh(a: f16, b: f16) -> f16 { if (tw_isnanh(a)) { return b; } if (tw_isnanh(b)) { return a; } return max(a, b); }
 ";
@@ -566,7 +589,14 @@ impl Printer<'_> {
                     Const::Int(i) => i as f64,
                     Const::Bool(b) => b as i64 as f64,
                 };
-                let v = self.fix(d, f(x));
+                // Narrow constants are rounded once, from the exact value, as the
+                // interpreter rounds them (not through f32).
+                let x = match d {
+                    DType::F16 => tilewise_core::ir::f16_from_f64(x).to_f64(),
+                    DType::BF16 => tilewise_core::ir::bf16_from_f64(x).to_f64(),
+                    _ => x,
+                };
+                let v = f(x);
                 if self.is_f16_native(d) {
                     format!("f16({v})")
                 } else {
@@ -707,6 +737,12 @@ impl Printer<'_> {
         let signed = dt.is_signed_int() && dt != DType::I1;
         let e = match op {
             BinaryOp::Add => format!("({a} + {b})"),
+            // `x - x` is folded to 0 by drivers that assume NaN and infinity away
+            // (lavapipe): NaN unless `x` is finite.
+            BinaryOp::Sub if dt.is_float() && a == b => {
+                let t = self.rty(dt);
+                format!("select({t}(0), {t}(bitcast<f32>(0x7fc00000u)), !tw_isfinite(f32({a})))")
+            }
             BinaryOp::Sub => format!("({a} - {b})"),
             BinaryOp::Mul => format!("({a} * {b})"),
             BinaryOp::Div if dt.is_float() => format!("({a} / {b})"),
@@ -757,15 +793,38 @@ impl Printer<'_> {
             );
             return self.cmp(p, DType::U32, &a, &b);
         }
-        let o = match p {
+        let o = Self::cmp_op(p);
+        if dt.is_float() {
+            // WGSL lets a driver assume NaN away (NVIDIA's folds `x != x` to false):
+            // test NaN on the bits, so every comparison follows IEEE.
+            let nan = format!("{} || {}", self.isnan(dt, a), self.isnan(dt, b));
+            return if p == CmpPred::Ne {
+                format!("({nan} || {a} != {b})")
+            } else {
+                format!("(!({nan}) && {a} {o} {b})")
+            };
+        }
+        format!("({a} {o} {b})")
+    }
+
+    /// A NaN test of `x` on its bits.
+    fn isnan(&self, dt: DType, x: &str) -> String {
+        if self.is_f16_native(dt) {
+            format!("tw_isnanh({x})")
+        } else {
+            format!("tw_isnan({x})")
+        }
+    }
+
+    fn cmp_op(p: CmpPred) -> &'static str {
+        match p {
             CmpPred::Eq => "==",
             CmpPred::Ne => "!=",
             CmpPred::Lt => "<",
             CmpPred::Le => "<=",
             CmpPred::Gt => ">",
             CmpPred::Ge => ">=",
-        };
-        format!("({a} {o} {b})")
+        }
     }
 
     fn cast(&self, from: DType, to: DType, x: &str, bitcast: bool) -> Result<String> {
@@ -792,7 +851,10 @@ impl Printer<'_> {
         let t = self.rty(to);
         Ok(match (from.is_float(), to.is_float(), from, to) {
             (_, _, f, t2) if f == t2 => x.to_string(),
-            (_, _, _, DType::I1) if from.is_float() => format!("({x} != 0.0)"),
+            (_, _, _, DType::I1) if from.is_float() => {
+                let f = self.rty(from);
+                format!("({x} != {f}(0) || {})", self.isnan(from, x))
+            }
             (_, _, DType::I1, _) if to.is_float() => {
                 self.fix(to, format!("select({t}(0), {t}(1), {x})"))
             }
@@ -805,7 +867,7 @@ impl Printer<'_> {
                     x.to_string()
                 };
                 if self.is_f16_native(to) {
-                    format!("f16({widened})")
+                    format!("tw_to_f16({widened})")
                 } else {
                     self.fix(to, widened)
                 }

@@ -515,14 +515,9 @@ impl Tracer<'_> {
         if !w.orelse.is_empty() {
             return Err(unsupported("`while ... else`", header));
         }
-        let c = self.eval(&w.test)?;
-        match c.truthy() {
-            Some(false) => return Ok(()),
-            Some(true) => {
-                return Err(err(ErrorKind::Unsupported, "`while` on a condition that is always true (a compile-time constant) would never end; `break` is not supported", cspan));
-            }
-            None => {}
-        }
+        // The condition is traced once, in the loop's before-block, on the carried
+        // values (a counter `i = 0` becomes a runtime value there, as in Triton): never
+        // before the loop, where its side effects (an atomic) would run once more.
         let before = self.env.clone();
         let body = &w.body;
         let names =
@@ -535,6 +530,19 @@ impl Tracer<'_> {
             self.bind(n, Val::T(*a));
         }
         let c = self.eval(&w.test)?;
+        match c.truthy() {
+            Some(false) => {
+                self.b.end_block();
+                self.env = before;
+                return Ok(());
+            }
+            Some(true) => {
+                self.b.end_block();
+                self.env = before;
+                return Err(err(ErrorKind::Unsupported, "`while` on a condition that is always true (a compile-time constant) would never end; `break` is not supported", cspan));
+            }
+            None => {}
+        }
         let cond = self.scalar_cond(&c, cspan, "while")?;
         self.b.push0(
             Op::Condition {

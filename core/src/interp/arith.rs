@@ -285,8 +285,8 @@ pub fn i2f(x: i64, from: DType, to: DType) -> f64 {
 
 fn float_bits(x: f64, dt: DType) -> i64 {
     match dt {
-        DType::F16 => f16::from_f64(x).to_bits() as i64,
-        DType::BF16 => bf16::from_f64(x).to_bits() as i64,
+        DType::F16 => crate::ir::f16_from_f64(x).to_bits() as i64,
+        DType::BF16 => crate::ir::bf16_from_f64(x).to_bits() as i64,
         DType::F32 => (x as f32).to_bits() as i64,
         _ => x.to_bits() as i64,
     }

@@ -123,8 +123,8 @@ pub fn scatter_from(b: &mut [u8], dtype: DType, lanes: &[usize], vals: &Data) ->
     match (dtype, vals) {
         (DType::F32, Data::F(v)) => s(b, lanes, v, |x| (x as f32).to_le_bytes()),
         (DType::F64, Data::F(v)) => s(b, lanes, v, f64::to_le_bytes),
-        (DType::F16, Data::F(v)) => s(b, lanes, v, |x| f16::from_f64(x).to_le_bytes()),
-        (DType::BF16, Data::F(v)) => s(b, lanes, v, |x| bf16::from_f64(x).to_le_bytes()),
+        (DType::F16, Data::F(v)) => s(b, lanes, v, |x| crate::ir::f16_from_f64(x).to_le_bytes()),
+        (DType::BF16, Data::F(v)) => s(b, lanes, v, |x| crate::ir::bf16_from_f64(x).to_le_bytes()),
         (DType::I1, Data::I(v)) => s(b, lanes, v, |x| [(x != 0) as u8]),
         (DType::I8 | DType::U8, Data::I(v)) => s(b, lanes, v, |x| [x as u8]),
         (DType::I16 | DType::U16, Data::I(v)) => s(b, lanes, v, |x| (x as u16).to_le_bytes()),

@@ -104,8 +104,8 @@ pub enum RtValue {
 pub fn round1(dtype: DType, x: f64) -> f64 {
     match dtype {
         DType::F32 => x as f32 as f64,
-        DType::F16 => f16::from_f64(x).to_f64(),
-        DType::BF16 => bf16::from_f64(x).to_f64(),
+        DType::F16 => crate::ir::f16_from_f64(x).to_f64(),
+        DType::BF16 => crate::ir::bf16_from_f64(x).to_f64(),
         _ => x,
     }
 }
@@ -114,8 +114,12 @@ pub fn round1(dtype: DType, x: f64) -> f64 {
 pub fn round_f(dtype: DType, v: &mut [f64]) {
     match dtype {
         DType::F32 => v.iter_mut().for_each(|x| *x = *x as f32 as f64),
-        DType::F16 => v.iter_mut().for_each(|x| *x = f16::from_f64(*x).to_f64()),
-        DType::BF16 => v.iter_mut().for_each(|x| *x = bf16::from_f64(*x).to_f64()),
+        DType::F16 => v
+            .iter_mut()
+            .for_each(|x| *x = crate::ir::f16_from_f64(*x).to_f64()),
+        DType::BF16 => v
+            .iter_mut()
+            .for_each(|x| *x = crate::ir::bf16_from_f64(*x).to_f64()),
         _ => {}
     }
 }

@@ -197,3 +197,73 @@ impl fmt::Display for DType {
         f.write_str(self.name())
     }
 }
+
+/// `x` rounded to f32 to odd: toward zero, with the last bit set when inexact. Rounding
+/// that to a format with at least two fewer significand bits (f16, bf16) gives the
+/// correctly rounded result of `x` (no double-rounding error).
+fn f32_round_to_odd(x: f64) -> f32 {
+    let f = x as f32;
+    if x.is_nan() || f as f64 == x {
+        return f;
+    }
+    if f.is_infinite() {
+        return f32::from_bits(f32::MAX.to_bits() | (f.to_bits() & 0x8000_0000));
+    }
+    let toward_zero = if (f as f64).abs() > x.abs() {
+        f32::from_bits(f.to_bits() - 1)
+    } else {
+        f
+    };
+    f32::from_bits(toward_zero.to_bits() | 1)
+}
+
+/// `x` correctly rounded (to nearest, ties to even) to f16. `half::f16::from_f64`
+/// misrounds some values (-16267.99977 gives -16272 for -16264).
+pub fn f16_from_f64(x: f64) -> half::f16 {
+    half::f16::from_f32(f32_round_to_odd(x))
+}
+
+/// `x` correctly rounded (to nearest, ties to even) to bf16. `half::bf16::from_f64`
+/// misrounds some values, even f32 ones (`f32::from_bits(0x37428001)`).
+pub fn bf16_from_f64(x: f64) -> half::bf16 {
+    half::bf16::from_f32(f32_round_to_odd(x))
+}
+
+#[cfg(test)]
+mod rounding_tests {
+    use super::*;
+
+    /// Exact nearest-even rounding of `x` to `bits` significand bits, by brute force
+    /// over the two neighbours (normal range only).
+    fn nearest(x: f64, bits: i32) -> f64 {
+        let e = x.abs().log2().floor() as i32;
+        let ulp = 2f64.powi(e - bits + 1);
+        let lo = (x / ulp).floor() * ulp;
+        let hi = lo + ulp;
+        let (dl, dh) = (x - lo, hi - x);
+        if dl < dh || (dl == dh && ((lo / ulp) as i64) % 2 == 0) {
+            lo
+        } else {
+            hi
+        }
+    }
+
+    #[test]
+    fn narrow_rounding_is_correct_where_half_is_not() {
+        assert_eq!(f16_from_f64(-16267.999775210257).to_f32(), -16264.0);
+        assert_eq!(
+            bf16_from_f64(f32::from_bits(0x3742_8001) as f64).to_bits(),
+            0x3743
+        );
+        let mut s = 0x9E37_79B9_7F4A_7C15u64;
+        for _ in 0..200_000 {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            let e = (s >> 52) % 20;
+            let x = f64::from_bits((s & 0x800f_ffff_ffff_ffff) | ((1023 - 10 + e) << 52));
+            assert_eq!(f16_from_f64(x).to_f64(), nearest(x, 11), "f16 of {x:e}");
+            assert_eq!(bf16_from_f64(x).to_f64(), nearest(x, 8), "bf16 of {x:e}");
+        }
+    }
+}

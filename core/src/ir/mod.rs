@@ -28,7 +28,7 @@ mod print;
 mod types;
 pub mod verify;
 
-pub use dtype::{DType, Kind};
+pub use dtype::{bf16_from_f64, f16_from_f64, DType, Kind};
 pub use kernel::{Block, Inst, Kernel, KernelBuilder, Param, Value, ValueData, ValueDef};
 pub use ops::{
     AtomicOp, BinaryOp, CacheHints, CmpPred, Combiner, Const, HintKind, Op, Padding, Precision,

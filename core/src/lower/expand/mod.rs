@@ -1195,6 +1195,9 @@ impl<'k> Expander<'k> {
             self.set(*a, s.clone());
         }
         self.open();
+        for s in &slots {
+            self.unpack_slot(s);
+        }
         self.block(before)?;
         let (fwd, cond) = Self::terminator(before);
         let cond = cond.ok_or_else(|| Diagnostic::internal("while without condition"))?;
@@ -1215,6 +1218,9 @@ impl<'k> Expander<'k> {
             self.set(*a, s.clone());
         }
         self.open();
+        for s in &fslots {
+            self.unpack_slot(s);
+        }
         self.block(after)?;
         let ys: Vec<TVal> = after_yields
             .iter()
@@ -1228,6 +1234,9 @@ impl<'k> Expander<'k> {
             cond: c,
             body,
         });
+        for s in &fslots {
+            self.unpack_slot(s);
+        }
         for (r, s) in inst.results.iter().zip(fslots) {
             self.set(*r, s);
         }

@@ -158,10 +158,20 @@ impl Expander<'_> {
             .enumerate()
             .filter(|(_, b)| b[axis] != 0)
             .fold(0, |m, (i, _)| m | 1 << i);
+        // Registers whose basis is zero are copies of others (replication, such as the
+        // dropped axis of an earlier reduction): only first copies take part, or a
+        // thread would combine the same element twice.
+        let copy_reg_bits: u32 = layout
+            .reg_bases()
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| b.iter().all(|&x| x == 0))
+            .fold(0, |m, (i, _)| m | 1 << i);
+        let rep_of = |r: u32| (r & !axis_reg_bits & !copy_reg_bits) as usize;
         let n = layout.num_regs();
         let mut partial: Vec<Option<Vec<Reg>>> = vec![None; n as usize];
-        for r in 0..n {
-            let rep = (r & !axis_reg_bits) as usize;
+        for r in (0..n).filter(|r| r & copy_reg_bits == 0) {
+            let rep = rep_of(r);
             let vals: Vec<Reg> = regs.iter().map(|op| op[r as usize]).collect();
             partial[rep] = Some(match partial[rep].take() {
                 None => vals,
@@ -358,11 +368,7 @@ impl Expander<'_> {
         // Results: every register of the slice layout reads its representative.
         for (j, res) in inst.results.iter().enumerate() {
             let regs_out: Vec<Reg> = (0..n)
-                .map(|r| {
-                    partial[(r & !axis_reg_bits) as usize]
-                        .as_ref()
-                        .expect("rep")[j]
-                })
+                .map(|r| partial[rep_of(r)].as_ref().expect("rep")[j])
                 .collect();
             let d = if sliced.rank() == 0 {
                 Dist::Uniform(regs_out[0])

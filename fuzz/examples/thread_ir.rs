@@ -1,0 +1,46 @@
+//! Prints the Thread IR of a fuzz program (by seed) for the PTX or WGSL lowering:
+//! `cargo run --release -p tilewise-fuzz --example thread_ir -- SEED ptx|wgsl`.
+use tilewise::core::lower::{expand::ExpandOptions, to_thread_ir};
+use tilewise::{Device, Module};
+use tilewise_fuzz::{generate, Options};
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let seed: u64 = args.next().and_then(|s| s.parse().ok()).unwrap_or(1);
+    let ptx = args.next().as_deref() != Some("wgsl");
+    let p = generate(seed, &Options::default());
+    let src = match std::env::var("FUZZ_SRC") {
+        Ok(path) => std::fs::read_to_string(path).unwrap(),
+        Err(_) => p.source(),
+    };
+    let dev = Device::interpreter();
+    let module = Module::parse("x.py", &src).unwrap();
+    let kernel = module.kernel(tilewise_fuzz::Program::KERNEL).unwrap();
+    let host = tilewise_fuzz::exec::host_data(&p);
+    let _ = host;
+    let mut launch = kernel.launch(&dev, p.grid).num_warps(p.num_warps);
+    let bufs: Vec<_> = p
+        .inputs
+        .iter()
+        .map(|b| b.dtype)
+        .chain(p.outputs.iter().map(|o| o.dtype))
+        .map(|d| dev.alloc(d, 4096).unwrap())
+        .collect();
+    for b in &bufs {
+        launch = launch.arg(b);
+    }
+    for &s in &p.scalars {
+        launch = launch.arg(s);
+    }
+    let c = launch.compile().unwrap();
+    println!("{}", c.ir_text());
+    let opt = if ptx {
+        ExpandOptions::ptx(p.num_warps)
+    } else {
+        ExpandOptions::wgsl(p.num_warps)
+    };
+    match to_thread_ir(c.ir(), &opt) {
+        Ok(t) => println!("{}", tilewise::core::thread_ir::print(&t)),
+        Err(e) => println!("{}", e.render()),
+    }
+}

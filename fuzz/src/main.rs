@@ -1,0 +1,155 @@
+//! `tilewise-fuzz`: runs the differential fuzzer from the command line.
+//!
+//! ```text
+//! cargo run --release -p tilewise-fuzz -- --count 5000 --executors all
+//! cargo run --release -p tilewise-fuzz -- --seed 1234 --count 1 --show
+//! ```
+
+use clap::{Parser, ValueEnum};
+use std::io::Write;
+use std::path::PathBuf;
+use tilewise::Device;
+use tilewise_fuzz::{generate, run_batch, Executor, Options};
+
+#[derive(Parser, Debug)]
+#[command(
+    about = "Differential fuzzer: random tile programs, run on every executor against the interpreter",
+    after_help = "Examples:\n  tilewise-fuzz --count 5000 --executors all\n  tilewise-fuzz --seed 42 --count 1 --show"
+)]
+struct Cli {
+    /// The first seed; program `k` of the batch is generated from seed + k.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// How many programs.
+    #[arg(long, default_value_t = 200)]
+    count: u64,
+    /// Executors compared with the interpreter (comma-separated).
+    #[arg(long, value_enum, value_delimiter = ',', default_values_t = [Exec::Sim, Exec::SimPtx, Exec::Wgpu, Exec::Ptxas])]
+    executors: Vec<Exec>,
+    /// Report failures as found, without shrinking them.
+    #[arg(long)]
+    no_shrink: bool,
+    /// Print each program's source before running it.
+    #[arg(long)]
+    show: bool,
+    /// Leave 64-bit integers out of the programs.
+    #[arg(long)]
+    no_i64: bool,
+    /// Write each failure (original and shrunk source) to this folder.
+    #[arg(long)]
+    save: Option<PathBuf>,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum, PartialEq)]
+enum Exec {
+    Sim,
+    SimPtx,
+    Wgpu,
+    Cuda,
+    Ptxas,
+    All,
+}
+
+fn executors(list: &[Exec]) -> Vec<Executor> {
+    let all = list.contains(&Exec::All);
+    let want = |e: Exec| all || list.contains(&e);
+    let mut out = vec![];
+    if want(Exec::Sim) {
+        out.push(Executor::Device(Device::simulator()));
+    }
+    if want(Exec::SimPtx) {
+        out.push(Executor::Device(Device::simulator_ptx()));
+    }
+    if want(Exec::Wgpu) {
+        match Device::wgpu() {
+            Ok(d) => out.push(Executor::Device(d)),
+            Err(e) => eprintln!("no wgpu adapter: {e}"),
+        }
+    }
+    if want(Exec::Cuda) {
+        match Device::cuda(0) {
+            Ok(d) => out.push(Executor::Device(d)),
+            Err(e) => eprintln!("no CUDA device: {e}"),
+        }
+    }
+    if want(Exec::Ptxas) {
+        if tilewise::cuda::find_ptxas().is_some() {
+            out.push(Executor::Ptxas);
+        } else {
+            eprintln!("no ptxas (pip install nvidia-cuda-nvcc): the ptxas check is off");
+        }
+    }
+    out
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let opt = Options {
+        i64: !cli.no_i64,
+        ..Options::default()
+    };
+    let execs = executors(&cli.executors);
+    let names: Vec<String> = execs.iter().map(|e| e.name()).collect();
+    eprintln!(
+        "fuzzing seeds {}..{} on: {}",
+        cli.seed,
+        cli.seed + cli.count,
+        names.join(", ")
+    );
+    let start = std::time::Instant::now();
+    let mut reported = 0;
+    let report = run_batch(
+        cli.seed,
+        cli.count,
+        &execs,
+        &opt,
+        !cli.no_shrink,
+        |seed, r| {
+            if cli.show {
+                println!("{}", generate(seed, &opt).source());
+            }
+            for f in &r.failures[reported..] {
+                println!("FAIL {f}");
+                if let Some(dir) = &cli.save {
+                    let _ = std::fs::create_dir_all(dir);
+                    let base = dir.join(format!("seed{}-{}", f.seed, reported));
+                    let _ = std::fs::write(base.with_extension("py"), f.original.source());
+                    let _ = std::fs::write(
+                        base.with_extension("shrunk.py"),
+                        format!(
+                            "# {}\n{}",
+                            f.shrunk_mismatch.to_string().replace('\n', "\n# "),
+                            f.shrunk.source()
+                        ),
+                    );
+                }
+                reported += 1;
+            }
+            if r.programs % 50 == 0 {
+                eprintln!(
+                    "{} programs, {} failures, {:.0} s",
+                    r.programs,
+                    r.failures.len(),
+                    start.elapsed().as_secs_f64()
+                );
+            }
+            let _ = std::io::stdout().flush();
+        },
+    );
+    println!(
+        "{} programs; runs: {}; {} failures in {:.1} s",
+        report.programs,
+        report
+            .runs
+            .iter()
+            .zip(&report.refused)
+            .map(|((n, c), r)| format!("{n} {c} ({r} refused)"))
+            .collect::<Vec<_>>()
+            .join(", "),
+        report.failures.len(),
+        start.elapsed().as_secs_f64()
+    );
+    if !report.failures.is_empty() {
+        std::process::exit(1);
+    }
+}

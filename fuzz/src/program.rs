@@ -1,0 +1,1641 @@
+//! The fuzzer's program model: a kernel as a list of statements over typed tile
+//! variables, what each variable's type and error bound are ([`Info`], from
+//! [`infer`]), and its Triton source ([`Program::source`]).
+//!
+//! The generator and the shrinker both edit this model; `infer` recomputes every
+//! variable's information from the statements, so a shrunk program keeps honest
+//! tolerances, and an edit that breaks a rule (a comparison of inexact values, say)
+//! is rejected rather than compared wrongly.
+
+use std::fmt::Write;
+use tilewise::DType;
+
+/// A variable: printed `v{n}`; defined once by a `Let`, except loop-carried and
+/// branch-merged variables, which their statements reassign.
+pub type Var = usize;
+
+/// What the fuzzer knows of a variable's values.
+///
+/// `err` bounds the absolute difference allowed between two executors (0: the same
+/// bits). For floats, `mag` bounds the magnitude of finite values and `grid`, when
+/// known, says every value is a multiple of `2^grid` that the dtype holds exactly: a
+/// sum of such values is exact in any order while it stays representable, which is
+/// what lets reductions and dots be compared exactly.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Info {
+    pub shape: Vec<u32>,
+    pub dtype: DType,
+    pub mag: f64,
+    pub err: f64,
+    pub grid: Option<i32>,
+}
+
+impl Info {
+    pub fn numel(&self) -> u32 {
+        self.shape.iter().product()
+    }
+    pub fn exact(&self) -> bool {
+        self.err == 0.0
+    }
+    fn with(&self, shape: Vec<u32>) -> Info {
+        Info {
+            shape,
+            ..self.clone()
+        }
+    }
+}
+
+/// The float dtypes' significand bits.
+pub fn precision(dt: DType) -> i32 {
+    match dt {
+        DType::F16 => 11,
+        DType::BF16 => 8,
+        DType::F64 => 53,
+        _ => 24,
+    }
+}
+
+fn max_finite(dt: DType) -> f64 {
+    match dt {
+        DType::F16 => 65504.0,
+        DType::BF16 => 3.0e38,
+        _ => 3.0e38,
+    }
+}
+
+fn min_quantum(dt: DType) -> i32 {
+    match dt {
+        DType::F16 => -24,
+        DType::BF16 => -133,
+        _ => -149,
+    }
+}
+
+/// Whether values of magnitude up to `mag` on the grid `2^q` are exact in `dt`.
+pub fn fits(mag: f64, q: i32, dt: DType) -> bool {
+    mag < max_finite(dt) / 2.0 && q >= min_quantum(dt) && mag < 2f64.powi(q + precision(dt))
+}
+
+/// One unit in the last place at magnitude `mag`.
+pub fn ulp(mag: f64, dt: DType) -> f64 {
+    mag.max(2f64.powi(-14)) * 2f64.powi(1 - precision(dt))
+}
+
+/// Where a scalar comes from.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Scalar {
+    ProgramId,
+    /// A runtime `i32` argument (`s{n}`).
+    Arg(usize),
+    /// The induction variable of the enclosing loop at this depth (`i{n}`).
+    LoopIndex(usize),
+}
+
+/// How a load or store walks memory: element `(c_0, .., c_r)` of the tile is at
+/// `pid * span + shift + Σ c_d * strides[d]`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Access {
+    pub strides: Vec<u32>,
+    /// Elements between programs.
+    pub span: u32,
+    /// A scalar `i32` variable times `shift_scale`, added to every offset (loops).
+    pub shift: Option<(Var, u32)>,
+    /// `lin < s{n}` (the tile's row-major index against a runtime bound).
+    pub ragged: Option<usize>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Padding {
+    Zero,
+    Nan,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unary {
+    Neg,
+    Abs,
+    Not,
+    Exp,
+    /// `log(abs(x) + 1)`
+    LogAbs1,
+    /// `sqrt(abs(x))`
+    SqrtAbs,
+    /// `rsqrt(abs(x) + 1)`
+    RsqrtAbs1,
+    Sin,
+    Cos,
+    Floor,
+    Ceil,
+    Erf,
+    Sigmoid,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Binary {
+    Add,
+    Sub,
+    Mul,
+    /// `a / (abs(b) + 1)` for floats.
+    SafeDiv,
+    FloorDiv,
+    Mod,
+    Min,
+    Max,
+    And,
+    Or,
+    Xor,
+    Shl,
+    Shr,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cmp {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reduction {
+    Sum,
+    Max,
+    Min,
+    ArgMax,
+    ArgMin,
+    XorSum,
+    /// `tl.reduce` with `_comb_add`.
+    CustomAdd,
+    /// `tl.reduce` with `_comb_first_nonzero` (associative, not commutative).
+    CustomFirst,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScanKind {
+    Cumsum,
+    Cumprod,
+    CustomAdd,
+    CustomFirst,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AtomicOp {
+    Add,
+    Max,
+    Min,
+    And,
+    Or,
+    Xor,
+    Xchg,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Expr {
+    Load {
+        input: usize,
+        shape: Vec<u32>,
+        access: Access,
+        other: f64,
+    },
+    /// A 2-D block-pointer load of a `rows x cols` view with row stride `stride` (runtime
+    /// bounds `s{rows_arg}`, `s{cols_arg}`), checked on both dimensions.
+    BlockLoad {
+        input: usize,
+        shape: Vec<u32>,
+        span: u32,
+        stride: u32,
+        rows_arg: usize,
+        cols_arg: usize,
+        padding: Padding,
+        /// The block's offsets: rows advanced by a loop index when present.
+        row_offset: Option<Var>,
+    },
+    Full {
+        shape: Vec<u32>,
+        value: f64,
+        dtype: DType,
+    },
+    /// `tl.arange(0, n)`
+    Arange(u32),
+    Scalar(Scalar),
+    Unary(Unary, Var),
+    Binary(Binary, Var, Var),
+    Cmp(Cmp, Var, Var),
+    Where(Var, Var, Var),
+    Cast(Var, DType),
+    ExpandDims(Var, usize),
+    BroadcastTo(Var, Vec<u32>),
+    Permute(Var, Vec<usize>),
+    Reshape(Var, Vec<u32>),
+    Reduce {
+        kind: Reduction,
+        value: Var,
+        axis: Option<usize>,
+        keep_dims: bool,
+        dtype: DType,
+    },
+    Scan {
+        kind: ScanKind,
+        value: Var,
+        axis: usize,
+        reverse: bool,
+        dtype: DType,
+    },
+    Dot {
+        a: Var,
+        b: Var,
+        acc: Option<Var>,
+        /// `input_precision` for f32 operands: "tf32" or "ieee".
+        precision: Option<&'static str>,
+    },
+    /// An atomic on output `out` at `pid * numel + lin` (`unique`: its old value is the
+    /// output's initial content) or at `lin % 4` (contended: the old value is unused).
+    Atomic {
+        op: AtomicOp,
+        out: usize,
+        value: Var,
+        unique: bool,
+    },
+}
+
+/// A loop's trip count.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Trip {
+    Const(u32),
+    Arg(usize),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Stmt {
+    Let(Var, Expr),
+    /// `tl.store(out{out} + pid * numel + lin, v, mask=lin < s{ragged})`
+    Store {
+        out: usize,
+        value: Var,
+        ragged: Option<usize>,
+    },
+    /// `for i{depth} in range(trip)`: `carried[k] = next[k]` at the end of the body.
+    For {
+        depth: usize,
+        trip: Trip,
+        stages: Option<u32>,
+        carried: Vec<Var>,
+        body: Vec<Stmt>,
+        next: Vec<Var>,
+    },
+    /// `i{depth} = 0; while i{depth} < trip: ...; i{depth} += 1`.
+    While {
+        depth: usize,
+        trip: Trip,
+        carried: Vec<Var>,
+        body: Vec<Stmt>,
+        next: Vec<Var>,
+    },
+    /// `if s{arg} > threshold` (or `pid % 2 == 0` when `arg` is None).
+    If {
+        arg: Option<usize>,
+        threshold: i32,
+        carried: Vec<Var>,
+        then_body: Vec<Stmt>,
+        then_next: Vec<Var>,
+        else_body: Vec<Stmt>,
+        else_next: Vec<Var>,
+    },
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Buffer {
+    pub dtype: DType,
+    pub len: usize,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Output {
+    pub dtype: DType,
+    pub len: usize,
+    /// Atomic targets start from random data (their old values are read); other
+    /// outputs are poisoned.
+    pub atomic: bool,
+}
+
+/// A generated kernel and its launch.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Program {
+    pub seed: u64,
+    pub num_warps: u32,
+    pub grid: u32,
+    pub inputs: Vec<Buffer>,
+    pub outputs: Vec<Output>,
+    /// Runtime `i32` arguments `s0, s1, ...`.
+    pub scalars: Vec<i32>,
+    pub body: Vec<Stmt>,
+    /// The number of variables (`v0 .. v{n-1}`).
+    pub num_vars: usize,
+}
+
+/// Why a program is not valid.
+#[derive(Clone, Debug)]
+pub struct Invalid(pub String);
+
+fn bad<T>(m: impl Into<String>) -> Result<T, Invalid> {
+    Err(Invalid(m.into()))
+}
+
+/// Broadcasts two shapes (numpy rules, equal ranks).
+pub fn broadcast(a: &[u32], b: &[u32]) -> Option<Vec<u32>> {
+    if a.is_empty() {
+        return Some(b.to_vec());
+    }
+    if b.is_empty() {
+        return Some(a.to_vec());
+    }
+    if a.len() != b.len() {
+        return None;
+    }
+    a.iter()
+        .zip(b)
+        .map(|(&x, &y)| match (x, y) {
+            _ if x == y => Some(x),
+            (1, y) => Some(y),
+            (x, 1) => Some(x),
+            _ => None,
+        })
+        .collect()
+}
+
+fn is_float(dt: DType) -> bool {
+    dt.is_float()
+}
+
+/// The integer magnitude bound of a dtype (wrapping arithmetic stays in it).
+pub fn int_range(dt: DType) -> f64 {
+    match dt {
+        DType::I1 => 1.0,
+        DType::I8 => 128.0,
+        DType::I16 => 32768.0,
+        DType::I64 => 9.3e18,
+        _ => 2147483648.0,
+    }
+}
+
+/// A float result computed exactly from exact operands and rounded once: the same bits
+/// everywhere (`err` 0), on the grid when it fits.
+fn rounded(shape: Vec<u32>, dtype: DType, mag: f64, err: f64, grid: Option<i32>) -> Info {
+    let grid = grid.filter(|&q| err == 0.0 && fits(mag, q, dtype));
+    let err = if err > 0.0 {
+        err + ulp(mag, dtype)
+    } else {
+        0.0
+    };
+    Info {
+        shape,
+        dtype,
+        mag: mag.min(max_finite(dtype)),
+        err,
+        grid,
+    }
+}
+
+/// An approximate function's result: `abs` error plus the operand's error times the
+/// function's largest slope.
+fn approx(x: &Info, mag: f64, slope: f64, abs: f64) -> Info {
+    Info {
+        shape: x.shape.clone(),
+        dtype: x.dtype,
+        mag,
+        err: x.err * slope + abs + ulp(mag, x.dtype),
+        grid: None,
+    }
+}
+
+/// The information of `e`'s result, or why `e` is not allowed on these operands.
+pub fn infer(e: &Expr, info: &[Option<Info>], p: &Program) -> Result<Info, Invalid> {
+    let get = |v: Var| -> Result<Info, Invalid> {
+        info.get(v)
+            .cloned()
+            .flatten()
+            .ok_or_else(|| Invalid(format!("v{v} is not defined here")))
+    };
+    Ok(match e {
+        Expr::Load { input, shape, .. } | Expr::BlockLoad { input, shape, .. } => {
+            let Some(b) = p.inputs.get(*input) else {
+                return bad("no such input");
+            };
+            input_info(b.dtype, shape.clone())
+        }
+        Expr::Full {
+            shape,
+            value,
+            dtype,
+        } => Info {
+            shape: shape.clone(),
+            dtype: *dtype,
+            mag: value.abs(),
+            err: 0.0,
+            grid: is_float(*dtype).then_some(-3),
+        },
+        Expr::Arange(n) => Info {
+            shape: vec![*n],
+            dtype: DType::I32,
+            mag: *n as f64,
+            err: 0.0,
+            grid: None,
+        },
+        Expr::Scalar(s) => Info {
+            shape: vec![],
+            dtype: DType::I32,
+            mag: match s {
+                Scalar::ProgramId => p.grid as f64,
+                Scalar::Arg(k) => p.scalars.get(*k).map_or(0.0, |v| v.unsigned_abs() as f64),
+                Scalar::LoopIndex(_) => 16.0,
+            },
+            err: 0.0,
+            grid: None,
+        },
+        Expr::Unary(op, x) => unary(*op, &get(*x)?)?,
+        Expr::Binary(op, a, b) => binary(*op, &get(*a)?, &get(*b)?)?,
+        Expr::Cmp(_, a, b) => {
+            let (a, b) = (get(*a)?, get(*b)?);
+            if a.dtype != b.dtype || !a.exact() || !b.exact() {
+                return bad("comparison of inexact or mixed operands");
+            }
+            let Some(shape) = broadcast(&a.shape, &b.shape) else {
+                return bad("shapes");
+            };
+            Info {
+                shape,
+                dtype: DType::I1,
+                mag: 1.0,
+                err: 0.0,
+                grid: None,
+            }
+        }
+        Expr::Where(c, a, b) => {
+            let (c, a, b) = (get(*c)?, get(*a)?, get(*b)?);
+            if c.dtype != DType::I1 || a.dtype != b.dtype {
+                return bad("where types");
+            }
+            let Some(shape) = broadcast(&c.shape, &a.shape).and_then(|s| broadcast(&s, &b.shape))
+            else {
+                return bad("shapes");
+            };
+            Info {
+                shape,
+                dtype: a.dtype,
+                mag: a.mag.max(b.mag),
+                err: a.err.max(b.err),
+                grid: match (a.grid, b.grid) {
+                    (Some(x), Some(y)) => Some(x.min(y)),
+                    _ => None,
+                },
+            }
+        }
+        Expr::Cast(x, to) => cast(&get(*x)?, *to)?,
+        Expr::ExpandDims(x, axis) => {
+            let x = get(*x)?;
+            if *axis > x.shape.len() || x.shape.len() >= 3 {
+                return bad("expand_dims axis");
+            }
+            let mut s = x.shape.clone();
+            s.insert(*axis, 1);
+            x.with(s)
+        }
+        Expr::BroadcastTo(x, shape) => {
+            let x = get(*x)?;
+            if broadcast(&x.shape, shape).as_deref() != Some(shape.as_slice()) {
+                return bad("broadcast_to");
+            }
+            x.with(shape.clone())
+        }
+        Expr::Permute(x, perm) => {
+            let x = get(*x)?;
+            let mut sorted = perm.clone();
+            sorted.sort();
+            if sorted != (0..x.shape.len()).collect::<Vec<_>>() || perm.len() < 2 {
+                return bad("permutation");
+            }
+            x.with(perm.iter().map(|&d| x.shape[d]).collect())
+        }
+        Expr::Reshape(x, shape) => {
+            let x = get(*x)?;
+            if shape.iter().product::<u32>() != x.numel() || x.shape.is_empty() {
+                return bad("reshape size");
+            }
+            x.with(shape.clone())
+        }
+        Expr::Reduce {
+            kind,
+            value,
+            axis,
+            keep_dims,
+            dtype,
+        } => reduce(*kind, &get(*value)?, *axis, *keep_dims, *dtype)?,
+        Expr::Scan {
+            kind,
+            value,
+            axis,
+            dtype,
+            ..
+        } => scan(*kind, &get(*value)?, *axis, *dtype)?,
+        Expr::Dot {
+            a,
+            b,
+            acc,
+            precision,
+        } => dot(&get(*a)?, &get(*b)?, acc.map(get).transpose()?, *precision)?,
+        Expr::Atomic {
+            op,
+            out,
+            value,
+            unique,
+        } => {
+            let x = get(*value)?;
+            let Some(o) = p.outputs.get(*out) else {
+                return bad("no such output");
+            };
+            if o.dtype != x.dtype || !o.atomic {
+                return bad("atomic output dtype");
+            }
+            let float = is_float(x.dtype);
+            let adds = x.numel() as f64 * p.grid as f64;
+            let exact_sum = x.exact()
+                && x.grid
+                    .is_some_and(|q| fits(x.mag * adds + 2.0, q.min(-3), DType::F32));
+            let ok = match op {
+                AtomicOp::Add => !float || exact_sum,
+                AtomicOp::Max | AtomicOp::Min => true,
+                AtomicOp::And | AtomicOp::Or | AtomicOp::Xor => !float,
+                AtomicOp::Xchg => *unique,
+            };
+            if !ok || !matches!(x.dtype, DType::I32 | DType::F32) || x.shape.is_empty() {
+                return bad("atomic operation");
+            }
+            // The old value: the output's initial data, or (contended) any order's.
+            let mut old = input_info(x.dtype, x.shape.clone());
+            if !unique {
+                old.err = f64::INFINITY;
+            }
+            old
+        }
+    })
+}
+
+/// Input data: floats are multiples of 1/8 in [-2, 2], integers in a small range.
+pub fn input_info(dtype: DType, shape: Vec<u32>) -> Info {
+    Info {
+        shape,
+        dtype,
+        mag: if is_float(dtype) {
+            2.0
+        } else if dtype == DType::I1 {
+            1.0
+        } else {
+            100.0
+        },
+        err: 0.0,
+        grid: is_float(dtype).then_some(-3),
+    }
+}
+
+fn unary(op: Unary, x: &Info) -> Result<Info, Invalid> {
+    let float = is_float(x.dtype);
+    let s = x.shape.clone();
+    Ok(match (op, float) {
+        (Unary::Neg, _) if x.dtype != DType::I1 => Info {
+            mag: if float { x.mag } else { int_range(x.dtype) },
+            ..x.clone()
+        },
+        (Unary::Abs, _) if x.dtype != DType::I1 => Info {
+            mag: if float { x.mag } else { int_range(x.dtype) },
+            ..x.clone()
+        },
+        (Unary::Not, false) if x.dtype != DType::I1 => Info {
+            mag: int_range(x.dtype),
+            ..x.clone()
+        },
+        (Unary::Exp, true) if x.mag <= 8.0 => {
+            let m = x.mag.exp();
+            approx(x, m, m, m * 1e-5)
+        }
+        (Unary::LogAbs1, true) => approx(x, (x.mag + 1.0).ln(), 1.0, 1e-5 * (x.mag + 2.0)),
+        (Unary::SqrtAbs, true) => {
+            let m = x.mag.sqrt();
+            let mut i = approx(x, m, 0.0, 4.0 * ulp(m, x.dtype));
+            i.err += x.err.sqrt();
+            i
+        }
+        (Unary::RsqrtAbs1, true) => approx(x, 1.0, 0.5, 1e-5),
+        (Unary::Sin | Unary::Cos, true) if x.mag <= 4.0 => approx(x, 1.0, 1.0, 1e-3),
+        (Unary::Floor | Unary::Ceil, true) if x.exact() => Info {
+            shape: s,
+            dtype: x.dtype,
+            mag: x.mag + 1.0,
+            err: 0.0,
+            grid: Some(0).filter(|&q| fits(x.mag + 1.0, q, x.dtype)),
+        },
+        (Unary::Erf, true) => approx(x, 1.0, 1.2, 1e-4),
+        (Unary::Sigmoid, true) if x.mag <= 16.0 => approx(x, 1.0, 0.25, 1e-4),
+        _ => return bad(format!("{op:?} on {}", x.dtype)),
+    })
+}
+
+fn binary(op: Binary, a: &Info, b: &Info) -> Result<Info, Invalid> {
+    if a.dtype != b.dtype {
+        return bad("mixed dtypes");
+    }
+    let Some(shape) = broadcast(&a.shape, &b.shape) else {
+        return bad("shapes");
+    };
+    let dt = a.dtype;
+    if dt == DType::I1 {
+        return match op {
+            Binary::And | Binary::Or | Binary::Xor => Ok(Info { shape, ..a.clone() }),
+            _ => bad("bool arithmetic"),
+        };
+    }
+    if !is_float(dt) {
+        let int_ok = !matches!(op, Binary::SafeDiv);
+        if !int_ok {
+            return bad("int division");
+        }
+        return Ok(Info {
+            shape,
+            dtype: dt,
+            mag: match op {
+                Binary::Min | Binary::Max => a.mag.max(b.mag),
+                Binary::Add | Binary::Sub => (a.mag + b.mag).min(int_range(dt)),
+                Binary::Mul => (a.mag * b.mag).min(int_range(dt)),
+                Binary::FloorDiv | Binary::Mod => a.mag.max(b.mag),
+                _ => int_range(dt),
+            },
+            err: 0.0,
+            grid: None,
+        });
+    }
+    let grid = |q: Option<i32>| q;
+    Ok(match op {
+        Binary::Add | Binary::Sub => {
+            let q = match (a.grid, b.grid) {
+                (Some(x), Some(y)) => Some(x.min(y)),
+                _ => None,
+            };
+            if a.mag + b.mag > max_finite(dt) / 4.0 {
+                return bad("overflow");
+            }
+            rounded(shape, dt, a.mag + b.mag, a.err + b.err, grid(q))
+        }
+        Binary::Mul => {
+            let q = match (a.grid, b.grid) {
+                (Some(x), Some(y)) => Some(x + y),
+                _ => None,
+            };
+            let mag = a.mag * b.mag;
+            if mag > max_finite(dt) / 4.0 {
+                return bad("overflow");
+            }
+            let exact_product = q.is_some_and(|q| fits(mag, q, dt));
+            // A product that rounds may be fused into a following add (WGSL lets drivers
+            // contract): allow its rounding error downstream.
+            let err = a.err * b.mag + b.err * a.mag + a.err * b.err;
+            let mut i = rounded(shape, dt, mag, err, grid(q));
+            if !exact_product {
+                i.err += ulp(mag, dt);
+            }
+            i
+        }
+        Binary::SafeDiv => {
+            // Division is not correctly rounded on every driver (Vulkan allows 2.5 ulp).
+            let mag = a.mag;
+            Info {
+                shape,
+                dtype: dt,
+                mag,
+                err: a.err + a.mag * b.err + 4.0 * ulp(mag, dt),
+                grid: None,
+            }
+        }
+        Binary::Min | Binary::Max => Info {
+            shape,
+            dtype: dt,
+            mag: a.mag.max(b.mag),
+            err: a.err.max(b.err),
+            grid: match (a.grid, b.grid) {
+                (Some(x), Some(y)) => Some(x.min(y)),
+                _ => None,
+            },
+        },
+        _ => return bad("float bitwise"),
+    })
+}
+
+fn cast(x: &Info, to: DType) -> Result<Info, Invalid> {
+    let from = x.dtype;
+    let s = x.shape.clone();
+    Ok(match (is_float(from), is_float(to)) {
+        _ if from == to => x.clone(),
+        (true, true) => {
+            if x.mag > max_finite(to) / 4.0 {
+                return bad("cast overflow");
+            }
+            if x.grid.is_some_and(|q| fits(x.mag, q, to)) {
+                Info {
+                    dtype: to,
+                    ..x.clone()
+                }
+            } else {
+                rounded(s, to, x.mag, x.err, None)
+            }
+        }
+        (true, false) => {
+            if !x.exact() {
+                return bad("float to int of an inexact value");
+            }
+            Info {
+                shape: s,
+                dtype: to,
+                mag: if to == DType::I1 {
+                    1.0
+                } else {
+                    x.mag.min(int_range(to))
+                },
+                err: 0.0,
+                grid: None,
+            }
+        }
+        (false, true) => {
+            let q = (x.mag < 2f64.powi(precision(to))).then_some(0);
+            if x.mag > max_finite(to) / 4.0 {
+                return bad("cast overflow");
+            }
+            rounded(s, to, x.mag, 0.0, q)
+        }
+        (false, false) => Info {
+            shape: s,
+            dtype: to,
+            mag: if to == DType::I1 {
+                1.0
+            } else {
+                x.mag.min(int_range(to))
+            },
+            err: 0.0,
+            grid: None,
+        },
+    })
+}
+
+fn reduce(
+    kind: Reduction,
+    x: &Info,
+    axis: Option<usize>,
+    keep_dims: bool,
+    dtype: DType,
+) -> Result<Info, Invalid> {
+    if x.shape.is_empty() || axis.is_some_and(|a| a >= x.shape.len()) {
+        return bad("reduce axis");
+    }
+    let n: u32 = match axis {
+        Some(a) => x.shape[a],
+        None => x.numel(),
+    };
+    let shape: Vec<u32> = match (axis, keep_dims) {
+        (Some(a), false) => {
+            let mut s = x.shape.clone();
+            s.remove(a);
+            s
+        }
+        (Some(a), true) => {
+            let mut s = x.shape.clone();
+            s[a] = 1;
+            s
+        }
+        (None, false) => vec![],
+        (None, true) => vec![1; x.shape.len()],
+    };
+    let float = is_float(x.dtype);
+    let n = n as f64;
+    Ok(match kind {
+        Reduction::ArgMax | Reduction::ArgMin => {
+            if !x.exact() || x.dtype == DType::I1 || dtype != DType::I32 {
+                return bad("argmax of inexact values");
+            }
+            Info {
+                shape,
+                dtype,
+                mag: n,
+                err: 0.0,
+                grid: None,
+            }
+        }
+        Reduction::Max | Reduction::Min => {
+            if dtype != x.dtype || x.dtype == DType::I1 {
+                return bad("max dtype");
+            }
+            x.with(shape)
+        }
+        Reduction::XorSum | Reduction::CustomFirst => {
+            if float || dtype != x.dtype || x.dtype == DType::I1 {
+                return bad("integer reduction");
+            }
+            Info {
+                shape,
+                dtype,
+                mag: int_range(dtype),
+                err: 0.0,
+                grid: None,
+            }
+        }
+        Reduction::Sum | Reduction::CustomAdd => {
+            if x.dtype == DType::I1 {
+                return bad("sum of bools");
+            }
+            if !float {
+                if is_float(dtype) || dtype.bits() < 32 {
+                    return bad("int sum dtype");
+                }
+                return Ok(Info {
+                    shape,
+                    dtype,
+                    mag: int_range(dtype),
+                    err: 0.0,
+                    grid: None,
+                });
+            }
+            if dtype != DType::F32 && !(kind == Reduction::CustomAdd && dtype == x.dtype) {
+                return bad("float sum dtype");
+            }
+            let mag = n * x.mag;
+            if mag > max_finite(dtype) / 4.0 {
+                return bad("overflow");
+            }
+            match x.grid {
+                Some(q) if x.exact() && fits(mag, q, dtype) => Info {
+                    shape,
+                    dtype,
+                    mag,
+                    err: 0.0,
+                    grid: Some(q),
+                },
+                _ => Info {
+                    shape,
+                    dtype,
+                    mag,
+                    err: n * x.err + 2.0 * n * n * x.mag * ulp(1.0, dtype),
+                    grid: None,
+                },
+            }
+        }
+    })
+}
+
+fn scan(kind: ScanKind, x: &Info, axis: usize, dtype: DType) -> Result<Info, Invalid> {
+    if axis >= x.shape.len() || x.dtype == DType::I1 {
+        return bad("scan axis");
+    }
+    let n = x.shape[axis] as f64;
+    let float = is_float(x.dtype);
+    Ok(match kind {
+        ScanKind::Cumprod | ScanKind::CustomFirst => {
+            if float || dtype != x.dtype {
+                return bad("integer scan");
+            }
+            Info {
+                mag: int_range(dtype),
+                ..x.clone()
+            }
+        }
+        ScanKind::Cumsum | ScanKind::CustomAdd => {
+            if !float {
+                if dtype != DType::I32 {
+                    return bad("int scan dtype");
+                }
+                return Ok(Info {
+                    dtype,
+                    mag: int_range(dtype),
+                    err: 0.0,
+                    grid: None,
+                    ..x.clone()
+                });
+            }
+            if dtype != DType::F32 {
+                return bad("float scan dtype");
+            }
+            let mag = n * x.mag;
+            match x.grid {
+                Some(q) if x.exact() && fits(mag, q, dtype) => Info {
+                    dtype,
+                    mag,
+                    err: 0.0,
+                    grid: Some(q),
+                    ..x.clone()
+                },
+                _ => Info {
+                    dtype,
+                    mag,
+                    err: n * x.err + 2.0 * n * n * x.mag * ulp(1.0, dtype),
+                    grid: None,
+                    ..x.clone()
+                },
+            }
+        }
+    })
+}
+
+fn dot(a: &Info, b: &Info, acc: Option<Info>, precision: Option<&str>) -> Result<Info, Invalid> {
+    if a.shape.len() != 2 || b.shape.len() != 2 || a.shape[1] != b.shape[0] {
+        return bad("dot shapes");
+    }
+    if a.dtype != b.dtype || a.shape.iter().chain(&b.shape).any(|&d| d < 16) {
+        return bad("dot operands");
+    }
+    let (m, k, n) = (a.shape[0], a.shape[1], b.shape[1]);
+    let shape = vec![m, n];
+    if a.dtype == DType::I8 {
+        if precision.is_some() || acc.as_ref().is_some_and(|c| c.dtype != DType::I32) {
+            return bad("int dot");
+        }
+        return Ok(Info {
+            shape,
+            dtype: DType::I32,
+            mag: int_range(DType::I32),
+            err: 0.0,
+            grid: None,
+        });
+    }
+    if !matches!(a.dtype, DType::F16 | DType::BF16 | DType::F32) {
+        return bad("dot dtype");
+    }
+    if (precision.is_some()) != (a.dtype == DType::F32) {
+        return bad("precision only for f32");
+    }
+    if let Some(c) = &acc {
+        if c.dtype != DType::F32 || c.shape != shape {
+            return bad("dot accumulator");
+        }
+    }
+    // Operands as the multiplier reads them: tf32 keeps 11 significant bits.
+    let in_bits = if precision == Some("tf32") { 11 } else { 24 };
+    let operand_exact =
+        |x: &Info| x.exact() && x.grid.is_some_and(|q| x.mag < 2f64.powi(q + in_bits));
+    let kf = k as f64;
+    let mag = kf * a.mag * b.mag + acc.as_ref().map_or(0.0, |c| c.mag);
+    if mag > 1e30 {
+        return bad("overflow");
+    }
+    let acc_exact = acc.as_ref().is_none_or(|c| c.exact() && c.grid.is_some());
+    let q = match (a.grid, b.grid) {
+        (Some(x), Some(y)) => {
+            let q = x + y;
+            Some(acc.as_ref().and_then(|c| c.grid).map_or(q, |g| g.min(q)))
+        }
+        _ => None,
+    };
+    if operand_exact(a)
+        && operand_exact(b)
+        && acc_exact
+        && q.is_some_and(|q| fits(mag, q, DType::F32))
+    {
+        return Ok(Info {
+            shape,
+            dtype: DType::F32,
+            mag,
+            err: 0.0,
+            grid: q,
+        });
+    }
+    // Rounded operands (tf32: relative 2^-11) and sums in any order.
+    let rel_in = if in_bits == 11 {
+        2f64.powi(-10)
+    } else {
+        2f64.powi(-23)
+    };
+    let err = kf * (a.err * b.mag + b.err * a.mag + 2.0 * rel_in * a.mag * b.mag)
+        + 2.0 * kf * mag * ulp(1.0, DType::F32)
+        + acc.as_ref().map_or(0.0, |c| c.err);
+    Ok(Info {
+        shape,
+        dtype: DType::F32,
+        mag,
+        err,
+        grid: None,
+    })
+}
+
+/// What [`check`] found: every variable's information (at its last assignment) and
+/// the error each output may have.
+pub struct Checked {
+    /// The variables visible at the end of the program.
+    pub info: Vec<Option<Info>>,
+    /// Every variable's type, wherever it is defined (for printing and shrinking).
+    pub seen: Vec<Option<Info>>,
+    pub out_err: Vec<f64>,
+}
+
+/// Runs `infer` over the whole program, or says which rule an edit broke.
+pub fn check(p: &Program) -> Result<Checked, Invalid> {
+    let mut c = Checked {
+        info: vec![None; p.num_vars],
+        seen: vec![None; p.num_vars],
+        out_err: vec![0.0; p.outputs.len()],
+    };
+    check_block(&p.body, &mut c, p, 0, false)?;
+    Ok(c)
+}
+
+fn merge(a: &Info, b: &Info) -> Option<Info> {
+    (a.shape == b.shape && a.dtype == b.dtype).then(|| Info {
+        shape: a.shape.clone(),
+        dtype: a.dtype,
+        mag: a.mag.max(b.mag),
+        err: a.err.max(b.err),
+        grid: match (a.grid, b.grid) {
+            (Some(x), Some(y)) => Some(x.min(y)),
+            _ => None,
+        },
+    })
+}
+
+/// `loops`: enclosing loops (the next loop's index is `i{loops}`); `nested`: inside a
+/// loop or a branch, where the fuzzer does not store.
+fn check_block(
+    body: &[Stmt],
+    c: &mut Checked,
+    p: &Program,
+    loops: usize,
+    nested: bool,
+) -> Result<(), Invalid> {
+    for s in body {
+        let info = &mut c.info;
+        match s {
+            Stmt::Let(v, e) => {
+                if let Expr::Scalar(Scalar::LoopIndex(d)) = e {
+                    if *d >= loops {
+                        return bad("loop index outside its loop");
+                    }
+                }
+                let i = infer(e, info, p)?;
+                if i.shape.iter().product::<u32>() > 16384 {
+                    return bad("tile too large");
+                }
+                info[*v] = Some(i.clone());
+                c.seen[*v] = Some(i);
+            }
+            Stmt::Store { out, value, .. } => {
+                let Some(i) = info.get(*value).cloned().flatten() else {
+                    return bad("store of an undefined variable");
+                };
+                let Some(o) = p.outputs.get(*out) else {
+                    return bad("no such output");
+                };
+                if o.dtype != i.dtype
+                    || o.atomic
+                    || nested
+                    || i.numel() as usize * p.grid as usize > o.len
+                {
+                    return bad("store output");
+                }
+                c.out_err[*out] = c.out_err[*out].max(i.err);
+            }
+            Stmt::For {
+                carried,
+                body,
+                next,
+                depth: d,
+                ..
+            }
+            | Stmt::While {
+                carried,
+                body,
+                next,
+                depth: d,
+                ..
+            } => {
+                if *d != loops {
+                    return bad("loop depth");
+                }
+                // Iterate the carried information to a fixed point (errors grow each
+                // trip: bound the trips as the generator does, 4 at most).
+                let before = info.clone();
+                let mut state: Vec<Info> = carried
+                    .iter()
+                    .map(|&c| info[c].clone().ok_or_else(|| Invalid("carried".into())))
+                    .collect::<Result<_, _>>()?;
+                for _ in 0..5 {
+                    let mut inner = Checked {
+                        info: before.clone(),
+                        seen: c.seen.clone(),
+                        out_err: c.out_err.clone(),
+                    };
+                    for (&v, st) in carried.iter().zip(&state) {
+                        inner.info[v] = Some(st.clone());
+                    }
+                    check_block(body, &mut inner, p, loops + 1, true)?;
+                    c.seen = inner.seen;
+                    let inner = inner.info;
+                    let mut new_state = vec![];
+                    for (st, &n) in state.iter().zip(next) {
+                        let Some(ni) = inner.get(n).cloned().flatten() else {
+                            return bad("loop result undefined");
+                        };
+                        let Some(m) = merge(st, &ni) else {
+                            return bad("loop-carried type changes");
+                        };
+                        new_state.push(m);
+                    }
+                    state = new_state;
+                }
+                // Values defined in the body are not visible after it.
+                c.info = before;
+                for (&v, st) in carried.iter().zip(state) {
+                    c.info[v] = Some(st);
+                }
+            }
+            Stmt::If {
+                carried,
+                then_body,
+                then_next,
+                else_body,
+                else_next,
+                ..
+            } => {
+                let before = info.clone();
+                let mut t = Checked {
+                    info: before.clone(),
+                    seen: c.seen.clone(),
+                    out_err: c.out_err.clone(),
+                };
+                check_block(then_body, &mut t, p, loops, true)?;
+                let mut e = Checked {
+                    info: before.clone(),
+                    seen: t.seen,
+                    out_err: c.out_err.clone(),
+                };
+                check_block(else_body, &mut e, p, loops, true)?;
+                c.seen = e.seen;
+                let (t, e) = (t.info, e.info);
+                let info = &mut c.info;
+                *info = before;
+                for ((&v, &tn), &en) in carried.iter().zip(then_next).zip(else_next) {
+                    let (Some(a), Some(b)) = (t[tn].clone(), e[en].clone()) else {
+                        return bad("branch result undefined");
+                    };
+                    let Some(m) = merge(&a, &b) else {
+                        return bad("branches disagree in type");
+                    };
+                    if info[v]
+                        .as_ref()
+                        .is_none_or(|i| i.shape != m.shape || i.dtype != m.dtype)
+                    {
+                        return bad("merged variable type");
+                    }
+                    info[v] = Some(m);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------
+// Printing
+
+fn dt_name(d: DType) -> String {
+    format!("tl.{}", d.triton_name())
+}
+
+fn float_lit(x: f64) -> String {
+    if x.is_nan() {
+        "float(\"nan\")".into()
+    } else if x.fract() == 0.0 {
+        format!("{x:.1}")
+    } else {
+        format!("{x}")
+    }
+}
+
+/// `tl.arange(0, n)` expanded to position `d` of a rank-`r` tile.
+fn arange_at(n: u32, d: usize, r: usize) -> String {
+    let mut s = format!("tl.arange(0, {n})");
+    if r > 1 {
+        let idx: Vec<&str> = (0..r).map(|k| if k == d { ":" } else { "None" }).collect();
+        write!(s, "[{}]", idx.join(", ")).unwrap();
+    }
+    s
+}
+
+/// `Σ arange_d * stride_d` over a tile's dimensions.
+fn linear(shape: &[u32], strides: &[u32]) -> String {
+    if shape.is_empty() {
+        return "0".into();
+    }
+    let terms: Vec<String> = shape
+        .iter()
+        .zip(strides)
+        .enumerate()
+        .map(|(d, (&n, &st))| {
+            let a = arange_at(n, d, shape.len());
+            if st == 1 {
+                a
+            } else {
+                format!("{a} * {st}")
+            }
+        })
+        .collect();
+    format!("({})", terms.join(" + "))
+}
+
+/// Row-major strides of a shape.
+pub fn row_major(shape: &[u32]) -> Vec<u32> {
+    let mut st = vec![1; shape.len()];
+    for d in (0..shape.len().saturating_sub(1)).rev() {
+        st[d] = st[d + 1] * shape[d + 1];
+    }
+    st
+}
+
+impl Program {
+    /// The kernel's name in its source.
+    pub const KERNEL: &'static str = "fuzz_kernel";
+
+    /// The program as a Triton source file.
+    pub fn source(&self) -> String {
+        let mut s = String::new();
+        writeln!(
+            s,
+            "# tilewise-fuzz seed {}: grid ({},), num_warps={}, scalars {:?}",
+            self.seed, self.grid, self.num_warps, self.scalars
+        )
+        .unwrap();
+        s.push_str("import triton\nimport triton.language as tl\n\n\n");
+        s.push_str("@triton.jit\ndef _comb_add(a, b):\n    return a + b\n\n\n");
+        s.push_str(
+            "@triton.jit\ndef _comb_first_nonzero(a, b):\n    return tl.where(a != 0, a, b)\n\n\n",
+        );
+        let mut params: Vec<String> = vec![];
+        params.extend((0..self.inputs.len()).map(|k| format!("in{k}")));
+        params.extend((0..self.outputs.len()).map(|k| format!("out{k}")));
+        params.extend((0..self.scalars.len()).map(|k| format!("s{k}")));
+        writeln!(
+            s,
+            "@triton.jit\ndef {}({}):",
+            Self::KERNEL,
+            params.join(", ")
+        )
+        .unwrap();
+        s.push_str("    pid = tl.program_id(0)\n");
+        let info = check(self).map(|c| c.seen).unwrap_or_default();
+        self.block(&mut s, &self.body, 1, &info);
+        s
+    }
+
+    fn shape_of(&self, info: &[Option<Info>], v: Var) -> Vec<u32> {
+        info.get(v)
+            .cloned()
+            .flatten()
+            .map(|i| i.shape)
+            .unwrap_or_default()
+    }
+
+    fn block(&self, s: &mut String, body: &[Stmt], indent: usize, info: &[Option<Info>]) {
+        let pad = "    ".repeat(indent);
+        if body.is_empty() {
+            writeln!(s, "{pad}pass").unwrap();
+        }
+        for st in body {
+            match st {
+                Stmt::Let(v, e) => {
+                    writeln!(s, "{pad}v{v} = {}", self.expr(e, info)).unwrap();
+                }
+                Stmt::Store { out, value, ragged } => {
+                    let shape = self.shape_of(info, *value);
+                    let numel: u32 = shape.iter().product();
+                    let lin = linear(&shape, &row_major(&shape));
+                    let mask = ragged.map_or(String::new(), |k| format!(", mask={lin} < s{k}"));
+                    writeln!(
+                        s,
+                        "{pad}tl.store(out{out} + pid * {numel} + {lin}, v{value}{mask})"
+                    )
+                    .unwrap();
+                }
+                Stmt::For {
+                    depth,
+                    trip,
+                    stages,
+                    carried,
+                    body,
+                    next,
+                } => {
+                    let n = trip_text(trip);
+                    match stages {
+                        Some(k) => {
+                            writeln!(s, "{pad}for i{depth} in tl.range(0, {n}, num_stages={k}):")
+                                .unwrap()
+                        }
+                        None => writeln!(s, "{pad}for i{depth} in range(0, {n}):").unwrap(),
+                    }
+                    self.block(s, body, indent + 1, info);
+                    for (c, n) in carried.iter().zip(next) {
+                        writeln!(s, "{pad}    v{c} = v{n}").unwrap();
+                    }
+                }
+                Stmt::While {
+                    depth,
+                    trip,
+                    carried,
+                    body,
+                    next,
+                } => {
+                    writeln!(s, "{pad}i{depth} = 0").unwrap();
+                    writeln!(s, "{pad}while i{depth} < {}:", trip_text(trip)).unwrap();
+                    self.block(s, body, indent + 1, info);
+                    for (c, n) in carried.iter().zip(next) {
+                        writeln!(s, "{pad}    v{c} = v{n}").unwrap();
+                    }
+                    writeln!(s, "{pad}    i{depth} += 1").unwrap();
+                }
+                Stmt::If {
+                    arg,
+                    threshold,
+                    carried,
+                    then_body,
+                    then_next,
+                    else_body,
+                    else_next,
+                } => {
+                    match arg {
+                        Some(k) => writeln!(s, "{pad}if s{k} > {threshold}:").unwrap(),
+                        None => writeln!(s, "{pad}if pid % 2 == {threshold}:").unwrap(),
+                    }
+                    self.block(s, then_body, indent + 1, info);
+                    for (c, n) in carried.iter().zip(then_next) {
+                        writeln!(s, "{pad}    v{c} = v{n}").unwrap();
+                    }
+                    writeln!(s, "{pad}else:").unwrap();
+                    self.block(s, else_body, indent + 1, info);
+                    for (c, n) in carried.iter().zip(else_next) {
+                        writeln!(s, "{pad}    v{c} = v{n}").unwrap();
+                    }
+                }
+            }
+        }
+    }
+
+    fn expr(&self, e: &Expr, info: &[Option<Info>]) -> String {
+        let dt_of = |v: Var| {
+            info.get(v)
+                .cloned()
+                .flatten()
+                .map(|i| i.dtype)
+                .unwrap_or(DType::F32)
+        };
+        match e {
+            Expr::Load {
+                input,
+                shape,
+                access,
+                other,
+            } => {
+                let mut off = format!("pid * {} + {}", access.span, linear(shape, &access.strides));
+                if let Some((v, k)) = access.shift {
+                    write!(off, " + v{v} * {k}").unwrap();
+                }
+                let mask = match access.ragged {
+                    Some(k) => {
+                        let dt = self.inputs[*input].dtype;
+                        let other = if dt.is_float() {
+                            float_lit(*other)
+                        } else if dt == DType::I1 {
+                            "0".into()
+                        } else {
+                            format!("{}", *other as i64)
+                        };
+                        format!(
+                            ", mask={} < s{k}, other={other}",
+                            linear(shape, &row_major(shape))
+                        )
+                    }
+                    None => String::new(),
+                };
+                format!("tl.load(in{input} + {off}{mask})")
+            }
+            Expr::BlockLoad {
+                input,
+                shape,
+                span,
+                stride,
+                rows_arg,
+                cols_arg,
+                padding,
+                row_offset,
+            } => {
+                let row_off =
+                    row_offset.map_or("0".to_string(), |v| format!("v{v} * {}", shape[0]));
+                let pad = match padding {
+                    Padding::Zero => "zero",
+                    Padding::Nan => "nan",
+                };
+                format!(
+                    "tl.load(tl.make_block_ptr(in{input} + pid * {span}, shape=(s{rows_arg}, s{cols_arg}), strides=({stride}, 1), offsets=({row_off}, 0), block_shape=({}, {}), order=(1, 0)), boundary_check=(0, 1), padding_option=\"{pad}\")",
+                    shape[0], shape[1]
+                )
+            }
+            Expr::Full {
+                shape,
+                value,
+                dtype,
+            } => {
+                let v = if dtype.is_float() {
+                    float_lit(*value)
+                } else {
+                    format!("{}", *value as i64)
+                };
+                let sh: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
+                let sh = if sh.len() == 1 {
+                    format!("({},)", sh[0])
+                } else {
+                    format!("({})", sh.join(", "))
+                };
+                format!("tl.full({sh}, {v}, {})", dt_name(*dtype))
+            }
+            Expr::Arange(n) => format!("tl.arange(0, {n})"),
+            Expr::Scalar(Scalar::ProgramId) => "pid".into(),
+            Expr::Scalar(Scalar::Arg(k)) => format!("s{k}"),
+            Expr::Scalar(Scalar::LoopIndex(d)) => format!("i{d}"),
+            Expr::Unary(op, x) => {
+                let x = format!("v{x}");
+                match op {
+                    Unary::Neg => format!("-{x}"),
+                    Unary::Abs => format!("tl.abs({x})"),
+                    Unary::Not => format!("~{x}"),
+                    Unary::Exp => format!("tl.exp({x})"),
+                    Unary::LogAbs1 => format!("tl.log(tl.abs({x}) + 1.0)"),
+                    Unary::SqrtAbs => format!("tl.sqrt(tl.abs({x}))"),
+                    Unary::RsqrtAbs1 => format!("tl.rsqrt(tl.abs({x}) + 1.0)"),
+                    Unary::Sin => format!("tl.sin({x})"),
+                    Unary::Cos => format!("tl.cos({x})"),
+                    Unary::Floor => format!("tl.floor({x})"),
+                    Unary::Ceil => format!("tl.ceil({x})"),
+                    Unary::Erf => format!("tl.erf({x})"),
+                    Unary::Sigmoid => format!("tl.sigmoid({x})"),
+                }
+            }
+            Expr::Binary(op, a, b) => {
+                let (x, y) = (format!("v{a}"), format!("v{b}"));
+                let t = dt_name(dt_of(*a));
+                match op {
+                    Binary::Add => format!("({x} + {y}).to({t})"),
+                    Binary::Sub => format!("({x} - {y}).to({t})"),
+                    Binary::Mul => format!("({x} * {y}).to({t})"),
+                    Binary::SafeDiv => format!("({x} / (tl.abs({y}) + 1.0)).to({t})"),
+                    Binary::FloorDiv => format!("({x} // {y}).to({t})"),
+                    Binary::Mod => format!("({x} % {y}).to({t})"),
+                    Binary::Min => format!("tl.minimum({x}, {y})"),
+                    Binary::Max => format!("tl.maximum({x}, {y})"),
+                    Binary::And => format!("{x} & {y}"),
+                    Binary::Or => format!("{x} | {y}"),
+                    Binary::Xor => format!("{x} ^ {y}"),
+                    Binary::Shl => format!("({x} << {y}).to({t})"),
+                    Binary::Shr => format!("({x} >> {y}).to({t})"),
+                }
+            }
+            Expr::Cmp(p, a, b) => {
+                let o = match p {
+                    Cmp::Eq => "==",
+                    Cmp::Ne => "!=",
+                    Cmp::Lt => "<",
+                    Cmp::Le => "<=",
+                    Cmp::Gt => ">",
+                    Cmp::Ge => ">=",
+                };
+                format!("v{a} {o} v{b}")
+            }
+            Expr::Where(c, a, b) => format!("tl.where(v{c}, v{a}, v{b})"),
+            Expr::Cast(x, d) => format!("v{x}.to({})", dt_name(*d)),
+            Expr::ExpandDims(x, axis) => {
+                let r = self.shape_of(info, *x).len() + 1;
+                if *axis == r - 1 && r == 2 {
+                    format!("v{x}[:, None]")
+                } else if *axis == 0 && r == 2 {
+                    format!("v{x}[None, :]")
+                } else {
+                    format!("tl.expand_dims(v{x}, {axis})")
+                }
+            }
+            Expr::BroadcastTo(x, shape) => format!("tl.broadcast_to(v{x}, {})", tuple(shape)),
+            Expr::Permute(x, perm) => {
+                if perm.len() == 2 {
+                    format!("tl.trans(v{x})")
+                } else {
+                    let p: Vec<u32> = perm.iter().map(|&d| d as u32).collect();
+                    format!("tl.permute(v{x}, {})", tuple(&p))
+                }
+            }
+            Expr::Reshape(x, shape) => format!("tl.reshape(v{x}, {})", tuple(shape)),
+            Expr::Reduce {
+                kind,
+                value,
+                axis,
+                keep_dims,
+                dtype,
+            } => {
+                let ax = match axis {
+                    Some(a) => a.to_string(),
+                    None => "None".into(),
+                };
+                let kd = if *keep_dims { ", keep_dims=True" } else { "" };
+                let x = format!("v{value}");
+                let call = match kind {
+                    Reduction::Sum => format!("tl.sum({x}, axis={ax}{kd})"),
+                    Reduction::Max => format!("tl.max({x}, axis={ax}{kd})"),
+                    Reduction::Min => format!("tl.min({x}, axis={ax}{kd})"),
+                    Reduction::ArgMax => format!("tl.argmax({x}, axis={ax}{kd})"),
+                    Reduction::ArgMin => format!("tl.argmin({x}, axis={ax}{kd})"),
+                    Reduction::XorSum => format!("tl.xor_sum({x}, axis={ax}{kd})"),
+                    Reduction::CustomAdd => format!("tl.reduce({x}, {ax}, _comb_add{kd})"),
+                    Reduction::CustomFirst => {
+                        format!("tl.reduce({x}, {ax}, _comb_first_nonzero{kd})")
+                    }
+                };
+                format!("{call}.to({})", dt_name(*dtype))
+            }
+            Expr::Scan {
+                kind,
+                value,
+                axis,
+                reverse,
+                dtype,
+            } => {
+                let x = format!("v{value}");
+                let rev = if *reverse { ", reverse=True" } else { "" };
+                let call = match kind {
+                    ScanKind::Cumsum => format!("tl.cumsum({x}, axis={axis}{rev})"),
+                    ScanKind::Cumprod => format!("tl.cumprod({x}, axis={axis}{rev})"),
+                    ScanKind::CustomAdd => {
+                        format!("tl.associative_scan({x}, {axis}, _comb_add{rev})")
+                    }
+                    ScanKind::CustomFirst => {
+                        format!("tl.associative_scan({x}, {axis}, _comb_first_nonzero{rev})")
+                    }
+                };
+                format!("{call}.to({})", dt_name(*dtype))
+            }
+            Expr::Dot {
+                a,
+                b,
+                acc,
+                precision,
+            } => {
+                let mut s = format!("tl.dot(v{a}, v{b}");
+                if let Some(c) = acc {
+                    write!(s, ", v{c}").unwrap();
+                }
+                if let Some(p) = precision {
+                    write!(s, ", input_precision=\"{p}\"").unwrap();
+                }
+                s.push(')');
+                s
+            }
+            Expr::Atomic {
+                op,
+                out,
+                value,
+                unique,
+            } => {
+                let shape = self.shape_of(info, *value);
+                let numel: u32 = shape.iter().product();
+                let lin = linear(&shape, &row_major(&shape));
+                let name = match op {
+                    AtomicOp::Add => "add",
+                    AtomicOp::Max => "max",
+                    AtomicOp::Min => "min",
+                    AtomicOp::And => "and",
+                    AtomicOp::Or => "or",
+                    AtomicOp::Xor => "xor",
+                    AtomicOp::Xchg => "xchg",
+                };
+                if *unique {
+                    format!("tl.atomic_{name}(out{out} + pid * {numel} + {lin}, v{value})")
+                } else {
+                    format!("tl.atomic_{name}(out{out} + {lin} % 4, v{value})")
+                }
+            }
+        }
+    }
+}
+
+fn trip_text(t: &Trip) -> String {
+    match t {
+        Trip::Const(n) => n.to_string(),
+        Trip::Arg(k) => format!("s{k}"),
+    }
+}
+
+fn tuple(shape: &[u32]) -> String {
+    let sh: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
+    if sh.len() == 1 {
+        format!("({},)", sh[0])
+    } else {
+        format!("({})", sh.join(", "))
+    }
+}

@@ -1,0 +1,83 @@
+//! The differential fuzzer's fixed-seed batch, run by `cargo test`: a few hundred
+//! random programs on both simulators, wgpu (lavapipe in CI), ptxas and CUDA where
+//! present, each compared with the interpreter. Any disagreement fails with the shrunk
+//! program and the seed that reproduces it.
+//!
+//! `TILEWISE_FUZZ_SEED` and `TILEWISE_FUZZ_COUNT` change the batch (the default is 300
+//! programs from seed 1 in release builds, 40 in debug builds). A missing wgpu adapter,
+//! ptxas or CUDA driver is said on stderr, and is a failure where
+//! `TILEWISE_REQUIRE_WGPU` / `TILEWISE_REQUIRE_PTXAS` / `TILEWISE_REQUIRE_CUDA` is 1.
+
+use tilewise::Device;
+use tilewise_fuzz::{run_batch, Executor, Options};
+
+fn env_u64(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+fn required(var: &str) -> bool {
+    std::env::var(var).as_deref() == Ok("1")
+}
+
+fn executors() -> Vec<Executor> {
+    let mut out = vec![
+        Executor::Device(Device::simulator()),
+        Executor::Device(Device::simulator_ptx()),
+    ];
+    match Device::wgpu() {
+        Ok(d) => out.push(Executor::Device(d)),
+        Err(e) if required("TILEWISE_REQUIRE_WGPU") => {
+            panic!("TILEWISE_REQUIRE_WGPU=1 but there is no wgpu adapter: {e}")
+        }
+        Err(e) => eprintln!("SKIPPED (wgpu leg of the fuzzer): {e}"),
+    }
+    if tilewise::cuda::find_ptxas().is_some() {
+        out.push(Executor::Ptxas);
+    } else if required("TILEWISE_REQUIRE_PTXAS") {
+        panic!("TILEWISE_REQUIRE_PTXAS=1 but ptxas was not found");
+    } else {
+        eprintln!("SKIPPED (ptxas leg of the fuzzer): ptxas not found");
+    }
+    match Device::cuda(0) {
+        Ok(d) => out.push(Executor::Device(d)),
+        Err(e) if required("TILEWISE_REQUIRE_CUDA") => {
+            panic!("TILEWISE_REQUIRE_CUDA=1 but there is no CUDA device: {e}")
+        }
+        Err(e) => eprintln!("SKIPPED (CUDA leg of the fuzzer): {e}"),
+    }
+    out
+}
+
+#[test]
+fn fixed_seed_batch_agrees_with_the_interpreter() {
+    let seed = env_u64("TILEWISE_FUZZ_SEED", 1);
+    let count = env_u64(
+        "TILEWISE_FUZZ_COUNT",
+        if cfg!(debug_assertions) { 40 } else { 300 },
+    );
+    let execs = executors();
+    let report = run_batch(seed, count, &execs, &Options::default(), true, |_, _| {});
+    for ((name, runs), refused) in report.runs.iter().zip(&report.refused) {
+        eprintln!("fuzz: {name}: {runs} programs, {refused} refused (documented limits)");
+    }
+    assert_eq!(report.programs as u64, count);
+    // Every executor must have compared most programs: refusals (adapter limits, i64 on
+    // WGSL) may not quietly hide the batch.
+    for ((name, runs), refused) in report.runs.iter().zip(&report.refused) {
+        assert!(
+            *refused * 2 < *runs,
+            "{name} refused {refused} of {runs} programs"
+        );
+    }
+    if !report.failures.is_empty() {
+        let text: Vec<String> = report.failures.iter().map(|f| f.to_string()).collect();
+        panic!(
+            "{} disagreement(s) with the interpreter:\n\n{}",
+            report.failures.len(),
+            text.join("\n")
+        );
+    }
+}
