@@ -1367,8 +1367,16 @@ impl Printer<'_> {
             }
             BinaryOp::Min if float => self.ins(format!("min.{f} {t}, {a}, {b};")),
             BinaryOp::Max if float => self.ins(format!("max.{f} {t}, {a}, {b};")),
-            BinaryOp::Min => self.ins(format!("min.{i} {t}, {a}, {b};")),
-            BinaryOp::Max => self.ins(format!("max.{i} {t}, {a}, {b};")),
+            // Integer min/max as a compare and a select: NVIDIA's compiler (driver
+            // 580.159, CUDA 13.0, sm_90; its Vulkan driver too) computed
+            // `max(-a, -b, ...)` chains as if the negation were not there (found by the
+            // fuzzer; `min.s32`/`max.s32` of negated operands, through ptxas and the JIT).
+            BinaryOp::Min | BinaryOp::Max => {
+                let p = self.tmp(Class::Pred);
+                let cmp = if op == BinaryOp::Min { "lt" } else { "gt" };
+                self.ins(format!("setp.{cmp}.{i} {p}, {a}, {b};"));
+                self.ins(format!("selp.{} {t}, {a}, {b}, {p};", bty(dt)));
+            }
             BinaryOp::Pow => {
                 self.no_f64("pow", dt)?;
                 self.pow(&t, a, b);

@@ -18,7 +18,11 @@ fn main() {
     let kernel = module.kernel(tilewise_fuzz::Program::KERNEL).unwrap();
     let host = tilewise_fuzz::exec::host_data(&p);
     let _ = host;
-    let mut launch = kernel.launch(&dev, p.grid).num_warps(p.num_warps);
+    let nw: u32 = std::env::var("FUZZ_NW")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(p.num_warps);
+    let mut launch = kernel.launch(&dev, p.grid).num_warps(nw);
     let bufs: Vec<_> = p
         .inputs
         .iter()
@@ -35,12 +39,18 @@ fn main() {
     let c = launch.compile().unwrap();
     println!("{}", c.ir_text());
     let opt = if ptx {
-        ExpandOptions::ptx(p.num_warps)
+        ExpandOptions::ptx(nw)
     } else {
-        ExpandOptions::wgsl(p.num_warps)
+        ExpandOptions::wgsl(nw)
     };
     match to_thread_ir(c.ir(), &opt) {
         Ok(t) => println!("{}", tilewise::core::thread_ir::print(&t)),
         Err(e) => println!("{}", e.render()),
+    }
+    if ptx && std::env::var("FUZZ_PTX").is_ok() {
+        let k = c.ptx_for(tilewise::cuda::PtxTarget { sm: 90 }, nw).unwrap();
+        println!("{}", k.source);
+    } else if std::env::var("FUZZ_WGSL").is_ok() {
+        println!("{}", c.wgsl().unwrap());
     }
 }

@@ -295,7 +295,17 @@ pub fn outcome(p: &Program, exec: &Executor) -> Outcome {
     }
 }
 
+/// [`differ`] for a source text other than `p`'s own (an edited failure), with `p`'s
+/// launch, data and tolerances.
+pub fn differ_source(p: &Program, src: &str, exec: &Executor) -> Option<Mismatch> {
+    compare_source(p, src, exec).ok().flatten()
+}
+
 fn compare_run(p: &Program, exec: &Executor) -> Result<Option<Mismatch>, String> {
+    compare_source(p, &p.source(), exec)
+}
+
+fn compare_source(p: &Program, src: &str, exec: &Executor) -> Result<Option<Mismatch>, String> {
     let checked = match check(p) {
         Ok(c) => c,
         Err(e) => {
@@ -305,7 +315,7 @@ fn compare_run(p: &Program, exec: &Executor) -> Result<Option<Mismatch>, String>
             ))))
         }
     };
-    let src = p.source();
+    let src = src.to_string();
     let want = match run_on(p, &src, &Device::interpreter()) {
         Ok(w) => w,
         Err(e) => return Ok(Some(Mismatch::Reference(e.render()))),
@@ -324,7 +334,7 @@ fn compare_run(p: &Program, exec: &Executor) -> Result<Option<Mismatch>, String>
         .outputs
         .iter()
         .zip(&checked.out_err)
-        .map(|(o, &e)| if o.atomic { 0.0 } else { e })
+        .map(|(_, &e)| e)
         .collect();
     Ok(compare(&want, &got, &tol))
 }
@@ -353,6 +363,9 @@ impl fmt::Display for Failure {
             self.shrunk_mismatch,
             self.shrunk.source()
         )?;
+        if std::env::var("TILEWISE_FUZZ_DEBUG").is_ok() {
+            writeln!(f, "{:#?}", self.shrunk.body)?;
+        }
         writeln!(
             f,
             "reproduce: cargo run --release -p tilewise-fuzz -- --seed {} --count 1",

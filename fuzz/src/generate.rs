@@ -74,6 +74,10 @@ struct Gen {
     blocks: Vec<Vec<Stmt>>,
     /// Variables defined inside a loop or a branch: not stored, not reused outside.
     nested: usize,
+    /// The first variable of the innermost loop body (0 outside loops): loops and
+    /// branches reassign only variables from here on, or the enclosing loop would
+    /// have to carry them too.
+    floor: usize,
 }
 
 /// The program of `seed`.
@@ -99,6 +103,7 @@ pub fn generate(seed: u64, opt: &Options) -> Program {
             loop_vars: vec![],
             blocks: vec![vec![]],
             nested: 0,
+            floor: 0,
         };
         if let Some(p) = g.program() {
             if check(&p).is_ok() {
@@ -581,7 +586,6 @@ impl Gen {
                 Reduction::ArgMax,
                 Reduction::ArgMin,
                 Reduction::CustomAdd,
-                Reduction::CustomFirst,
             ]
         };
         let kind = self.rng.pick(&kinds);
@@ -787,7 +791,7 @@ impl Gen {
             let Some(c) = self.choose(|i| !i.shape.is_empty() && i.dtype != DType::I1) else {
                 return false;
             };
-            if self.loop_vars.contains(&c) {
+            if self.loop_vars.contains(&c) || c < self.floor {
                 return false;
             }
             carried.push(c);
@@ -795,16 +799,19 @@ impl Gen {
         if self.rng.chance(0.3) {
             if let Some(c) = self.choose(|i| i.dtype != DType::I1 && i.exact()) {
                 // Loop indices stay what they are: loads offset by them.
-                if !carried.contains(&c) && !self.loop_vars.contains(&c) {
+                if !carried.contains(&c) && !self.loop_vars.contains(&c) && c >= self.floor {
                     carried.push(c);
                 }
             }
         }
         let saved = self.info.clone();
+        let outer_floor = self.floor;
+        self.floor = self.info.len();
         self.loops.push(trip_bound.max(1));
         self.blocks.push(vec![]);
         self.nested += 1;
         let Some(iv) = self.emit(Expr::Scalar(Scalar::LoopIndex(depth))) else {
+            self.floor = outer_floor;
             return self.abandon(saved);
         };
         self.loop_vars.push(iv);
@@ -823,6 +830,7 @@ impl Gen {
                 Some(n) => next.push(n),
                 None => {
                     self.loop_vars.pop();
+                    self.floor = outer_floor;
                     return self.abandon(saved);
                 }
             }
@@ -830,6 +838,7 @@ impl Gen {
         self.loop_vars.pop();
         self.loops.pop();
         self.nested -= 1;
+        self.floor = outer_floor;
         let body = self.blocks.pop().expect("loop body");
         let stage = self.rng.pick(&[1, 2, 3, 4]);
         let stages = self.rng.chance(0.4).then_some(stage);
@@ -920,7 +929,7 @@ impl Gen {
         let Some(c) = self.choose(|i| i.dtype != DType::I1 && !i.shape.is_empty()) else {
             return false;
         };
-        if self.loop_vars.contains(&c) {
+        if self.loop_vars.contains(&c) || c < self.floor {
             return false;
         }
         let carried = vec![c];

@@ -38,6 +38,10 @@ struct Cli {
     /// Write each failure (original and shrunk source) to this folder.
     #[arg(long)]
     save: Option<PathBuf>,
+    /// Run this source file (its `fuzz_kernel`) with the launch and data of `--seed`'s
+    /// program instead of the generated source (to try a saved or edited failure).
+    #[arg(long)]
+    file: Option<PathBuf>,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum, PartialEq)]
@@ -89,6 +93,24 @@ fn main() {
         ..Options::default()
     };
     let execs = executors(&cli.executors);
+    if let Some(path) = &cli.file {
+        let src = std::fs::read_to_string(path).unwrap_or_else(|e| {
+            eprintln!("{}: {e}", path.display());
+            std::process::exit(2)
+        });
+        let p = generate(cli.seed, &opt);
+        let mut failed = false;
+        for e in &execs {
+            match tilewise_fuzz::exec::differ_source(&p, &src, e) {
+                None => println!("{}: agrees with the interpreter", e.name()),
+                Some(m) => {
+                    failed = true;
+                    println!("{}: {m}", e.name())
+                }
+            }
+        }
+        std::process::exit(failed as i32);
+    }
     let names: Vec<String> = execs.iter().map(|e| e.name()).collect();
     eprintln!(
         "fuzzing seeds {}..{} on: {}",

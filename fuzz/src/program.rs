@@ -168,7 +168,9 @@ pub enum Reduction {
     XorSum,
     /// `tl.reduce` with `_comb_add`.
     CustomAdd,
-    /// `tl.reduce` with `_comb_first_nonzero` (associative, not commutative).
+    /// `tl.reduce` with `_comb_first_nonzero` (associative, not commutative): not
+    /// generated, since a reduction's combine function must also be commutative (its
+    /// order across registers, lanes and warps is the lowering's, as in Triton).
     CustomFirst,
 }
 
@@ -865,12 +867,15 @@ fn reduce(
             if dtype != DType::F32 && !(kind == Reduction::CustomAdd && dtype == x.dtype) {
                 return bad("float sum dtype");
             }
+            // Triton sums in the operand's dtype (`tl.sum` of f16 or bf16 is not widened),
+            // rounding each partial on a GPU: exact only where every partial sum is.
+            let acc = x.dtype;
             let mag = n * x.mag;
-            if mag > max_finite(dtype) / 4.0 {
+            if mag > max_finite(acc) / 4.0 {
                 return bad("overflow");
             }
             match x.grid {
-                Some(q) if x.exact() && fits(mag, q, dtype) => Info {
+                Some(q) if x.exact() && fits(mag, q, acc) => Info {
                     shape,
                     dtype,
                     mag,
@@ -881,7 +886,7 @@ fn reduce(
                     shape,
                     dtype,
                     mag,
-                    err: n * x.err + 2.0 * n * n * x.mag * ulp(1.0, dtype),
+                    err: n * x.err + 2.0 * n * n * x.mag * ulp(1.0, acc),
                     grid: None,
                 },
             }
@@ -921,9 +926,14 @@ fn scan(kind: ScanKind, x: &Info, axis: usize, dtype: DType) -> Result<Info, Inv
             if dtype != DType::F32 {
                 return bad("float scan dtype");
             }
+            // Accumulated in the operand's dtype, as `tl.sum`.
+            let acc = x.dtype;
             let mag = n * x.mag;
+            if mag > max_finite(acc) / 4.0 {
+                return bad("overflow");
+            }
             match x.grid {
-                Some(q) if x.exact() && fits(mag, q, dtype) => Info {
+                Some(q) if x.exact() && fits(mag, q, acc) => Info {
                     dtype,
                     mag,
                     err: 0.0,
@@ -933,7 +943,7 @@ fn scan(kind: ScanKind, x: &Info, axis: usize, dtype: DType) -> Result<Info, Inv
                 _ => Info {
                     dtype,
                     mag,
-                    err: n * x.err + 2.0 * n * n * x.mag * ulp(1.0, dtype),
+                    err: n * x.err + 2.0 * n * n * x.mag * ulp(1.0, acc),
                     grid: None,
                     ..x.clone()
                 },
@@ -1078,6 +1088,11 @@ fn check_block(
                 if i.shape.iter().product::<u32>() > 16384 {
                     return bad("tile too large");
                 }
+                // An atomic writes its value: its output may differ as the value does.
+                if let Expr::Atomic { out, value, .. } = e {
+                    let err = info.get(*value).cloned().flatten().map_or(0.0, |x| x.err);
+                    c.out_err[*out] = c.out_err[*out].max(err);
+                }
                 info[*v] = Some(i.clone());
                 c.seen[*v] = Some(i);
             }
@@ -1132,6 +1147,9 @@ fn check_block(
                     }
                     check_block(body, &mut inner, p, loops + 1, true)?;
                     c.seen = inner.seen;
+                    for (o, e) in c.out_err.iter_mut().zip(&inner.out_err) {
+                        *o = o.max(*e);
+                    }
                     let inner = inner.info;
                     let mut new_state = vec![];
                     for (st, &n) in state.iter().zip(next) {
@@ -1144,6 +1162,14 @@ fn check_block(
                         new_state.push(m);
                     }
                     state = new_state;
+                }
+                // A variable from before the loop that the body reassigns is carried
+                // by the traced loop: the model must carry it too.
+                if assigned(body)
+                    .iter()
+                    .any(|v| before[*v].is_some() && !carried.contains(v))
+                {
+                    return bad("a loop reassigns a variable it does not carry");
                 }
                 // Values defined in the body are not visible after it.
                 c.info = before;
@@ -1173,7 +1199,17 @@ fn check_block(
                 };
                 check_block(else_body, &mut e, p, loops, true)?;
                 c.seen = e.seen;
+                for (o, (a, b)) in c.out_err.iter_mut().zip(t.out_err.iter().zip(&e.out_err)) {
+                    *o = o.max(*a).max(*b);
+                }
                 let (t, e) = (t.info, e.info);
+                if assigned(then_body)
+                    .iter()
+                    .chain(&assigned(else_body))
+                    .any(|v| before[*v].is_some() && !carried.contains(v))
+                {
+                    return bad("a branch reassigns a variable it does not merge");
+                }
                 let info = &mut c.info;
                 *info = before;
                 for ((&v, &tn), &en) in carried.iter().zip(then_next).zip(else_next) {
@@ -1195,6 +1231,33 @@ fn check_block(
         }
     }
     Ok(())
+}
+
+/// The variables a block assigns: its definitions and what its loops and branches
+/// carry.
+fn assigned(body: &[Stmt]) -> Vec<Var> {
+    let mut out = vec![];
+    for s in body {
+        match s {
+            Stmt::Let(v, _) => out.push(*v),
+            Stmt::Store { .. } => {}
+            Stmt::For { carried, body, .. } | Stmt::While { carried, body, .. } => {
+                out.extend(carried);
+                out.extend(assigned(body));
+            }
+            Stmt::If {
+                carried,
+                then_body,
+                else_body,
+                ..
+            } => {
+                out.extend(carried);
+                out.extend(assigned(then_body));
+                out.extend(assigned(else_body));
+            }
+        }
+    }
+    out
 }
 
 // ---------------------------------------------------------------------------------
@@ -1462,9 +1525,12 @@ impl Program {
             Expr::Scalar(Scalar::ProgramId) => "pid".into(),
             Expr::Scalar(Scalar::Arg(k)) => format!("s{k}"),
             Expr::Scalar(Scalar::LoopIndex(d)) => format!("i{d}"),
-            Expr::Unary(op, x) => {
-                let x = format!("v{x}");
-                match op {
+            Expr::Unary(op, v) => {
+                let x = format!("v{v}");
+                // Math functions keep the operand's dtype (as in Triton; tilewise widens
+                // `tl.sigmoid` of f16 to f32).
+                let t = dt_name(dt_of(*v));
+                let e = match op {
                     Unary::Neg => format!("-{x}"),
                     Unary::Abs => format!("tl.abs({x})"),
                     Unary::Not => format!("~{x}"),
@@ -1478,6 +1544,11 @@ impl Program {
                     Unary::Ceil => format!("tl.ceil({x})"),
                     Unary::Erf => format!("tl.erf({x})"),
                     Unary::Sigmoid => format!("tl.sigmoid({x})"),
+                };
+                if matches!(op, Unary::Neg | Unary::Abs | Unary::Not) {
+                    e
+                } else {
+                    format!("{e}.to({t})")
                 }
             }
             Expr::Binary(op, a, b) => {

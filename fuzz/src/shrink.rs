@@ -4,7 +4,8 @@
 //! a statement removed, an expression replaced by a constant or by one of its operands,
 //! a loop run once or removed, a branch replaced by one arm), keep the first one after
 //! which the executor still disagrees in the same way (`check` must accept it, so
-//! tolerances stay honest), and start again until nothing helps.
+//! tolerances stay honest), and start again until nothing helps, within
+//! `TILEWISE_FUZZ_SHRINK_SECONDS` (90 by default).
 
 use crate::exec::{differ, Executor, Mismatch};
 use crate::program::*;
@@ -22,7 +23,11 @@ fn same_kind(first: &Mismatch, m: &Mismatch) -> bool {
 
 /// The smallest failing program found (and its mismatch), within a time budget.
 pub fn shrink(p: &Program, exec: &Executor, first: Mismatch) -> (Program, Mismatch) {
-    let deadline = Instant::now() + Duration::from_secs(90);
+    let budget = std::env::var("TILEWISE_FUZZ_SHRINK_SECONDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(90);
+    let deadline = Instant::now() + Duration::from_secs(budget);
     let mut best = p.clone();
     let mut best_m = first.clone();
     'outer: while Instant::now() < deadline {

@@ -774,8 +774,13 @@ impl Printer<'_> {
             BinaryOp::Max if dt.is_float() => format!("tw_maxf({a}, {b})"),
             BinaryOp::Min if dt == DType::I1 => format!("({a} && {b})"),
             BinaryOp::Max if dt == DType::I1 => format!("({a} || {b})"),
-            BinaryOp::Min => format!("min({a}, {b})"),
-            BinaryOp::Max => format!("max({a}, {b})"),
+            // Integers as a compare and a select, not min()/max(): NVIDIA's Vulkan
+            // driver (580.159, H200) computed `max(-a, -b, ...)` without the negation, as
+            // its PTX compiler does (found by the fuzzer).
+            BinaryOp::Min | BinaryOp::Max => {
+                let cmp = if op == BinaryOp::Min { "<" } else { ">" };
+                format!("select({b}, {a}, {a} {cmp} {b})")
+            }
             BinaryOp::Pow => format!("pow({a}, {b})"),
         };
         if dt == DType::I1 {

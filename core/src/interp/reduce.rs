@@ -329,6 +329,15 @@ impl<'a> Interp<'a> {
                             Combiner::Region(b) => self.region(inst, b, &dts, &mut acc, &x)?,
                             c => combine(c, &dts, &mut acc, &x),
                         }
+                        // The running value is rounded to its dtype after each step, as
+                        // every op is (it was kept in f64: a cumsum of f16 differed
+                        // from the GPUs' by an ulp; found by the fuzzer).
+                        for (a, &dt) in acc.iter_mut().zip(&dts) {
+                            *a = match *a {
+                                Elem::F(v) => Elem::F(round1(dt, v)),
+                                Elem::I(v) => Elem::I(wrap1(dt, v)),
+                            };
+                        }
                     }
                     for k in 0..tiles.len() {
                         put(&mut outs[k], at(l), acc[k], dts[k]);

@@ -8,7 +8,6 @@
 //! parameter each lane is rooted at. Block pointers are a small struct.
 
 use crate::ir::DType;
-use half::{bf16, f16};
 
 /// The elements of a data tile.
 #[derive(Clone, Debug, PartialEq)]
