@@ -29,8 +29,10 @@ impl Rng {
             .collect()
     }
     fn i32s(&mut self, n: usize, lo: i32, hi: i32) -> Vec<i32> {
+        // In i64: `hi - lo` overflows i32 for wide ranges (a debug build checks).
+        let span = (hi as i64 - lo as i64) as u64;
         (0..n)
-            .map(|_| lo + (self.next() % (hi - lo) as u64) as i32)
+            .map(|_| (lo as i64 + (self.next() % span) as i64) as i32)
             .collect()
     }
 }
@@ -1562,4 +1564,106 @@ fn integer_extremes_of_negated_values() {
             tf32: false,
         });
     }
+}
+
+const NO_BUFFERS: &str = r#"
+import triton
+import triton.language as tl
+
+@triton.jit
+def no_buffers(n):
+    x = tl.program_id(0) + n
+
+@triton.jit
+def ids_plus(out_ptr, n):
+    pid = tl.program_id(0)
+    tl.store(out_ptr + pid, pid + n)
+"#;
+
+/// A kernel with no buffer argument, then an ordinary one on the same device: on wgpu
+/// the first's parameter block was 16 bytes short of its shader's (its scalars read at
+/// the wrong offset), and the validation error failed the next launch instead (found
+/// by the fuzzer: an empty program, then seed 34852).
+#[test]
+fn kernel_without_buffers_then_another() {
+    let module = Module::parse("no_buffers.py", NO_BUFFERS).unwrap();
+    let nothing = module.kernel("no_buffers").unwrap();
+    let ids = module.kernel("ids_plus").unwrap();
+    let mut devices = gpu_devices();
+    devices.push(Device::interpreter());
+    for dev in devices {
+        nothing
+            .launch(&dev, 3)
+            .arg(5i32)
+            .run()
+            .unwrap_or_else(|e| panic!("{}: {e}", dev.name()));
+        let out = dev.upload(&[-1i32; 4]).unwrap();
+        ids.launch(&dev, 4)
+            .arg(&out)
+            .arg(7i32)
+            .run()
+            .unwrap_or_else(|e| panic!("{}: {e}", dev.name()));
+        assert_eq!(
+            dev.download::<i32>(&out).unwrap(),
+            vec![7, 8, 9, 10],
+            "{}",
+            dev.name()
+        );
+    }
+}
+
+const SCAN_F16: &str = r#"
+import triton
+import triton.language as tl
+
+@triton.jit
+def cumsum_f16(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.cumsum(tl.load(x_ptr + offs), axis=0))
+"#;
+
+/// A scan rounds its running value to the dtype at each step (the interpreter kept it
+/// in f64: 1024 + 0.5 + 0.5 ... stays 1024 in f16; found by the fuzzer).
+#[test]
+fn f16_cumsum_rounds_each_step() {
+    let n = 64usize;
+    let x: Vec<f16> = (0..n)
+        .map(|i| {
+            f16::from_f32(if i == 0 {
+                1024.0
+            } else {
+                0.5 + (i % 3) as f32 * 0.25
+            })
+        })
+        .collect();
+    let mut acc = f16::from_f32(0.0);
+    let want: Vec<f16> = x
+        .iter()
+        .map(|&v| {
+            acc = f16::from_f32(acc.to_f32() + v.to_f32());
+            acc
+        })
+        .collect();
+    let dev = Device::interpreter();
+    let module = Module::parse("scan_f16.py", SCAN_F16).unwrap();
+    let k = module.kernel("cumsum_f16").unwrap();
+    let xb = dev.upload(&x).unwrap();
+    let out = dev.upload(&vec![f16::NAN; n]).unwrap();
+    k.launch(&dev, 1)
+        .arg(&xb)
+        .arg(&out)
+        .constexpr("BLOCK", n as u32)
+        .run()
+        .unwrap();
+    assert_eq!(dev.download::<f16>(&out).unwrap(), want);
+    check(Case {
+        name: "cumsum_f16",
+        src: SCAN_F16,
+        kernel: "cumsum_f16",
+        grid: [1, 1, 1],
+        args: vec![H::F16(x), H::F16(vec![f16::NAN; n])],
+        constexprs: vec![("BLOCK", c(n as u32))],
+        tol: 0.0,
+        tf32: false,
+    });
 }

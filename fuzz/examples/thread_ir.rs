@@ -1,5 +1,7 @@
-//! Prints the Thread IR of a fuzz program (by seed) for the PTX or WGSL lowering:
-//! `cargo run --release -p tilewise-fuzz --example thread_ir -- SEED ptx|wgsl`.
+//! Prints the tile IR and the Thread IR of a fuzz program (by seed) for the PTX or WGSL
+//! lowering: `cargo run --release -p tilewise-fuzz --example thread_ir -- SEED ptx|wgsl`.
+//! `FUZZ_SRC=file.py` takes the source from a file (a saved or edited failure) with the
+//! seed's launch; `FUZZ_NW` sets the warps; `FUZZ_PTX=1` / `FUZZ_WGSL=1` print the code.
 use tilewise::core::lower::{expand::ExpandOptions, to_thread_ir};
 use tilewise::{Device, Module};
 use tilewise_fuzz::{generate, Options};
@@ -16,8 +18,6 @@ fn main() {
     let dev = Device::interpreter();
     let module = Module::parse("x.py", &src).unwrap();
     let kernel = module.kernel(tilewise_fuzz::Program::KERNEL).unwrap();
-    let host = tilewise_fuzz::exec::host_data(&p);
-    let _ = host;
     let nw: u32 = std::env::var("FUZZ_NW")
         .ok()
         .and_then(|v| v.parse().ok())

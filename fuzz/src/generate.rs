@@ -706,7 +706,7 @@ impl Gen {
         } else {
             self.operand(&[k, n], dtype)?
         };
-        let precision = (dtype == DType::F32).then(|| self.rng.pick(&["tf32", "ieee"]));
+        let precision = (dtype == DType::F32).then(|| self.rng.pick(&["tf32", "ieee", "tf32x3"]));
         self.emit(Expr::Dot {
             a,
             b,
@@ -976,6 +976,10 @@ impl Gen {
     // -- outputs --------------------------------------------------------------------
 
     fn stores(&mut self) {
+        if self.pool(|_| true).is_empty() {
+            // Nothing to compare otherwise.
+            let _ = self.load(None, None);
+        }
         let candidates = self.pool(|_| true);
         let mut chosen: Vec<Var> = vec![];
         // The last variables, and a few others.

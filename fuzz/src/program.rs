@@ -249,7 +249,7 @@ pub enum Expr {
         a: Var,
         b: Var,
         acc: Option<Var>,
-        /// `input_precision` for f32 operands: "tf32" or "ieee".
+        /// `input_precision` for f32 operands: "tf32", "tf32x3" or "ieee".
         precision: Option<&'static str>,
     },
     /// An atomic on output `out` at `pid * numel + lin` (`unique`: its old value is the

@@ -1,6 +1,7 @@
 // tilewise: kernel `_layer_norm_fwd_fused`, 128 threads per program
 
 fn tw_isnan(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u; }
+fn tw_isfinite(x: f32) -> bool { return (bitcast<u32>(x) & 0x7f800000u) != 0x7f800000u; }
 fn tw_minf(a: f32, b: f32) -> f32 { if (tw_isnan(a)) { return b; } if (tw_isnan(b)) { return a; } return min(a, b); }
 fn tw_maxf(a: f32, b: f32) -> f32 { if (tw_isnan(a)) { return b; } if (tw_isnan(b)) { return a; } return max(a, b); }
 fn tw_bf16_bits(x: f32) -> u32 {
@@ -9,7 +10,28 @@ fn tw_bf16_bits(x: f32) -> u32 {
   return (b + 0x7fffu + ((b >> 16u) & 1u)) >> 16u;
 }
 fn tw_bf16(x: f32) -> f32 { return bitcast<f32>(tw_bf16_bits(x) << 16u); }
-fn tw_f16_bits(x: f32) -> u32 { return pack2x16float(vec2<f32>(x, 0.0)) & 0xffffu; }
+fn tw_f16_bits(x: f32) -> u32 {
+  // Round to nearest even in integer arithmetic: a driver may fold a float conversion
+  // that is widened again, and pack2x16float leaves overflow undefined.
+  let b = bitcast<u32>(x);
+  let sign = (b >> 16u) & 0x8000u;
+  let a = b & 0x7fffffffu;
+  if (a > 0x7f800000u) { return sign | 0x7e00u; }
+  if (a >= 0x477ff000u) { return sign | 0x7c00u; }
+  if (a < 0x38800000u) {
+    if (a <= 0x33000000u) { return sign; }
+    let m = (a & 0x7fffffu) | 0x800000u;
+    let shift = 126u - (a >> 23u);
+    let q = m >> shift;
+    let rest = m & ((1u << shift) - 1u);
+    let half = 1u << (shift - 1u);
+    return sign | (q + select(0u, 1u, rest > half || (rest == half && (q & 1u) == 1u)));
+  }
+  let r = a - 0x38000000u;
+  let q = r >> 13u;
+  let rest = r & 0x1fffu;
+  return sign | (q + select(0u, 1u, rest > 0x1000u || (rest == 0x1000u && (q & 1u) == 1u)));
+}
 fn tw_f16(x: f32) -> f32 { return unpack2x16float(tw_f16_bits(x)).x; }
 fn tw_f2i(x: f32) -> i32 {
   if (tw_isnan(x)) { return 0; }

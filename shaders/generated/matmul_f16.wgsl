@@ -2,6 +2,7 @@
 enable f16;
 
 fn tw_isnan(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u; }
+fn tw_isfinite(x: f32) -> bool { return (bitcast<u32>(x) & 0x7f800000u) != 0x7f800000u; }
 fn tw_minf(a: f32, b: f32) -> f32 { if (tw_isnan(a)) { return b; } if (tw_isnan(b)) { return a; } return min(a, b); }
 fn tw_maxf(a: f32, b: f32) -> f32 { if (tw_isnan(a)) { return b; } if (tw_isnan(b)) { return a; } return max(a, b); }
 fn tw_bf16_bits(x: f32) -> u32 {
@@ -10,7 +11,28 @@ fn tw_bf16_bits(x: f32) -> u32 {
   return (b + 0x7fffu + ((b >> 16u) & 1u)) >> 16u;
 }
 fn tw_bf16(x: f32) -> f32 { return bitcast<f32>(tw_bf16_bits(x) << 16u); }
-fn tw_f16_bits(x: f32) -> u32 { return pack2x16float(vec2<f32>(x, 0.0)) & 0xffffu; }
+fn tw_f16_bits(x: f32) -> u32 {
+  // Round to nearest even in integer arithmetic: a driver may fold a float conversion
+  // that is widened again, and pack2x16float leaves overflow undefined.
+  let b = bitcast<u32>(x);
+  let sign = (b >> 16u) & 0x8000u;
+  let a = b & 0x7fffffffu;
+  if (a > 0x7f800000u) { return sign | 0x7e00u; }
+  if (a >= 0x477ff000u) { return sign | 0x7c00u; }
+  if (a < 0x38800000u) {
+    if (a <= 0x33000000u) { return sign; }
+    let m = (a & 0x7fffffu) | 0x800000u;
+    let shift = 126u - (a >> 23u);
+    let q = m >> shift;
+    let rest = m & ((1u << shift) - 1u);
+    let half = 1u << (shift - 1u);
+    return sign | (q + select(0u, 1u, rest > half || (rest == half && (q & 1u) == 1u)));
+  }
+  let r = a - 0x38000000u;
+  let q = r >> 13u;
+  let rest = r & 0x1fffu;
+  return sign | (q + select(0u, 1u, rest > 0x1000u || (rest == 0x1000u && (q & 1u) == 1u)));
+}
 fn tw_f16(x: f32) -> f32 { return unpack2x16float(tw_f16_bits(x)).x; }
 fn tw_f2i(x: f32) -> i32 {
   if (tw_isnan(x)) { return 0; }
@@ -50,6 +72,7 @@ fn tw_udiv(a: u32, b: u32) -> u32 { if (b == 0u) { return 0u; } return a / b; }
 fn tw_urem(a: u32, b: u32) -> u32 { if (b == 0u) { return 0u; } return a % b; }
 
 fn tw_isnanh(x: f16) -> bool { return tw_isnan(f32(x)); }
+fn tw_to_f16(x: f32) -> f16 { return f16(unpack2x16float(tw_f16_bits(x)).x); }
 fn tw_minh(a: f16, b: f16) -> f16 { if (tw_isnanh(a)) { return b; } if (tw_isnanh(b)) { return a; } return min(a, b); }
 fn tw_maxh(a: f16, b: f16) -> f16 { if (tw_isnanh(a)) { return b; } if (tw_isnanh(b)) { return a; } return max(a, b); }
 
@@ -273,7 +296,7 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
   let r29: i32 = tw_idiv(r14, r28);
   let r31: i32 = (r29 * r52);
   let r32: i32 = (r20 - r31);
-  let r34: i32 = min(r32, r52);
+  let r34: i32 = select(r52, r32, r32 < r52);
   let r35: i32 = tw_irem(r14, r28);
   let r36: i32 = tw_irem(r35, r34);
   let r37: i32 = (r31 + r36);
@@ -903,38 +926,38 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
     r588 = r1327;
     r589 = r1328;
   }
-  let r1425: f16 = f16(r510);
-  let r1426: f16 = f16(r511);
-  let r1427: f16 = f16(r512);
-  let r1428: f16 = f16(r513);
-  let r1429: f16 = f16(r514);
-  let r1430: f16 = f16(r515);
-  let r1431: f16 = f16(r516);
-  let r1432: f16 = f16(r517);
-  let r1433: f16 = f16(r518);
-  let r1434: f16 = f16(r519);
-  let r1435: f16 = f16(r520);
-  let r1436: f16 = f16(r521);
-  let r1437: f16 = f16(r522);
-  let r1438: f16 = f16(r523);
-  let r1439: f16 = f16(r524);
-  let r1440: f16 = f16(r525);
-  let r1441: f16 = f16(r526);
-  let r1442: f16 = f16(r527);
-  let r1443: f16 = f16(r528);
-  let r1444: f16 = f16(r529);
-  let r1445: f16 = f16(r530);
-  let r1446: f16 = f16(r531);
-  let r1447: f16 = f16(r532);
-  let r1448: f16 = f16(r533);
-  let r1449: f16 = f16(r534);
-  let r1450: f16 = f16(r535);
-  let r1451: f16 = f16(r536);
-  let r1452: f16 = f16(r537);
-  let r1453: f16 = f16(r538);
-  let r1454: f16 = f16(r539);
-  let r1455: f16 = f16(r540);
-  let r1456: f16 = f16(r541);
+  let r1425: f16 = tw_to_f16(r510);
+  let r1426: f16 = tw_to_f16(r511);
+  let r1427: f16 = tw_to_f16(r512);
+  let r1428: f16 = tw_to_f16(r513);
+  let r1429: f16 = tw_to_f16(r514);
+  let r1430: f16 = tw_to_f16(r515);
+  let r1431: f16 = tw_to_f16(r516);
+  let r1432: f16 = tw_to_f16(r517);
+  let r1433: f16 = tw_to_f16(r518);
+  let r1434: f16 = tw_to_f16(r519);
+  let r1435: f16 = tw_to_f16(r520);
+  let r1436: f16 = tw_to_f16(r521);
+  let r1437: f16 = tw_to_f16(r522);
+  let r1438: f16 = tw_to_f16(r523);
+  let r1439: f16 = tw_to_f16(r524);
+  let r1440: f16 = tw_to_f16(r525);
+  let r1441: f16 = tw_to_f16(r526);
+  let r1442: f16 = tw_to_f16(r527);
+  let r1443: f16 = tw_to_f16(r528);
+  let r1444: f16 = tw_to_f16(r529);
+  let r1445: f16 = tw_to_f16(r530);
+  let r1446: f16 = tw_to_f16(r531);
+  let r1447: f16 = tw_to_f16(r532);
+  let r1448: f16 = tw_to_f16(r533);
+  let r1449: f16 = tw_to_f16(r534);
+  let r1450: f16 = tw_to_f16(r535);
+  let r1451: f16 = tw_to_f16(r536);
+  let r1452: f16 = tw_to_f16(r537);
+  let r1453: f16 = tw_to_f16(r538);
+  let r1454: f16 = tw_to_f16(r539);
+  let r1455: f16 = tw_to_f16(r540);
+  let r1456: f16 = tw_to_f16(r541);
   let r1485: i32 = (r13 * r77);
   let r1486: i32 = (r13 * r78);
   let r1487: i32 = (r13 * r79);

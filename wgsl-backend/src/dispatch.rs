@@ -19,12 +19,13 @@
 //! ```
 //!
 //! where `n` is the number of storage bindings and `scalar_offset()` is `4n` rounded up
-//! to 16 (0 without base offsets). In WGSL this is, e.g. for two pointers:
+//! to 16, at least 16 (0 without base offsets). The scalars start with the launch grid
+//! (one 16-byte word). In WGSL this is, e.g. for two pointers and one scalar:
 //!
 //! ```text
-//! struct Params { base0: u32, base1: u32, @align(16) n: i32, alpha: f32 }
-//! @group(0) @binding(2) var<uniform> params: Params;
-//! ... x[params.base0 + i] ...
+//! struct Params { bases: array<vec4<u32>, 1>, words: array<vec4<u32>, 2> }
+//! @group(0) @binding(2) var<uniform> P: Params;
+//! ... b0[P.bases[0][0] + i] ... bitcast<i32>(P.words[1][0]) ...
 //! ```
 //!
 //! [`param_block`] builds the bytes; the lowering and the runtime share it.
@@ -136,7 +137,10 @@ impl KernelLayout {
     /// Byte offset of the scalar arguments in the parameter block.
     pub fn scalar_offset(&self) -> u32 {
         match self.uniform {
-            Some(u) if u.base_offsets => (4 * self.storage.len() as u32).div_ceil(16) * 16,
+            // The shader's `bases` array has at least one word of 16 bytes, even for a
+            // kernel without buffers (its scalars were read 16 bytes past where they
+            // were written, and the short block failed the next launch's validation).
+            Some(u) if u.base_offsets => (4 * self.storage.len() as u32).div_ceil(16).max(1) * 16,
             _ => 0,
         }
     }

@@ -138,7 +138,8 @@ pub fn const_dtype(v: &Val, span: Span) -> Result<DType> {
 
 pub fn shape_arg(v: &Val, span: Span) -> Result<Vec<u32>> {
     let dims = const_ints(v, span, "a shape")?;
-    dims.iter()
+    let dims = dims
+        .iter()
         .map(|&d| {
             u32::try_from(d).ok().filter(|&d| d > 0).ok_or_else(|| {
                 err(
@@ -148,7 +149,36 @@ pub fn shape_arg(v: &Val, span: Span) -> Result<Vec<u32>> {
                 )
             })
         })
-        .collect()
+        .collect::<Result<Vec<u32>>>()?;
+    check_shape(&dims, span)?;
+    Ok(dims)
+}
+
+/// Triton's limit on the elements of one tile (`TRITON_MAX_TENSOR_NUMEL`).
+pub const MAX_TILE_ELEMS: u64 = 1 << 20;
+
+/// A tile shape given by the user (`tl.zeros`, `tl.full`, `tl.reshape`,
+/// `tl.broadcast_to`, a block pointer's `block_shape`) has power-of-two dimensions and
+/// at most [`MAX_TILE_ELEMS`] elements, as in Triton: the lowering's layouts assume
+/// the first, and the second keeps a typo from allocating gigabytes in the interpreter.
+pub fn check_shape(dims: &[u32], span: Span) -> Result<()> {
+    if let Some(d) = dims.iter().find(|d| !d.is_power_of_two()) {
+        return Err(err(
+            ErrorKind::Shape,
+            format!("tile dimensions must be powers of 2, got {d} in shape {dims:?}"),
+            span,
+        )
+        .with_note("pad the dimension to the next power of two (triton.next_power_of_2) and mask the extra lanes"));
+    }
+    let n = dims.iter().fold(1u64, |n, &d| n.saturating_mul(d as u64));
+    if n > MAX_TILE_ELEMS {
+        return Err(err(
+            ErrorKind::Shape,
+            format!("a tile of shape {dims:?} has {n} elements, more than the limit of {MAX_TILE_ELEMS}"),
+            span,
+        ));
+    }
+    Ok(())
 }
 
 fn axis_norm(axis: i64, rank: usize, span: Span) -> Result<u32> {
@@ -341,7 +371,8 @@ impl Tracer<'_> {
                 if end <= start {
                     return Err(err(ErrorKind::Shape, format!("tl.arange's end must be greater than its start, got arange({start}, {end})"), span));
                 }
-                let n = end - start;
+                // Checked: `arange(-2**63, 2**62)` must not overflow.
+                let n = end.checked_sub(start).unwrap_or(i64::MAX);
                 if n & (n - 1) != 0 || n > (1 << 20) {
                     return Err(err(ErrorKind::Shape, format!("tl.arange's range must be a power of 2, got arange({start}, {end}) with {n} elements"), span)
                         .with_note("pad the range to the next power of two (triton.next_power_of_2) and mask the extra lanes"));
@@ -931,6 +962,7 @@ impl Tracer<'_> {
             for (d, ds) in args.iter().skip(1) {
                 dims.extend(shape_arg(d, *ds)?);
             }
+            check_shape(&dims, span)?;
             return Ok((x, dims));
         }
         let b = bind(f, args, kwargs, names, 2, span)?;

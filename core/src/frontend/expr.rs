@@ -9,7 +9,7 @@ use super::parse::span_of;
 use super::tracer::{err, unsupported, Tracer};
 use super::value::{format_val, Namespace, Val};
 use crate::diag::{ErrorKind, Result, Span};
-use crate::ir::{BinaryOp, CmpPred, DType, Elem, Op, Type, UnaryOp};
+use crate::ir::{BinaryOp, CmpPred, DType, Elem, Op, Type, UnaryOp, Value};
 use rustpython_parser::ast::{self, BoolOp, CmpOp, Constant, Expr, Operator};
 
 /// Positional arguments with their spans.
@@ -82,7 +82,8 @@ fn num_i(v: &Val) -> Option<i64> {
 }
 
 impl Tracer<'_> {
-    pub fn eval(&mut self, e: &Expr) -> Result<Val> {
+    /// [`Tracer::eval`] without its nesting guard (tracer.rs).
+    pub(super) fn eval_unguarded(&mut self, e: &Expr) -> Result<Val> {
         let span = span_of(e);
         match e {
             Expr::Constant(c) => const_val(&c.value, span),
@@ -245,6 +246,11 @@ impl Tracer<'_> {
                 _ => Ok(Val::Method(Box::new(v.clone()), attr.to_string())),
             },
             Val::Jit(_) if attr == "fn" => Ok(v.clone()),
+            // A Python number is a scalar tensor to Triton once assigned (`i = 0` in a
+            // loop), so `i.to(tl.int64)` works there.
+            other if other.is_number() && attr == "to" => {
+                Ok(Val::Method(Box::new(v.clone()), attr.to_string()))
+            }
             other => Err(err(
                 ErrorKind::Name,
                 format!("{} has no attribute `{attr}`", self.describe(other)),
@@ -445,6 +451,9 @@ impl Tracer<'_> {
         }
         let bin = |t: &mut Self, op: BinaryOp, x, y| -> Val {
             let ty = t.ty(x);
+            if ty.dtype() == Some(DType::I1) {
+                return t.bool_arith(op, x, y, span);
+            }
             Val::T(t.b.push1(Op::Binary { op, lhs: x, rhs: y }, ty, span))
         };
         match op {
@@ -525,6 +534,34 @@ impl Tracer<'_> {
                 span,
             )),
         }
+    }
+
+    /// Arithmetic on booleans (`mask + mask`) is arithmetic modulo 2, as the
+    /// interpreter computes it: spelled with the bitwise ops every backend has (the
+    /// WGSL printer wrote `bool + bool`, which naga rejects, and the PTX printer
+    /// refused `//`, `%` and shifts of i1). `+`/`-` are xor, `*` and `//` (a zero
+    /// divisor gives 0) are and, `%` is 0, shifts by 1 clear and by 0 keep.
+    fn bool_arith(&mut self, op: BinaryOp, x: Value, y: Value, span: Span) -> Val {
+        let ty = self.ty(x);
+        let (op, lhs, rhs) = match op {
+            BinaryOp::Add | BinaryOp::Sub => (BinaryOp::Xor, x, y),
+            BinaryOp::Mul | BinaryOp::Div => (BinaryOp::And, x, y),
+            BinaryOp::Rem => (BinaryOp::Xor, x, x),
+            BinaryOp::Shl | BinaryOp::Shr => {
+                let value = y;
+                let not_y = self.b.push1(
+                    Op::Unary {
+                        op: UnaryOp::Not,
+                        value,
+                    },
+                    ty.clone(),
+                    span,
+                );
+                (BinaryOp::And, x, not_y)
+            }
+            op => (op, x, y),
+        };
+        Val::T(self.b.push1(Op::Binary { op, lhs, rhs }, ty, span))
     }
 
     fn add_ptr(&mut self, p: &Val, off: &Val, negate: bool, span: Span) -> Result<Val> {
@@ -751,6 +788,10 @@ impl Tracer<'_> {
                         format!("unary `-` is not defined on {t}"),
                         span,
                     ));
+                }
+                if t.dtype() == Some(DType::I1) {
+                    // -x == x modulo 2 (see `bool_arith`).
+                    return Ok(v);
                 }
                 Ok(Val::T(self.b.push1(
                     Op::Unary {

@@ -154,8 +154,150 @@ fn def_span(def: &ast::StmtFunctionDef, source: &SourceFile) -> Span {
     Span::new(off as u32, line_end.max(off + 1).min(text.len()) as u32)
 }
 
+/// Nesting limits checked before parsing. The parser's AST, its `Clone` and `Drop`,
+/// and the tracer all recurse once a level, so a source nested thousands of levels
+/// deep (10 000 terms of `1 + 1 + ...`) overflowed the stack, which aborts the process
+/// rather than panicking. The first two are CPython's own limits.
+const MAX_BRACKETS: usize = 200;
+const MAX_INDENT: usize = 100;
+/// Operators, brackets and keywords in one logical line, and `elif`s in a file: each
+/// may nest the AST one level deeper.
+const MAX_LINE_OPERATORS: usize = 1000;
+const MAX_ELIF: usize = 500;
+
+/// Skips the string literal whose opening quote is at `i`; returns the index after it
+/// (an unterminated one-line string stops before its newline).
+fn skip_string(b: &[u8], mut i: usize) -> usize {
+    let q = b[i];
+    let triple = b.get(i + 1) == Some(&q) && b.get(i + 2) == Some(&q);
+    i += if triple { 3 } else { 1 };
+    while i < b.len() {
+        match b[i] {
+            b'\\' => i += 2,
+            c if c == q && (!triple || (b.get(i + 1) == Some(&q) && b.get(i + 2) == Some(&q))) => {
+                return i + if triple { 3 } else { 1 };
+            }
+            b'\n' if !triple => return i,
+            _ => i += 1,
+        }
+    }
+    b.len()
+}
+
+/// Rejects sources nested deeper than [`MAX_BRACKETS`], [`MAX_INDENT`],
+/// [`MAX_LINE_OPERATORS`] or [`MAX_ELIF`] allow, with a syntax error at the token
+/// that goes past the limit. A linear scan over the bytes (strings and comments
+/// skipped); it only ever over-counts.
+fn check_nesting(source: &Arc<SourceFile>) -> Result<()> {
+    let b = source.text.as_bytes();
+    let fail = |at: usize, msg: String| {
+        Err(Diagnostic::new(ErrorKind::Syntax, msg)
+            .at(Span::new(at as u32, (at + 1).min(b.len()) as u32), "here")
+            .with_source(source))
+    };
+    let (mut i, mut brackets, mut ops, mut elifs) = (0usize, 0usize, 0usize, 0usize);
+    let mut indents: Vec<usize> = vec![0];
+    let mut line_start = true;
+    while i < b.len() {
+        if line_start {
+            line_start = false;
+            let (mut j, mut width) = (i, 0usize);
+            while j < b.len() && matches!(b[j], b' ' | b'\t' | b'\x0c') {
+                width = match b[j] {
+                    b'\t' => (width / 8 + 1) * 8,
+                    b' ' => width + 1,
+                    _ => 0,
+                };
+                j += 1;
+            }
+            if j < b.len() && !matches!(b[j], b'\n' | b'\r' | b'#') {
+                while indents.last().is_some_and(|&t| t > width) {
+                    indents.pop();
+                }
+                if indents.last().is_none_or(|&t| t < width) {
+                    indents.push(width);
+                }
+                if indents.len() > MAX_INDENT + 1 {
+                    return fail(
+                        j,
+                        format!("too many levels of indentation (more than {MAX_INDENT})"),
+                    );
+                }
+            }
+            i = j;
+            continue;
+        }
+        let start = i;
+        i += 1;
+        match b[start] {
+            b'#' => {
+                while i < b.len() && b[i] != b'\n' {
+                    i += 1;
+                }
+            }
+            b'\'' | b'"' => i = skip_string(b, start),
+            // A line continuation: the newline after it does not end the line.
+            b'\\' => {
+                i += if b.get(i..i + 2) == Some(b"\r\n") {
+                    2
+                } else {
+                    1
+                };
+            }
+            b'\n' | b'\r' if brackets == 0 => {
+                ops = 0;
+                line_start = true;
+            }
+            b'(' | b'[' | b'{' => {
+                brackets += 1;
+                ops += 1;
+                if brackets > MAX_BRACKETS {
+                    return fail(
+                        start,
+                        format!("too many nested brackets (more than {MAX_BRACKETS})"),
+                    );
+                }
+            }
+            b')' | b']' | b'}' => brackets = brackets.saturating_sub(1),
+            b'+' | b'-' | b'*' | b'/' | b'%' | b'@' | b'&' | b'|' | b'^' | b'~' | b'<' | b'>'
+            | b'=' | b'!' | b'.' | b':' => ops += 1,
+            c if c.is_ascii_digit() => {
+                while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_' || b[i] == b'.')
+                {
+                    i += 1;
+                }
+            }
+            c if c.is_ascii_alphabetic() || c == b'_' => {
+                while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+                    i += 1;
+                }
+                match &b[start..i] {
+                    b"elif" => {
+                        elifs += 1;
+                        if elifs > MAX_ELIF {
+                            return fail(
+                                start,
+                                format!("more than {MAX_ELIF} `elif` branches in one file"),
+                            );
+                        }
+                    }
+                    b"if" | b"else" | b"not" | b"and" | b"or" | b"in" | b"is" | b"for"
+                    | b"lambda" | b"await" | b"yield" => ops += 1,
+                    _ => {}
+                }
+            }
+            _ => {}
+        }
+        if ops > MAX_LINE_OPERATORS {
+            return fail(start, format!("a line nests more than {MAX_LINE_OPERATORS} operators, brackets and keywords; split it into several statements"));
+        }
+    }
+    Ok(())
+}
+
 pub fn parse_module(name: &str, text: &str) -> Result<ParsedModule> {
     let source = SourceFile::new(name, text);
+    check_nesting(&source)?;
     let suite = ast::Suite::parse(text, name).map_err(|e| syntax_error(e, &source))?;
     let mut m = ParsedModule {
         source: source.clone(),

@@ -157,6 +157,10 @@ impl Tracer<'_> {
                 let reverse = b.get(2).is_some_and(|(v, _)| v.truthy().unwrap_or(false));
                 let c = if f == "cumsum" {
                     Combiner::Add
+                } else if self.ty(x).dtype() == Some(DType::I1) {
+                    // A product of booleans is their minimum (the WGSL printer has no
+                    // `bool * bool`; see `bool_arith` in expr.rs).
+                    Combiner::Min
                 } else {
                     Combiner::Mul
                 };

@@ -35,6 +35,13 @@ pub fn unsupported(what: &str, span: Span) -> Diagnostic {
 
 pub type Env = HashMap<String, Val>;
 
+/// How deeply statements and expressions may nest, jit calls included: the tracer
+/// recurses once a level, so a 1000-term `1 + 1 + ... + 1` overflowed the 2 MiB stack
+/// of a test thread. A level takes about 4 KiB of stack in a release build and 13 KiB
+/// unoptimized, so 100 levels fit a 2 MiB thread either way; real kernels nest a few
+/// dozen.
+pub const MAX_NESTING: u32 = 100;
+
 pub struct Tracer<'m> {
     pub m: &'m ParsedModule,
     pub b: KernelBuilder,
@@ -44,6 +51,8 @@ pub struct Tracer<'m> {
     pub dry: u32,
     /// Inlining depth of jit-function calls.
     pub depth: u32,
+    /// Statements and expressions being traced, nested (see [`MAX_NESTING`]).
+    pub nesting: u32,
     pub prints: Vec<String>,
     /// Types of carried names at the end of the last dry run (for literal inits).
     pub dry_types: Vec<Option<crate::ir::Type>>,
@@ -58,6 +67,7 @@ impl<'m> Tracer<'m> {
             globals: Env::new(),
             dry: 0,
             depth: 0,
+            nesting: 0,
             prints: vec![],
             dry_types: vec![],
         };
@@ -200,7 +210,30 @@ impl<'m> Tracer<'m> {
         Ok(())
     }
 
+    /// Evaluates an expression (expr.rs), refusing to nest deeper than [`MAX_NESTING`].
+    pub fn eval(&mut self, e: &Expr) -> Result<Val> {
+        self.nested(span_of(e), |t| t.eval_unguarded(e))
+    }
+
     fn exec(&mut self, s: &Stmt, tail: bool) -> Result<()> {
+        self.nested(span_of(s), |t| t.exec_unguarded(s, tail))
+    }
+
+    fn nested<T>(&mut self, span: Span, f: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
+        if self.nesting >= MAX_NESTING {
+            return Err(err(
+                ErrorKind::Unsupported,
+                format!("statements and expressions nested more than {MAX_NESTING} levels deep"),
+                span,
+            ));
+        }
+        self.nesting += 1;
+        let r = f(self);
+        self.nesting -= 1;
+        r
+    }
+
+    fn exec_unguarded(&mut self, s: &Stmt, tail: bool) -> Result<()> {
         let span = span_of(s);
         match s {
             Stmt::Expr(e) => {

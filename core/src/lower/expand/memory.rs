@@ -65,13 +65,24 @@ impl Expander<'_> {
                     None,
                     inst.results[0],
                     |dst, buf, index, vals, mask| {
-                        debug_assert!(mask.is_none());
-                        Stmt::AtomicCas {
+                        let cas = Stmt::AtomicCas {
                             dst,
                             buf,
                             index,
                             cmp: vals[0],
                             value: vals[1],
+                        };
+                        // `mask` is the owner predicate of a replicated (or scalar)
+                        // operand: only the owner may swap, or a replica could win the
+                        // race and leave the owner, whose result is shared, a stale
+                        // old value.
+                        match mask {
+                            Some(cond) => Stmt::If {
+                                cond,
+                                then_body: vec![cas],
+                                else_body: vec![],
+                            },
+                            None => cas,
                         }
                     },
                 )?;
