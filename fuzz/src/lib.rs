@@ -13,7 +13,9 @@
 
 pub mod exec;
 pub mod generate;
+mod print;
 pub mod program;
+mod rules;
 pub mod shrink;
 
 pub use exec::{run_batch, BatchReport, Executor, Failure};
