@@ -1667,3 +1667,113 @@ fn f16_cumsum_rounds_each_step() {
         tf32: false,
     });
 }
+
+const ISSUE14: &str = r#"
+import triton
+import triton.language as tl
+
+@triton.jit
+def _scaled(x, offs, N: tl.constexpr, SCALE: tl.constexpr):
+    return tl.where(offs < N, x * SCALE, 0.0)
+
+@triton.jit
+def constexpr_param_runtime_arg(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+    tl.store(out_ptr + offs, _scaled(x, offs, n, 3.0))
+
+@triton.jit
+def scalar_atomics(slots_ptr, out_ptr):
+    pid = tl.program_id(0)
+    tl.atomic_add(slots_ptr, 1)
+    c = tl.atomic_cas(slots_ptr + 8 + pid, 0, 7)
+    x = tl.atomic_xchg(slots_ptr + 16 + pid, 9)
+    m = tl.atomic_max(slots_ptr + 24 + pid, pid + 1)
+    tl.store(out_ptr + pid, c)
+    tl.store(out_ptr + 4 + pid, x)
+    tl.store(out_ptr + 8 + pid, m)
+"#;
+
+/// A jit callee's `tl.constexpr` parameter takes a runtime argument, as in Triton
+/// (issue 14, bug 4: the attention tutorial's `_attn_fwd_inner(..., N_CTX, ...)`).
+#[test]
+fn constexpr_parameter_with_a_runtime_argument() {
+    let mut r = Rng(36);
+    let n = 45usize;
+    check(Case {
+        name: "constexpr_param_runtime_arg",
+        src: ISSUE14,
+        kernel: "constexpr_param_runtime_arg",
+        grid: [1, 1, 1],
+        args: vec![H::F32(r.f32s(64)), poison_f32(64), s(n as i32)],
+        constexprs: vec![("BLOCK", c(64))],
+        tol: 0.0,
+        tf32: false,
+    });
+}
+
+/// A scalar atomic of every kind runs once per program and every thread sees the
+/// owner's old value (issue 14, bug 2: a scalar `atomic_cas` ran on every thread, so
+/// another thread could win and the owner read 7 instead of 0).
+#[test]
+fn scalar_atomics_run_once_per_program() {
+    check(Case {
+        name: "scalar_atomics",
+        src: ISSUE14,
+        kernel: "scalar_atomics",
+        grid: [3, 1, 1],
+        args: vec![H::I32(vec![0; 32]), H::I32(vec![-1; 12])],
+        constexprs: vec![],
+        tol: 0.0,
+        tf32: false,
+    });
+}
+
+const LONG_SCANS: &str = r#"
+import triton
+import triton.language as tl
+
+@triton.jit
+def _first_nonzero(a, b):
+    return tl.where(a != 0, a, b)
+
+@triton.jit
+def long_scans(x_ptr, out_ptr, R: tl.constexpr, C: tl.constexpr):
+    rows = tl.arange(0, R)
+    cols = tl.arange(0, C)
+    offs = rows[:, None] * C + cols[None, :]
+    x = tl.load(x_ptr + offs)
+    n = R * C
+    tl.store(out_ptr + offs, tl.cumsum(x, axis=1))
+    tl.store(out_ptr + n + offs, tl.cumsum(x, axis=0, reverse=True))
+    tl.store(out_ptr + 2 * n + offs, tl.associative_scan(x, 1, _first_nonzero))
+    tl.store(out_ptr + 3 * n + offs, tl.associative_scan(x, 0, _first_nonzero, reverse=True))
+    flat = tl.reshape(x, (n,))
+    tl.store(out_ptr + 4 * n + tl.arange(0, n), tl.cumprod(flat % 3 + 1, axis=0))
+"#;
+
+/// Scans along axes longer than a thread's run (split across lanes and warps, each
+/// thread prefixed by the runs before it), forward and reverse, with a combine that is
+/// associative but not commutative, and a 1-D scan over the whole tile.
+#[test]
+fn long_scans_across_threads() {
+    let mut r = Rng(37);
+    for (rows, cols) in [(4u32, 512u32), (512, 4), (2, 2048), (128, 16)] {
+        let n = (rows * cols) as usize;
+        let x: Vec<i32> = r
+            .i32s(n, -3, 4)
+            .into_iter()
+            .map(|v| if v < 0 { 0 } else { v })
+            .collect();
+        check(Case {
+            name: "long_scans",
+            src: LONG_SCANS,
+            kernel: "long_scans",
+            grid: [1, 1, 1],
+            args: vec![H::I32(x), H::I32(vec![-7777; 5 * n])],
+            constexprs: vec![("R", c(rows)), ("C", c(cols))],
+            tol: 0.0,
+            tf32: false,
+        });
+    }
+}

@@ -408,13 +408,10 @@ impl<'m> Tracer<'m> {
                         .with_secondary(f.span, "defined here"));
                     }
                 };
-                if p.constexpr && !v.is_constexpr() {
-                    return Err(err(
-                        ErrorKind::Static,
-                        format!("parameter `{}` of `{name}` is a tl.constexpr, but the argument is not a compile-time constant", p.name),
-                        span,
-                    ));
-                }
+                // A callee's `tl.constexpr` annotation does not make a runtime argument
+                // an error: Triton decides constexpr-ness from the argument (the
+                // attention tutorial passes tiles to constexpr-annotated parameters). A
+                // use that needs a constant says so where it is.
                 env.insert(p.name.clone(), v);
             }
             self.env = env;

@@ -11,8 +11,12 @@
 //! the output elements it holds. The result has the operand's
 //! slice layout, so `x - tl.max(x, 1)[:, None]` broadcasts back without moving data.
 //!
-//! A scan moves the operand into a layout where the whole scanned axis sits in one
-//! thread's registers, scans there in order, and leaves the result in that layout.
+//! A scan moves the operand into a layout blocked along the scanned axis: an axis of
+//! up to 64 elements sits whole in each thread, which scans it in order; a longer one
+//! is split in runs over lanes and then warps, each thread scans its run, publishes
+//! the run's total to shared memory and, after a barrier, puts the combined totals of
+//! the runs before it (in scan order) in front of its values. The combine's operand
+//! order is kept throughout, so it only needs to be associative.
 
 use super::dist::Dist;
 use super::{Expander, TVal};
@@ -424,10 +428,21 @@ impl Expander<'_> {
                 .rev()
                 .filter(|&d| d as usize != axis),
         );
+        // A short axis sits whole in each thread. A long one is split in runs across
+        // the threads (lanes, then warps, along the axis): each thread scans its run,
+        // then adds the combined totals of the runs before it (`scan_across_threads`).
+        // Giving every thread a 4096-element axis unrolled 4096 combines a thread, and
+        // drivers took minutes to compile it (found by the fuzzer).
+        let threads = self.opt.warp_size * self.opt.num_warps;
+        let run = if shape[axis] <= SCAN_IN_THREAD {
+            shape[axis]
+        } else {
+            (shape[axis] / threads).max(SCAN_IN_THREAD.min(shape[axis] / 2).max(1))
+        };
         let target = LinearLayout::default_blocked(
             &shape,
             &order,
-            shape[axis],
+            run,
             self.opt.warp_size,
             self.opt.num_warps,
         )
@@ -475,6 +490,7 @@ impl Expander<'_> {
                 acc = Some(next);
             }
         }
+        self.scan_across_threads(&target, axis, *reverse, combiner, &dts, &mut out)?;
         for (j, res) in inst.results.iter().enumerate() {
             let d = Dist::Regs {
                 layout: target.clone(),
@@ -484,7 +500,240 @@ impl Expander<'_> {
         }
         Ok(())
     }
+
+    /// The second half of a scan whose axis spans threads: `out` holds each thread's
+    /// scan of its own run along `axis` (lanes, then warps, continue the axis, in that
+    /// order). Every thread publishes its run's total to shared memory; after a
+    /// barrier it combines, in scan order, the totals of the runs before its own (a
+    /// loop of as many steps as it has predecessors) and puts that prefix in front of
+    /// each of its values. The combine keeps its operand order, so it needs only to
+    /// be associative.
+    fn scan_across_threads(
+        &mut self,
+        layout: &LinearLayout,
+        axis: usize,
+        reverse: bool,
+        combiner: &Combiner,
+        dts: &[DType],
+        out: &mut [Vec<Reg>],
+    ) -> Result<()> {
+        let lane_bits: Vec<usize> = (0..layout.lane_bases().len())
+            .filter(|&b| layout.lane_bases()[b][axis] != 0)
+            .collect();
+        let warp_bits: Vec<usize> = (0..layout.warp_bases().len())
+            .filter(|&b| layout.warp_bases()[b][axis] != 0)
+            .collect();
+        let parts = 1u32 << (lane_bits.len() + warp_bits.len());
+        if parts == 1 {
+            return Ok(());
+        }
+        // This thread's run index along the axis: its lane bits, then its warp bits
+        // (blocked along the axis first, so this is the order of the runs).
+        let mut pos: Option<Reg> = None;
+        let mut k = 0;
+        for (src, bits) in [(self.lane, lane_bits), (self.warp, warp_bits)] {
+            for b in bits {
+                let sh = self.int_const(DType::I32, b as i64);
+                let v = self.assign(DType::I32, Expr::Binary(BinaryOp::Shr, src, sh));
+                let one = self.int_const(DType::I32, 1);
+                let bit = self.assign(DType::I32, Expr::Binary(BinaryOp::And, v, one));
+                let to = self.int_const(DType::I32, k);
+                let placed = self.assign(DType::I32, Expr::Binary(BinaryOp::Shl, bit, to));
+                pos = Some(match pos {
+                    None => placed,
+                    Some(p) => self.assign(DType::I32, Expr::Binary(BinaryOp::Or, p, placed)),
+                });
+                k += 1;
+            }
+        }
+        let pos = pos.expect("parts > 1");
+        let sliced = layout.slice(axis);
+        let rows: u32 = sliced.shape().iter().product::<u32>().max(1);
+        let row_idx = self.linear_indices(&sliced, sliced.shape())?;
+        let p = self.int_const(DType::I32, parts as i64);
+        let arrays: Vec<u32> = dts
+            .iter()
+            .map(|&d| self.scratch_for_reduce(d, rows * parts))
+            .collect();
+        // Each row's registers in scan order; the last is the run's total.
+        let n = layout.num_regs();
+        let mut groups: std::collections::BTreeMap<Vec<u32>, Vec<(u32, u32)>> = Default::default();
+        for r in 0..n {
+            let mut c = layout.apply(r, 0, 0);
+            let along = c[axis];
+            c[axis] = 0;
+            groups.entry(c).or_default().push((along, r));
+        }
+        let mut members: Vec<Vec<u32>> = vec![];
+        for (_, mut g) in groups {
+            g.sort();
+            g.dedup_by_key(|(along, _)| *along);
+            if reverse {
+                g.reverse();
+            }
+            members.push(g.into_iter().map(|(_, r)| r).collect());
+        }
+        self.emit(Stmt::Barrier);
+        let mut bases = vec![];
+        for m in &members {
+            let first = m[0] as usize;
+            let last = *m.last().expect("run") as usize;
+            let base = self.assign(DType::I32, Expr::Binary(BinaryOp::Mul, row_idx[first], p));
+            let slot = self.assign(DType::I32, Expr::Binary(BinaryOp::Add, base, pos));
+            for (j, arr) in arrays.iter().enumerate() {
+                self.emit(Stmt::SharedStore {
+                    arr: *arr,
+                    index: slot,
+                    value: out[j][last],
+                });
+            }
+            bases.push(base);
+        }
+        self.emit(Stmt::Barrier);
+        // The runs before this one, in scan order: 0..pos forward, parts-1 down to
+        // pos+1 in reverse.
+        let zero = self.int_const(DType::I32, 0);
+        let one = self.int_const(DType::I32, 1);
+        let last_part = self.int_const(DType::I32, parts as i64 - 1);
+        let (count, has_prefix) = if reverse {
+            let c = self.assign(DType::I32, Expr::Binary(BinaryOp::Sub, last_part, pos));
+            let h = self.assign(DType::I1, Expr::Cmp(CmpPred::Lt, pos, last_part));
+            (c, h)
+        } else {
+            let h = self.assign(DType::I1, Expr::Cmp(CmpPred::Gt, pos, zero));
+            (pos, h)
+        };
+        // Fresh result registers (the in-thread results may be the operand's own
+        // registers), holding the in-thread scan until a prefix goes in front.
+        let mut results: Vec<Vec<Vec<Reg>>> = vec![];
+        for m in &members {
+            let mut per_run = vec![];
+            for &r in m {
+                let regs: Vec<Reg> = (0..dts.len())
+                    .map(|j| {
+                        let fresh = self.new_reg(dts[j]);
+                        self.emit(Stmt::Assign {
+                            dst: fresh,
+                            expr: Expr::Copy(out[j][r as usize]),
+                        });
+                        fresh
+                    })
+                    .collect();
+                per_run.push(regs);
+            }
+            results.push(per_run);
+        }
+        for (g, m) in members.iter().enumerate() {
+            let base = bases[g];
+            // The first predecessor in scan order starts the prefix.
+            let first_slot = if reverse {
+                self.assign(DType::I32, Expr::Binary(BinaryOp::Add, base, last_part))
+            } else {
+                base
+            };
+            let acc: Vec<Reg> = dts.iter().map(|&d| self.new_reg(d)).collect();
+            self.open();
+            for (j, arr) in arrays.iter().enumerate() {
+                let v = self.assign(
+                    dts[j],
+                    Expr::SharedLoad {
+                        arr: *arr,
+                        index: first_slot,
+                    },
+                );
+                self.emit(Stmt::Assign {
+                    dst: acc[j],
+                    expr: Expr::Copy(v),
+                });
+            }
+            // Steps 1..count: the next predecessor each. The loop runs over every
+            // possible step (a uniform bound) and each thread takes the ones it has.
+            let iv = self.new_reg(DType::I32);
+            let all = self.int_const(DType::I32, parts as i64);
+            self.open();
+            let take = self.assign(DType::I1, Expr::Cmp(CmpPred::Lt, iv, count));
+            self.open();
+            let slot = if reverse {
+                self.assign(DType::I32, Expr::Binary(BinaryOp::Sub, first_slot, iv))
+            } else {
+                self.assign(DType::I32, Expr::Binary(BinaryOp::Add, base, iv))
+            };
+            let vals: Vec<Reg> = arrays
+                .iter()
+                .zip(dts)
+                .map(|(arr, &d)| {
+                    self.assign(
+                        d,
+                        Expr::SharedLoad {
+                            arr: *arr,
+                            index: slot,
+                        },
+                    )
+                })
+                .collect();
+            let next = self.combine(combiner, dts, &acc, &vals)?;
+            for (j, v) in next.iter().enumerate() {
+                self.emit(Stmt::Assign {
+                    dst: acc[j],
+                    expr: Expr::Copy(*v),
+                });
+            }
+            let taken = self.close();
+            self.emit(Stmt::If {
+                cond: take,
+                then_body: taken,
+                else_body: vec![],
+            });
+            let steps = self.close();
+            self.emit(Stmt::For {
+                iv,
+                lower: one,
+                upper: all,
+                step: one,
+                body: steps,
+            });
+            // The prefix goes in front of every value of the run.
+            for (&r, res) in m.iter().zip(&results[g]) {
+                let mine: Vec<Reg> = (0..dts.len()).map(|j| out[j][r as usize]).collect();
+                let with = self.combine(combiner, dts, &acc, &mine)?;
+                for (j, v) in with.iter().enumerate() {
+                    self.emit(Stmt::Assign {
+                        dst: res[j],
+                        expr: Expr::Copy(*v),
+                    });
+                }
+            }
+            let body = self.close();
+            self.emit(Stmt::If {
+                cond: has_prefix,
+                then_body: body,
+                else_body: vec![],
+            });
+        }
+        for (m, res) in members.iter().zip(&results) {
+            for (&r, regs) in m.iter().zip(res) {
+                for (j, &x) in regs.iter().enumerate() {
+                    out[j][r as usize] = x;
+                }
+            }
+        }
+        // Replicated registers of a run read their first copy's result.
+        for r in 0..n {
+            let c = layout.apply(r, 0, 0);
+            if let Some(first) = (0..r).find(|&q| layout.apply(q, 0, 0) == c) {
+                for o in out.iter_mut() {
+                    o[r as usize] = o[first as usize];
+                }
+            }
+        }
+        // The scratch array may be reused by the next reduction or scan.
+        self.emit(Stmt::Barrier);
+        Ok(())
+    }
 }
+
+/// Scans whose axis is at most this long run whole in each thread.
+const SCAN_IN_THREAD: u32 = 64;
 
 /// The registers holding a partial result (one per output element a thread holds).
 fn reps_of(partial: &[Option<Vec<Reg>>]) -> Vec<usize> {
