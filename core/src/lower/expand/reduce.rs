@@ -263,27 +263,7 @@ impl Expander<'_> {
             let out_numel: u32 = sliced.shape().iter().product::<u32>().max(1);
             let out_idx = self.linear_indices(&sliced, sliced.shape())?;
             // This thread's partner id: its bits along `axis`, packed.
-            let mut pid: Option<Reg> = None;
-            let mut k = 0;
-            for (src, bits) in [
-                (self.lane, lane_axis.clone()),
-                (self.warp, warp_axis.clone()),
-            ] {
-                for b in bits {
-                    let sh = self.int_const(DType::I32, b as i64);
-                    let v = self.assign(DType::I32, Expr::Binary(BinaryOp::Shr, src, sh));
-                    let one = self.int_const(DType::I32, 1);
-                    let bit = self.assign(DType::I32, Expr::Binary(BinaryOp::And, v, one));
-                    let to = self.int_const(DType::I32, k);
-                    let placed = self.assign(DType::I32, Expr::Binary(BinaryOp::Shl, bit, to));
-                    pid = Some(match pid {
-                        None => placed,
-                        Some(p) => self.assign(DType::I32, Expr::Binary(BinaryOp::Or, p, placed)),
-                    });
-                    k += 1;
-                }
-            }
-            let pid = pid.expect("partners > 1");
+            let pid = self.packed_thread_bits(&lane_axis, &warp_axis);
             let p = self.int_const(DType::I32, partners as i64);
             let arrays: Vec<u32> = dts
                 .iter()
@@ -386,6 +366,30 @@ impl Expander<'_> {
             self.set(*res, TVal::Data(d));
         }
         Ok(())
+    }
+
+    /// The given lane bits, then warp bits, of this thread packed into one index (bit
+    /// `k` of the result is the `k`-th bit listed): a thread's position among the
+    /// threads that share an axis. At least one bit must be given.
+    fn packed_thread_bits(&mut self, lane_bits: &[usize], warp_bits: &[usize]) -> Reg {
+        let mut packed: Option<Reg> = None;
+        let mut k = 0;
+        for (src, bits) in [(self.lane, lane_bits), (self.warp, warp_bits)] {
+            for &b in bits {
+                let sh = self.int_const(DType::I32, b as i64);
+                let v = self.assign(DType::I32, Expr::Binary(BinaryOp::Shr, src, sh));
+                let one = self.int_const(DType::I32, 1);
+                let bit = self.assign(DType::I32, Expr::Binary(BinaryOp::And, v, one));
+                let to = self.int_const(DType::I32, k);
+                let placed = self.assign(DType::I32, Expr::Binary(BinaryOp::Shl, bit, to));
+                packed = Some(match packed {
+                    None => placed,
+                    Some(p) => self.assign(DType::I32, Expr::Binary(BinaryOp::Or, p, placed)),
+                });
+                k += 1;
+            }
+        }
+        packed.expect("at least one thread bit")
     }
 
     fn zero_i32(&mut self) -> Reg {
@@ -529,24 +533,7 @@ impl Expander<'_> {
         }
         // This thread's run index along the axis: its lane bits, then its warp bits
         // (blocked along the axis first, so this is the order of the runs).
-        let mut pos: Option<Reg> = None;
-        let mut k = 0;
-        for (src, bits) in [(self.lane, lane_bits), (self.warp, warp_bits)] {
-            for b in bits {
-                let sh = self.int_const(DType::I32, b as i64);
-                let v = self.assign(DType::I32, Expr::Binary(BinaryOp::Shr, src, sh));
-                let one = self.int_const(DType::I32, 1);
-                let bit = self.assign(DType::I32, Expr::Binary(BinaryOp::And, v, one));
-                let to = self.int_const(DType::I32, k);
-                let placed = self.assign(DType::I32, Expr::Binary(BinaryOp::Shl, bit, to));
-                pos = Some(match pos {
-                    None => placed,
-                    Some(p) => self.assign(DType::I32, Expr::Binary(BinaryOp::Or, p, placed)),
-                });
-                k += 1;
-            }
-        }
-        let pos = pos.expect("parts > 1");
+        let pos = self.packed_thread_bits(&lane_bits, &warp_bits);
         let sliced = layout.slice(axis);
         let rows: u32 = sliced.shape().iter().product::<u32>().max(1);
         let row_idx = self.linear_indices(&sliced, sliced.shape())?;
