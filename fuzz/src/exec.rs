@@ -6,7 +6,7 @@ use crate::shrink::shrink;
 use std::fmt;
 use tilewise::cuda::PtxTarget;
 use tilewise::half::{bf16, f16};
-use tilewise::{Buffer, DType, Device, DeviceKind, Diagnostic, Module};
+use tilewise::{Buffer, DType, Device, DeviceKind, Diagnostic, Kernel, Launch, Module};
 
 /// Where a program runs.
 #[derive(Clone)]
@@ -120,56 +120,53 @@ fn download(dev: &Device, b: &Buffer) -> tilewise::Result<Data> {
     })
 }
 
-/// Runs `p` on `dev` and returns its outputs.
-pub fn run_on(p: &Program, src: &str, dev: &Device) -> tilewise::Result<Vec<Data>> {
+/// The program's kernel and its buffers on `dev`: inputs, then outputs (poisoned).
+fn kernel_and_buffers(
+    p: &Program,
+    src: &str,
+    dev: &Device,
+) -> tilewise::Result<(Kernel, Vec<Buffer>)> {
     let module = Module::parse(&format!("fuzz_{}.py", p.seed), src)?;
     let kernel = module.kernel(Program::KERNEL)?;
     let host = host_data(p);
-    let ins: Vec<Buffer> = p
-        .inputs
-        .iter()
-        .zip(&host.inputs)
-        .map(|(b, d)| upload(dev, b.dtype, d))
-        .collect::<tilewise::Result<_>>()?;
-    let outs: Vec<Buffer> = p
-        .outputs
-        .iter()
-        .zip(&host.outputs)
-        .map(|(o, d)| upload(dev, o.dtype, d))
-        .collect::<tilewise::Result<_>>()?;
-    let mut launch = kernel.launch(dev, p.grid).num_warps(p.num_warps);
-    for b in ins.iter().chain(&outs) {
-        launch = launch.arg(b);
-    }
-    for &s in &p.scalars {
-        launch = launch.arg(s);
-    }
-    launch.run()?;
-    outs.iter().map(|b| download(dev, b)).collect()
-}
-
-/// Assembles the program's PTX for sm_80 and sm_90.
-pub fn assemble(p: &Program, src: &str) -> tilewise::Result<()> {
-    let dev = Device::interpreter();
-    let module = Module::parse(&format!("fuzz_{}.py", p.seed), src)?;
-    let kernel = module.kernel(Program::KERNEL)?;
-    let host = host_data(p);
-    let bufs: Vec<Buffer> = p
+    let bufs = p
         .inputs
         .iter()
         .map(|b| b.dtype)
         .chain(p.outputs.iter().map(|o| o.dtype))
         .zip(host.inputs.iter().chain(&host.outputs))
-        .map(|(dt, d)| upload(&dev, dt, d))
+        .map(|(dt, d)| upload(dev, dt, d))
         .collect::<tilewise::Result<_>>()?;
-    let mut launch = kernel.launch(&dev, p.grid).num_warps(p.num_warps);
-    for b in &bufs {
+    Ok((kernel, bufs))
+}
+
+/// The program's launch: its grid and warps, the buffers, then the scalars.
+fn launch<'a>(p: &Program, kernel: &'a Kernel, dev: &'a Device, bufs: &[Buffer]) -> Launch<'a> {
+    let mut launch = kernel.launch(dev, p.grid).num_warps(p.num_warps);
+    for b in bufs {
         launch = launch.arg(b);
     }
     for &s in &p.scalars {
         launch = launch.arg(s);
     }
-    let compiled = launch.compile()?;
+    launch
+}
+
+/// Runs `p` on `dev` and returns its outputs.
+pub fn run_on(p: &Program, src: &str, dev: &Device) -> tilewise::Result<Vec<Data>> {
+    let (kernel, bufs) = kernel_and_buffers(p, src, dev)?;
+    launch(p, &kernel, dev, &bufs).run()?;
+    bufs[p.inputs.len()..]
+        .iter()
+        .map(|b| download(dev, b))
+        .collect()
+}
+
+/// Assembles the program's PTX for sm_80 and sm_90.
+pub fn assemble(p: &Program, src: &str) -> tilewise::Result<()> {
+    let dev = Device::interpreter();
+    let (kernel, bufs) = kernel_and_buffers(p, src, &dev)?;
+    let compiled = launch(p, &kernel, &dev, &bufs).compile()?;
     for sm in [80, 90] {
         let ptx = compiled.ptx_for(PtxTarget { sm }, p.num_warps)?;
         tilewise::cuda::assemble(&ptx.source, &format!("sm_{sm}"))?;
