@@ -6,6 +6,7 @@
 
 use crate::buffer::{Buffer, BufferId};
 use crate::element::{from_bytes, to_bytes, Element};
+use crate::interp_device::SimLowering;
 use std::fmt;
 use std::sync::Arc;
 use tilewise_core::frontend::Specialized;
@@ -42,6 +43,10 @@ pub(crate) enum BoundArg {
 pub(crate) trait Backend: Send + Sync {
     fn name(&self) -> String;
     fn kind(&self) -> DeviceKind;
+    /// What a wgpu device can do (`None` for the other executors).
+    fn wgpu_capabilities(&self) -> Option<&tilewise_wgsl::Capabilities> {
+        None
+    }
     fn alloc(&self, dtype: DType, len: usize) -> Result<BufferId>;
     fn write(&self, id: BufferId, bytes: &[u8]) -> Result<()>;
     fn read(&self, id: BufferId) -> Result<Vec<u8>>;
@@ -114,7 +119,9 @@ impl Device {
     /// CPU. Slow; for checking the lowering where there is no GPU.
     pub fn simulator() -> Device {
         Device {
-            backend: Arc::new(crate::interp_device::InterpreterBackend::simulator(false)),
+            backend: Arc::new(crate::interp_device::InterpreterBackend::simulator(
+                SimLowering::Wgsl,
+            )),
         }
     }
 
@@ -123,7 +130,22 @@ impl Device {
     /// truncated as the hardware does).
     pub fn simulator_ptx() -> Device {
         Device {
-            backend: Arc::new(crate::interp_device::InterpreterBackend::simulator(true)),
+            backend: Arc::new(crate::interp_device::InterpreterBackend::simulator(
+                SimLowering::Ptx,
+            )),
+        }
+    }
+
+    /// The simulator of the WGSL backend's lowering for a device with cooperative
+    /// matrices (16x16x16 f16 fragments into f32 or f16, as the H200 lists through
+    /// Vulkan): `dot`s whose types and tile fit take the fragment form, simulated
+    /// exactly (exact products, one rounding to the accumulator's type per
+    /// multiply-add), so CI checks that lowering without such a GPU.
+    pub fn simulator_coop() -> Device {
+        Device {
+            backend: Arc::new(crate::interp_device::InterpreterBackend::simulator(
+                SimLowering::WgslCoop,
+            )),
         }
     }
 
@@ -176,6 +198,12 @@ impl Device {
 
     pub fn kind(&self) -> DeviceKind {
         self.backend.kind()
+    }
+
+    /// For a wgpu device, what it can do: features, limits, subgroup sizes, the
+    /// cooperative-matrix products `dot` may use. `None` for the other executors.
+    pub fn wgpu_capabilities(&self) -> Option<tilewise_wgsl::Capabilities> {
+        self.backend.wgpu_capabilities().cloned()
     }
 
     /// Allocates `len` zeroed elements of `dtype`.

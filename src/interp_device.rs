@@ -15,12 +15,24 @@ use tilewise_core::thread_ir::sim::simulate;
 use tilewise_core::thread_ir::ThreadKernel;
 use tilewise_core::{Diagnostic, Result};
 
+/// Which backend's lowering the simulator runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum SimLowering {
+    /// The WGSL backend's, for a device without cooperative matrices (FMA dots).
+    Wgsl,
+    /// The WGSL backend's for a device with 16x16 f16 cooperative matrices (the H200
+    /// through Vulkan): fragment dots.
+    WgslCoop,
+    /// The PTX backend's (`mma.sync` dots, asynchronous copies).
+    Ptx,
+}
+
 pub(crate) struct InterpreterBackend {
     checked: bool,
     /// Run the GPU lowering in the Thread IR simulator instead of interpreting.
     simulate: bool,
-    /// Lower as the PTX backend does (tensor-core dots) rather than as the WGSL one.
-    mma: bool,
+    /// The lowering the simulator runs.
+    lowering: SimLowering,
     lowered: Mutex<HashMap<SpecKey, Arc<ThreadKernel>>>,
     /// Slot `i` holds buffer `i`; freed slots are emptied and reused.
     buffers: Mutex<Vec<Option<HostBuffer>>>,
@@ -31,19 +43,18 @@ impl InterpreterBackend {
         InterpreterBackend {
             checked,
             simulate: false,
-            mma: false,
+            lowering: SimLowering::Wgsl,
             lowered: Mutex::default(),
             buffers: Mutex::new(vec![]),
         }
     }
 
-    /// The simulator of the GPU lowering (see [`crate::Device::simulator`]); `mma`
-    /// lowers as the PTX backend does, with tensor-core dots.
-    pub fn simulator(mma: bool) -> Self {
+    /// The simulator of a GPU lowering (see [`crate::Device::simulator`]).
+    pub fn simulator(lowering: SimLowering) -> Self {
         InterpreterBackend {
             checked: false,
             simulate: true,
-            mma,
+            lowering,
             lowered: Mutex::default(),
             buffers: Mutex::new(vec![]),
         }
@@ -60,10 +71,13 @@ impl InterpreterBackend {
             return Ok(k);
         }
         // The lowering of the backend simulated, named as the simulator in errors.
-        let base = if self.mma {
-            ExpandOptions::ptx(num_warps)
-        } else {
-            ExpandOptions::wgsl(num_warps)
+        let base = match self.lowering {
+            SimLowering::Ptx => ExpandOptions::ptx(num_warps),
+            SimLowering::Wgsl => ExpandOptions::wgsl(num_warps),
+            SimLowering::WgslCoop => tilewise_wgsl::expand_options(
+                &tilewise_wgsl::Capabilities::offline_coop(),
+                num_warps,
+            ),
         };
         let options = ExpandOptions {
             backend: "simulated GPU",
@@ -88,7 +102,11 @@ fn missing(id: BufferId) -> Diagnostic {
 impl Backend for InterpreterBackend {
     fn name(&self) -> String {
         if self.simulate {
-            let lowering = if self.mma { "PTX" } else { "WGSL" };
+            let lowering = match self.lowering {
+                SimLowering::Ptx => "PTX",
+                SimLowering::Wgsl => "WGSL",
+                SimLowering::WgslCoop => "WGSL with cooperative matrices",
+            };
             format!("simulator (CPU, {lowering} lowering)")
         } else if self.checked {
             "interpreter (CPU, checked)".into()

@@ -214,9 +214,20 @@ impl Compiled {
     /// SHADER_F16 and WebGPU's default limits, validated by naga.
     pub fn wgsl(&self) -> Result<String> {
         let caps = tilewise_wgsl::Capabilities::offline(true, false);
-        let printed = tilewise_wgsl::print_wgsl(&self.thread_ir("WGSL")?, &caps)?;
-        tilewise_wgsl::validate_wgsl(&printed.name, &printed.source, &caps)?;
-        Ok(printed.source)
+        Ok(self.wgsl_for(&caps, 4)?.source)
+    }
+
+    /// The WGSL for a device with `caps` (e.g. `Capabilities::offline_coop()`, whose
+    /// dots take the cooperative-matrix form) and `num_warps` warps per program,
+    /// validated by naga against those capabilities.
+    pub fn wgsl_for(
+        &self,
+        caps: &tilewise_wgsl::Capabilities,
+        num_warps: u32,
+    ) -> Result<tilewise_wgsl::WgslKernel> {
+        let printed = tilewise_wgsl::compile(&self.spec.kernel, caps, num_warps)?;
+        tilewise_wgsl::validate_wgsl(&printed.name, &printed.source, caps)?;
+        Ok(printed)
     }
 
     /// The PTX the PTX backend generates for this specialization, for `sm_80` (the

@@ -50,4 +50,4 @@ pub use kernel::{Arg, Compiled, Kernel, Launch, Module};
 pub use tilewise_core::ir::DType;
 pub use tilewise_core::launch::{ConstValue, Grid};
 pub use tilewise_core::{Diagnostic, ErrorKind, Result};
-pub use {half, tilewise_core as core, tilewise_cuda as cuda};
+pub use {half, tilewise_core as core, tilewise_cuda as cuda, tilewise_wgsl as wgsl};

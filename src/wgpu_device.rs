@@ -9,10 +9,9 @@ use std::sync::{Arc, Mutex};
 use tilewise_core::frontend::Specialized;
 use tilewise_core::ir::DType;
 use tilewise_core::launch::{Grid, ScalarValue, SpecKey};
-use tilewise_core::lower::{expand::ExpandOptions, to_thread_ir};
 use tilewise_core::{Diagnostic, ErrorKind, Result};
 use tilewise_wgsl::{
-    print_wgsl, BufferArg, GpuBuffer, KernelPipeline, KernelSpec, Launch, WgpuContext, WgslKernel,
+    BufferArg, GpuBuffer, KernelPipeline, KernelSpec, Launch, WgpuContext, WgslKernel,
 };
 
 struct Compiled {
@@ -48,8 +47,7 @@ impl WgpuBackend {
         if let Some(c) = self.compiled.lock().map_err(|_| poisoned())?.get(key) {
             return Ok(c.clone());
         }
-        let thread = to_thread_ir(&spec.kernel, &ExpandOptions::wgsl(num_warps))?;
-        let wgsl = print_wgsl(&thread, self.ctx.capabilities())?;
+        let wgsl = tilewise_wgsl::compile(&spec.kernel, self.ctx.capabilities(), num_warps)?;
         let pipeline = self.ctx.pipeline(&KernelSpec {
             key: &key.0,
             kernel_name: &wgsl.name,
@@ -74,6 +72,10 @@ impl Backend for WgpuBackend {
 
     fn kind(&self) -> DeviceKind {
         DeviceKind::Wgpu
+    }
+
+    fn wgpu_capabilities(&self) -> Option<&tilewise_wgsl::Capabilities> {
+        Some(self.ctx.capabilities())
     }
 
     fn alloc(&self, dtype: DType, len: usize) -> Result<BufferId> {

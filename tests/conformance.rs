@@ -225,7 +225,11 @@ fn cuda_device() -> Option<Device> {
 /// The executors compared with the interpreter: the simulator of each backend's
 /// lowering always, wgpu and CUDA when present.
 fn gpu_devices() -> Vec<Device> {
-    let mut devices = vec![Device::simulator(), Device::simulator_ptx()];
+    let mut devices = vec![
+        Device::simulator(),
+        Device::simulator_ptx(),
+        Device::simulator_coop(),
+    ];
     devices.extend(wgpu_device());
     devices.extend(cuda_device());
     devices

@@ -661,6 +661,16 @@ impl Printer<'_> {
                 ));
             }
             Stmt::Barrier => self.ins("bar.sync 0;".into()),
+            Stmt::CoopZero { .. }
+            | Stmt::CoopLoad { .. }
+            | Stmt::CoopStore { .. }
+            | Stmt::CoopMulAdd { .. }
+            | Stmt::CoopCopy { .. } => {
+                return Err(Diagnostic::internal(
+                    "a cooperative-matrix statement reached the PTX printer (the PTX lowering \
+                     uses mma.sync)",
+                ))
+            }
             Stmt::AsyncCopy {
                 arr,
                 shared_index,
@@ -889,6 +899,13 @@ impl Printer<'_> {
                     Special::ThreadId => "%tid.x".to_string(),
                     Special::ProgramId(a) => format!("%ctaid.{}", axis(*a)),
                     Special::NumPrograms(a) => format!("%nctaid.{}", axis(*a)),
+                    // A CTA's warps are its subgroups, in order.
+                    Special::SubgroupId => {
+                        let t = self.tmp(Class::B32);
+                        self.ins(format!("mov.u32 {t}, %tid.x;"));
+                        self.ins(format!("shr.u32 {t}, {t}, 5;"));
+                        t
+                    }
                 };
                 if class(dt) == Class::B64 {
                     let t = self.tmp(Class::B32);

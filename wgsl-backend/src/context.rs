@@ -27,6 +27,8 @@
 
 use std::sync::{Arc, Mutex};
 
+use tilewise_core::ir::DType;
+pub use tilewise_core::lower::expand::CoopConfig;
 use tilewise_core::{Diagnostic, ErrorKind, Result};
 
 use crate::dispatch::Batch;
@@ -37,7 +39,8 @@ pub const WANTED_FEATURES: wgpu::Features = wgpu::Features::SHADER_F16
     .union(wgpu::Features::SUBGROUP)
     .union(wgpu::Features::SUBGROUP_BARRIER)
     .union(wgpu::Features::TIMESTAMP_QUERY)
-    .union(wgpu::Features::IMMEDIATES);
+    .union(wgpu::Features::IMMEDIATES)
+    .union(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX);
 
 /// What a device can do, as the lowering and the runtime need it.
 #[derive(Clone, Debug, PartialEq)]
@@ -75,6 +78,10 @@ pub struct Capabilities {
     pub max_compute_workgroup_size: [u32; 3],
     /// Workgroups per dispatch dimension: the lowering folds a larger 1-D grid into 2-D.
     pub max_compute_workgroups_per_dimension: u32,
+    /// The cooperative-matrix products the lowering may use (see
+    /// [`Capabilities::coop_configs`]); empty without
+    /// `EXPERIMENTAL_COOPERATIVE_MATRIX`.
+    pub coop_matrix: Vec<CoopConfig>,
     /// naga validation capabilities matching the device's features.
     pub naga: naga::valid::Capabilities,
 }
@@ -86,6 +93,7 @@ impl Capabilities {
         limits: &wgpu::Limits,
         downlevel: wgpu::DownlevelFlags,
         info: &wgpu::AdapterInfo,
+        coop: &[wgpu::CooperativeMatrixProperties],
     ) -> Capabilities {
         let mut naga = wgpu_naga_bridge::features_to_naga_capabilities(features, downlevel);
         let subgroups = features.contains(wgpu::Features::SUBGROUP);
@@ -119,8 +127,55 @@ impl Capabilities {
                 limits.max_compute_workgroup_size_z,
             ],
             max_compute_workgroups_per_dimension: limits.max_compute_workgroups_per_dimension,
+            coop_matrix: Self::coop_configs(features, info, coop),
             naga,
         }
+    }
+
+    /// The adapter's cooperative-matrix configurations the lowering can use: square
+    /// shapes WGSL spells (`coop_mat8x8`, `coop_mat16x16`), f16 or f32 inputs, f16 or
+    /// f32 accumulators without saturation, on a device with `SHADER_F16` and
+    /// subgroups of exactly 32 invocations (the lowering numbers fragments by subgroup).
+    /// `TILEWISE_WGPU_COOP=0` turns them off (the FMA form then runs every dot).
+    pub fn coop_configs(
+        features: wgpu::Features,
+        info: &wgpu::AdapterInfo,
+        coop: &[wgpu::CooperativeMatrixProperties],
+    ) -> Vec<CoopConfig> {
+        let usable = features.contains(
+            wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX
+                | wgpu::Features::SHADER_F16
+                | wgpu::Features::SUBGROUP,
+        ) && info.subgroup_min_size == 32
+            && info.subgroup_max_size == 32
+            && std::env::var("TILEWISE_WGPU_COOP").as_deref() != Ok("0");
+        if !usable {
+            return vec![];
+        }
+        let dtype = |t: wgpu::CooperativeScalarType| match t {
+            wgpu::CooperativeScalarType::F16 => Some(DType::F16),
+            wgpu::CooperativeScalarType::F32 => Some(DType::F32),
+            _ => None,
+        };
+        let mut out: Vec<CoopConfig> = coop
+            .iter()
+            .filter(|p| {
+                p.m_size == p.n_size
+                    && p.n_size == p.k_size
+                    && matches!(p.m_size, 8 | 16)
+                    && !p.saturating_accumulation
+            })
+            .filter_map(|p| {
+                Some(CoopConfig {
+                    size: p.m_size,
+                    input: dtype(p.ab_type)?,
+                    acc: dtype(p.cr_type)?,
+                })
+            })
+            .collect();
+        out.sort_by_key(|c| (c.size, c.input.size_bytes(), c.acc.size_bytes()));
+        out.dedup();
+        out
     }
 
     /// WebGPU's default limits with the given optional features: for validating
@@ -139,6 +194,37 @@ impl Capabilities {
             &wgpu::Limits::default(),
             wgpu::DownlevelFlags::all(),
             &info,
+            &[],
+        )
+    }
+
+    /// As [`Capabilities::offline`] with f16 and subgroups of 32, for a device that
+    /// offers the cooperative matrices of the H200 through Vulkan (16x16x16, f16
+    /// inputs, f16 or f32 accumulators): the fragment form of `dot`, for validation and
+    /// the simulator without such a device.
+    pub fn offline_coop() -> Capabilities {
+        let features = wgpu::Features::SHADER_F16
+            | wgpu::Features::SUBGROUP
+            | wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX;
+        let mut info = wgpu::AdapterInfo::new(wgpu::DeviceType::Other, wgpu::Backend::Noop);
+        info.subgroup_min_size = 32;
+        info.subgroup_max_size = 32;
+        let f16 = wgpu::CooperativeScalarType::F16;
+        let listed =
+            [f16, wgpu::CooperativeScalarType::F32].map(|acc| wgpu::CooperativeMatrixProperties {
+                m_size: 16,
+                n_size: 16,
+                k_size: 16,
+                ab_type: f16,
+                cr_type: acc,
+                saturating_accumulation: false,
+            });
+        Capabilities::from_wgpu(
+            features,
+            &wgpu::Limits::default(),
+            wgpu::DownlevelFlags::all(),
+            &info,
+            &listed,
         )
     }
 }
@@ -301,11 +387,20 @@ impl WgpuContext {
         for (adapter, info) in candidates {
             let features = adapter.features() & WANTED_FEATURES;
             let limits = adapter.limits();
+            let coop = features.contains(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX);
             let request = wgpu::DeviceDescriptor {
                 label: Some("tilewise"),
                 required_features: features,
                 required_limits: limits.clone(),
-                experimental_features: wgpu::ExperimentalFeatures::disabled(),
+                experimental_features: if coop {
+                    // SAFETY: wgpu's experimental features may misbehave where the
+                    // driver does; tilewise only uses cooperative matrices in the
+                    // shapes the adapter lists (and `TILEWISE_WGPU_COOP=0` avoids
+                    // them).
+                    unsafe { wgpu::ExperimentalFeatures::enabled() }
+                } else {
+                    wgpu::ExperimentalFeatures::disabled()
+                },
                 memory_hints: wgpu::MemoryHints::Performance,
                 trace: wgpu::Trace::Off,
             };
@@ -317,6 +412,11 @@ impl WgpuContext {
                         &device.limits(),
                         downlevel,
                         &info,
+                        &if coop {
+                            adapter.cooperative_matrix_properties()
+                        } else {
+                            vec![]
+                        },
                     );
                     let uncaptured = Arc::new(Mutex::new(Vec::new()));
                     let sink = uncaptured.clone();

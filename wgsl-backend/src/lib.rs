@@ -1,7 +1,7 @@
 //! tilewise-wgsl: the WGSL backend's runtime on wgpu (Vulkan, Metal, DX12, GL).
 //!
-//! The lowering (not in this crate yet) prints a kernel's Thread IR as a WGSL compute
-//! shader; this crate validates it and runs it:
+//! [`compile`] lowers a kernel with the options the device's capabilities allow and
+//! prints its Thread IR as a WGSL compute shader; the rest validates it and runs it:
 //!
 //! - [`context`]: [`WgpuContext`] picks an adapter (`WGPU_BACKEND`, `WGPU_ADAPTER_NAME`,
 //!   discrete GPUs first), opens a device with the adapter's own limits and the useful
@@ -20,6 +20,7 @@
 //! cannot do (no adapter, a limit exceeded), `Launch` for bad arguments, `Internal`
 //! for generated code that naga or wgpu rejects. Nothing here panics on a missing GPU.
 
+pub mod compile;
 pub mod context;
 pub mod dispatch;
 pub mod memory;
@@ -28,7 +29,8 @@ pub mod print;
 pub mod timing;
 pub mod validate;
 
-pub use context::{parse_backends, Capabilities, WgpuContext, WANTED_FEATURES};
+pub use compile::{compile, expand_options};
+pub use context::{parse_backends, Capabilities, CoopConfig, WgpuContext, WANTED_FEATURES};
 pub use dispatch::{param_block, BufferArg, Launch, MAX_BATCH};
 pub use memory::GpuBuffer;
 pub use pipeline::{

@@ -35,7 +35,9 @@ use crate::pipeline::{KernelLayout, StorageBinding, UniformLayout};
 use std::fmt::Write;
 use tilewise_core::ir::{AtomicOp, BinaryOp, CmpPred, Const, DType, UnaryOp};
 use tilewise_core::launch::ScalarValue;
-use tilewise_core::thread_ir::{Binding, Expr, ParamKind, Reg, Special, Stmt, ThreadKernel};
+use tilewise_core::thread_ir::{
+    Binding, Expr, FragRole, FragTy, ParamKind, Reg, Special, Stmt, ThreadKernel,
+};
 use tilewise_core::{Diagnostic, ErrorKind, Result};
 
 /// A kernel printed as WGSL, with what the runtime needs to bind it.
@@ -136,6 +138,8 @@ struct Printer<'a> {
     /// Shared arrays declared as `array<vec4<T>>`: 32-bit arrays with 4-lane
     /// accesses, which then move one `vec4` (scalars address a component).
     shared_vec4: Vec<bool>,
+    /// Whether the kernel reads `subgroup_id` (a cooperative-matrix dot).
+    subgroup_id: bool,
 }
 
 /// Prints `k` as WGSL for a device with `caps`.
@@ -150,8 +154,34 @@ pub fn print_wgsl(k: &ThreadKernel, caps: &Capabilities) -> Result<WgslKernel> {
         lanes_of_dst: 1,
         bindings: tilewise_core::thread_ir::bindings(k),
         shared_vec4: vec![false; k.shared.len()],
+        subgroup_id: false,
     };
     shared_vec4_arrays(k, &k.body, &mut p.shared_vec4);
+    let mut coop_arrays = std::collections::BTreeSet::new();
+    coop_uses(&k.body, &mut coop_arrays, &mut p.subgroup_id);
+    for a in &coop_arrays {
+        p.shared_vec4[*a as usize] = false;
+    }
+    for f in &k.frags {
+        let listed = caps
+            .coop_matrix
+            .iter()
+            .any(|c| c.size == f.size && (c.input == f.dtype || c.acc == f.dtype));
+        if !listed || !caps.f16 {
+            return Err(backend_err(
+                &k.name,
+                format!(
+                    "the kernel was lowered with cooperative matrices ({f}) that this device does not offer"
+                ),
+            ));
+        }
+    }
+    if p.subgroup_id && !caps.subgroups {
+        return Err(backend_err(
+            &k.name,
+            "the lowering reads subgroup ids, and this device has no subgroups".into(),
+        ));
+    }
     for ty in &k.regs {
         p.check_type(ty.dtype)?;
         if ty.lanes != 1 && (ty.dtype.size_bytes() != 4 || ty.lanes > 4) {
@@ -274,6 +304,38 @@ fn shared_vec4_arrays(k: &ThreadKernel, b: &[Stmt], out: &mut [bool]) {
             shared_vec4_arrays(k, body, out);
         }
     }
+}
+
+/// The shared arrays cooperative-matrix loads and stores address (they take a pointer
+/// to a scalar element, so the array stays an array of scalars), and whether the
+/// kernel reads `subgroup_id`.
+fn coop_uses(b: &[Stmt], arrays: &mut std::collections::BTreeSet<u32>, subgroup_id: &mut bool) {
+    for s in b {
+        match s {
+            Stmt::CoopLoad { arr, .. } | Stmt::CoopStore { arr, .. } => {
+                arrays.insert(*arr);
+            }
+            Stmt::Assign {
+                expr: Expr::Special(Special::SubgroupId),
+                ..
+            } => *subgroup_id = true,
+            _ => {}
+        }
+        for body in s.bodies() {
+            coop_uses(body, arrays, subgroup_id);
+        }
+    }
+}
+
+/// The WGSL type of a fragment.
+fn frag_type(t: &FragTy) -> String {
+    let role = match t.role {
+        FragRole::A => "A",
+        FragRole::B => "B",
+        FragRole::C => "C",
+    };
+    let elem = if t.dtype == DType::F16 { "f16" } else { "f32" };
+    format!("coop_mat{0}x{0}<{elem}, {role}>", t.size)
 }
 
 /// Buffer parameters used by atomics.
@@ -451,6 +513,9 @@ impl Printer<'_> {
         if uses_f16 {
             h.push_str("enable f16;\n");
         }
+        if !self.k.frags.is_empty() {
+            h.push_str("enable wgpu_cooperative_matrix;\n");
+        }
         h.push_str(PRELUDE);
         if uses_f16 {
             h.push_str(PRELUDE_F16);
@@ -506,9 +571,17 @@ impl Printer<'_> {
         }
         let _ = writeln!(
             h,
-            "\n@compute @workgroup_size({})\nfn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_wg: vec3<u32>, @builtin(num_workgroups) tw_nwg: vec3<u32>) {{",
-            self.k.threads
+            "\n@compute @workgroup_size({})\nfn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_wg: vec3<u32>, @builtin(num_workgroups) tw_nwg: vec3<u32>{}) {{",
+            self.k.threads,
+            if self.subgroup_id {
+                ", @builtin(subgroup_id) tw_sg: u32"
+            } else {
+                ""
+            }
         );
+        for (i, f) in self.k.frags.iter().enumerate() {
+            let _ = writeln!(h, "  var f{i}: {};", frag_type(f));
+        }
         for (i, t) in self.k.regs.iter().enumerate() {
             if self.bindings[i] == Binding::Var {
                 let _ = writeln!(h, "  var r{i}: {};", self.reg_decl(t.dtype, t.lanes));
@@ -909,6 +982,7 @@ impl Printer<'_> {
             Expr::Special(Special::ThreadId) => "bitcast<i32>(tw_tid)".into(),
             Expr::Special(Special::ProgramId(a)) => format!("bitcast<i32>(tw_pid[{a}])"),
             Expr::Special(Special::NumPrograms(a)) => format!("bitcast<i32>(tw_grid[{a}])"),
+            Expr::Special(Special::SubgroupId) => "bitcast<i32>(tw_sg)".into(),
             Expr::Param(p) => self.scalar(*p, dt),
             Expr::Copy(x) => r(x),
             Expr::Unary(op, x) => self.unary(*op, dt, &r(x)),
@@ -1180,6 +1254,45 @@ impl Printer<'_> {
                     self.line(depth, &format!("r{} = {back}(atomicCompareExchangeWeak(&b{buf}[{idx}], {c}, {v}).old_value);", dst.0));
                 }
                 Stmt::Barrier => self.line(depth, "workgroupBarrier();"),
+                Stmt::CoopZero { dst } => {
+                    let t = frag_type(&self.k.frag_ty(*dst));
+                    self.line(depth, &format!("f{} = {t}();", dst.0));
+                }
+                Stmt::CoopLoad {
+                    dst,
+                    arr,
+                    index,
+                    stride,
+                } => {
+                    let t = frag_type(&self.k.frag_ty(*dst));
+                    self.line(
+                        depth,
+                        &format!(
+                            "f{} = coopLoadT<{t}>(&s{arr}[r{}], {stride}u);",
+                            dst.0, index.0
+                        ),
+                    );
+                }
+                Stmt::CoopStore {
+                    src,
+                    arr,
+                    index,
+                    stride,
+                } => {
+                    self.line(
+                        depth,
+                        &format!("coopStoreT(f{}, &s{arr}[r{}], {stride}u);", src.0, index.0),
+                    );
+                }
+                Stmt::CoopMulAdd { dst, a, b, c } => {
+                    self.line(
+                        depth,
+                        &format!("f{} = coopMultiplyAdd(f{}, f{}, f{});", dst.0, a.0, b.0, c.0),
+                    );
+                }
+                Stmt::CoopCopy { dst, src } => {
+                    self.line(depth, &format!("f{} = f{};", dst.0, src.0));
+                }
                 Stmt::Mma { .. } | Stmt::LdMatrix { .. } => {
                     return Err(Diagnostic::internal(
                         "tensor-core mma reached the WGSL printer (the WGSL lowering uses FMA)",

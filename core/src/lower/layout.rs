@@ -206,6 +206,56 @@ impl LinearLayout {
         })
     }
 
+    /// The layout a cooperative-matrix accumulator of `m x n` takes when its fragments
+    /// (`size x size`, `warps_m x warps_n` warp tiles, as [`Self::mma_accumulator`]
+    /// places them) go through shared memory to the threads: within a fragment, each of
+    /// the 32 lanes holds `size * size / 32` consecutive elements of one row (registers
+    /// along the columns, then lanes along columns and rows); further registers walk
+    /// the warp's fragments, columns first.
+    pub fn coop_accumulator(
+        m: u32,
+        n: u32,
+        size: u32,
+        (warps_m, warps_n): (u32, u32),
+        num_warps: u32,
+    ) -> Result<LinearLayout, LayoutError> {
+        let (wm, wn) = (m / warps_m.max(1), n / warps_n.max(1));
+        if [m, n, size, warps_m, warps_n, num_warps]
+            .iter()
+            .any(|d| !d.is_power_of_two())
+            || size * size < 32
+            || wm < size
+            || wn < size
+            || warps_m * warps_n > num_warps
+        {
+            return Err(LayoutError(format!(
+                "no cooperative-matrix layout for {m}x{n} in {size}x{size} fragments over \
+                 {warps_m}x{warps_n} of {num_warps} warps"
+            )));
+        }
+        let c = |r: u32, col: u32| vec![r, col];
+        let per_lane = size * size / 32;
+        // Fragment coordinates in order: columns, then rows; the first log2(per_lane)
+        // are registers, the next five lanes.
+        let mut inner: Vec<Coord> = (0..log2(size)).map(|b| c(0, 1 << b)).collect();
+        inner.extend((0..log2(size)).map(|b| c(1 << b, 0)));
+        let mut regs: Vec<Coord> = inner[..log2(per_lane) as usize].to_vec();
+        let lanes = inner[log2(per_lane) as usize..].to_vec();
+        regs.extend((0..log2(wn / size)).map(|b| c(0, size << b)));
+        regs.extend((0..log2(wm / size)).map(|b| c(size << b, 0)));
+        let mut warps: Vec<Coord> = (0..log2(warps_n)).map(|b| c(0, wn << b)).collect();
+        warps.extend((0..log2(warps_m)).map(|b| c(wm << b, 0)));
+        while warps.len() < log2(num_warps) as usize {
+            warps.push(c(0, 0));
+        }
+        Ok(LinearLayout {
+            shape: vec![m, n],
+            regs,
+            lanes,
+            warps,
+        })
+    }
+
     /// A rank-0 tile: one register, held by every thread.
     pub fn scalar(warp_size: u32, num_warps: u32) -> LinearLayout {
         LinearLayout {

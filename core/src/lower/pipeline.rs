@@ -39,7 +39,7 @@
 use crate::diag::Result;
 use crate::ir::ops::{BinaryOp, CmpPred, Const, Op, Staging};
 use crate::ir::{Block, DType, Inst, Kernel, Type, Value};
-use crate::lower::expand::dot::{mma_kind, staged_len};
+use crate::lower::expand::dot::{row_major_operands, staged_len};
 use crate::lower::expand::ExpandOptions;
 use crate::lower::rewrite::{copy_inst, rewrite, Ctx, Hook};
 use std::cell::Cell;
@@ -297,7 +297,7 @@ fn lookahead(
 
 /// Whether a value is a zero constant (through splats and broadcasts): what a masked
 /// asynchronous copy writes.
-fn is_zero(defs: &HashMap<Value, Op>, v: Value) -> bool {
+pub(crate) fn is_zero(defs: &HashMap<Value, Op>, v: Value) -> bool {
     match defs.get(&v) {
         Some(Op::Const(Const::Int(0))) | Some(Op::Const(Const::Bool(false))) => true,
         Some(Op::Const(Const::Float(f))) => *f == 0.0 && f.is_sign_positive(),
@@ -353,7 +353,7 @@ fn staged_operands(
         let (sa, sb) = (kernel.ty(a).shape(), kernel.ty(b).shape());
         let dt = |x: Value| kernel.ty(x).dtype().unwrap_or(DType::F32);
         let types = (dt(a), dt(b), dt(inst.results[0]));
-        let tensor_cores = mma_kind(env.opt, types, precision, (sa[0], sb[1], sa[1])).is_some();
+        let tensor_cores = row_major_operands(env.opt, types, precision, (sa[0], sb[1], sa[1]));
         operands.push((if a == v { 0 } else { 1 }, tensor_cores));
     }
     Some(operands)

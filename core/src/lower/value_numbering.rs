@@ -398,6 +398,7 @@ mod tests {
             threads: 32,
             shared: vec![],
             regs: vec![RegTy::scalar(DType::I32); 16],
+            frags: vec![],
             body,
         };
         value_numbering(&mut k);

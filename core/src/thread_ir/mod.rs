@@ -113,6 +113,11 @@ pub enum Special {
     ProgramId(u8),
     /// `tl.num_programs(axis)`.
     NumPrograms(u8),
+    /// The index of the thread's subgroup (WGSL `subgroup_id`), `0..threads / 32`:
+    /// which fragments of a cooperative-matrix dot it works on. Only lowerings for
+    /// subgroups of exactly 32 threads use it; which threads share a subgroup is not
+    /// known, so nothing else may depend on it.
+    SubgroupId,
 }
 
 /// A right-hand side.
@@ -238,6 +243,36 @@ pub enum Stmt {
         index: Reg,
         trans: bool,
     },
+    /// `dst` = the zero matrix (a `C` fragment), for the whole subgroup.
+    CoopZero { dst: Frag },
+    /// Loads fragment `dst` from shared array `arr`, row-major: element `(r, c)` from
+    /// `shared[arr][index + r * stride + c]` (WGSL `coopLoadT`). `index` is uniform
+    /// within each subgroup; every invocation of the subgroup executes it together
+    /// (uniform control flow only).
+    CoopLoad {
+        dst: Frag,
+        arr: u32,
+        index: Reg,
+        stride: u32,
+    },
+    /// Stores fragment `src` to shared array `arr`, row-major (WGSL `coopStoreT`), as
+    /// [`Stmt::CoopLoad`] reads it.
+    CoopStore {
+        src: Frag,
+        arr: u32,
+        index: Reg,
+        stride: u32,
+    },
+    /// `dst = a @ b + c` on the subgroup's fragments (WGSL `coopMultiplyAdd`): exact
+    /// products, summed and rounded once to `c`'s dtype.
+    CoopMulAdd {
+        dst: Frag,
+        a: Frag,
+        b: Frag,
+        c: Frag,
+    },
+    /// `dst = src` (a loop-carried accumulator).
+    CoopCopy { dst: Frag, src: Frag },
     /// A warp-wide matrix multiply-accumulate on tensor cores, `d = a @ b + c` over one
     /// tile of `kind`'s shape, run by the 32 lanes of each warp together (so only in
     /// uniform control flow). Each lane holds the fragment elements [`MmaKind`] lists.
@@ -347,6 +382,46 @@ impl MmaKind {
     }
 }
 
+/// A cooperative-matrix fragment variable: a `size x size` matrix held by one
+/// subgroup together (WGSL `coop_mat16x16<T, R>`), which no single invocation can
+/// read. Subgroup `s` (the `s`-th group of [`ThreadKernel::subgroup_size`] threads,
+/// `Special::SubgroupId`) owns its own value of every fragment variable.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Frag(pub u32);
+
+impl std::fmt::Display for Frag {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "f{}", self.0)
+    }
+}
+
+/// A fragment's role in `coopMultiplyAdd(a, b, c)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FragRole {
+    A,
+    B,
+    C,
+}
+
+/// The type of a fragment variable.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct FragTy {
+    pub role: FragRole,
+    pub dtype: DType,
+    /// Rows and columns (8 or 16).
+    pub size: u32,
+}
+
+impl std::fmt::Display for FragTy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "coop{}x{}<{}, {:?}>",
+            self.size, self.size, self.dtype, self.role
+        )
+    }
+}
+
 /// A lowered kernel, ready for a printer.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ThreadKernel {
@@ -357,12 +432,18 @@ pub struct ThreadKernel {
     pub shared: Vec<SharedArray>,
     /// `regs[r]` is the type of register `r`.
     pub regs: Vec<RegTy>,
+    /// `frags[f]` is the type of fragment variable `f` (cooperative-matrix dots).
+    pub frags: Vec<FragTy>,
     pub body: Vec<Stmt>,
 }
 
 impl ThreadKernel {
     pub fn reg_ty(&self, r: Reg) -> RegTy {
         self.regs[r.0 as usize]
+    }
+
+    pub fn frag_ty(&self, f: Frag) -> FragTy {
+        self.frags[f.0 as usize]
     }
 
     /// Bytes of shared memory the kernel declares.

@@ -31,6 +31,9 @@ pub fn print(k: &ThreadKernel) -> String {
     for (i, a) in k.shared.iter().enumerate() {
         let _ = writeln!(out, "  shared s{i} {}: [{}; {}]", a.name, a.dtype, a.len);
     }
+    for (i, f) in k.frags.iter().enumerate() {
+        let _ = writeln!(out, "  frag f{i}: {f}");
+    }
     stmts(k, &k.body, 1, &mut out);
     out.push_str("}\n");
     out
@@ -181,6 +184,40 @@ fn stmts(k: &ThreadKernel, body: &[Stmt], depth: usize, out: &mut String) {
                     if *trans { ".trans" } else { "" },
                     k.shared[*arr as usize].name
                 );
+            }
+            Stmt::CoopZero { dst } => {
+                let _ = writeln!(out, "{pad}{dst} = coop_zero {}", k.frag_ty(*dst));
+            }
+            Stmt::CoopLoad {
+                dst,
+                arr,
+                index,
+                stride,
+            } => {
+                let _ = writeln!(
+                    out,
+                    "{pad}{dst} = coop_load {} {}[{index}] stride {stride}",
+                    k.frag_ty(*dst),
+                    k.shared[*arr as usize].name
+                );
+            }
+            Stmt::CoopStore {
+                src,
+                arr,
+                index,
+                stride,
+            } => {
+                let _ = writeln!(
+                    out,
+                    "{pad}coop_store {}[{index}] stride {stride} <- {src}",
+                    k.shared[*arr as usize].name
+                );
+            }
+            Stmt::CoopMulAdd { dst, a, b, c } => {
+                let _ = writeln!(out, "{pad}{dst} = coop_mul_add {a}, {b}, {c}");
+            }
+            Stmt::CoopCopy { dst, src } => {
+                let _ = writeln!(out, "{pad}{dst} = {src}");
             }
             Stmt::Mma { kind, d, a, b, c } => {
                 let list = |v: &[super::Reg]| {

@@ -160,6 +160,7 @@ mod tests {
             threads: 1,
             shared: vec![],
             regs: vec![RegTy::scalar(DType::I32); 7],
+            frags: vec![],
             body,
         };
         use Binding::{Let, Unused, Var};

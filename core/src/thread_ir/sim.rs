@@ -11,6 +11,8 @@
 //! otherwise hide. Asynchronous copies land when their group is waited for; until then
 //! their destinations hold poison.
 
+mod coop;
+
 use super::{Expr, MmaKind, ParamKind, Reg, Special, Stmt, ThreadKernel};
 use crate::diag::{Diagnostic, ErrorKind, Result};
 use crate::interp::arith;
@@ -45,6 +47,7 @@ pub fn simulate(
                     args,
                     buffers,
                     regs: vec![None; k.regs.len()],
+                    frags: vec![None; k.frags.len()],
                     shared: k
                         .shared
                         .iter()
@@ -77,6 +80,8 @@ struct Sim<'a> {
     args: &'a [RtArg],
     buffers: &'a mut [HostBuffer],
     regs: Vec<Option<Data>>,
+    /// Each fragment variable's value in every subgroup (`size * size`, row-major).
+    frags: Vec<Option<Vec<Vec<f64>>>>,
     shared: Vec<Data>,
     /// Lanes of the register the expression being evaluated is assigned to.
     lanes_of_expr_dst: u8,
@@ -416,6 +421,7 @@ impl Sim<'_> {
             Expr::Special(Special::ThreadId) => Data::I((0..t as i64).collect()),
             Expr::Special(Special::ProgramId(a)) => splat_i(self.pid[*a as usize] as i64, t),
             Expr::Special(Special::NumPrograms(a)) => splat_i(self.grid[*a as usize] as i64, t),
+            Expr::Special(Special::SubgroupId) => Data::I((0..t as i64).map(|i| i / 32).collect()),
             Expr::Param(p) => match self.args.get(*p as usize) {
                 Some(RtArg::Scalar(ScalarValue::Int(_, v))) => {
                     splat_i(crate::interp::value::wrap1(dt, *v), t)
@@ -644,6 +650,18 @@ impl Sim<'_> {
                 for (r, v) in dst.iter().zip(outs) {
                     self.regs[r.0 as usize] = Some(v);
                 }
+            }
+            Stmt::CoopZero { .. }
+            | Stmt::CoopLoad { .. }
+            | Stmt::CoopStore { .. }
+            | Stmt::CoopMulAdd { .. }
+            | Stmt::CoopCopy { .. } => {
+                if active.iter().any(|a| !a) || !self.t.is_multiple_of(32) {
+                    return Err(bug(
+                        "cooperative-matrix statement reached by only part of a subgroup",
+                    ));
+                }
+                self.coop(s)?;
             }
             Stmt::Mma { kind, d, a, b, c } => {
                 if active.iter().any(|a| !a) {

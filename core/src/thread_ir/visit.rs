@@ -104,7 +104,10 @@ impl Stmt {
                     *m = f(*m);
                 }
             }
-            Stmt::LdMatrix { index, .. } => *index = f(*index),
+            Stmt::LdMatrix { index, .. }
+            | Stmt::CoopLoad { index, .. }
+            | Stmt::CoopStore { index, .. } => *index = f(*index),
+            Stmt::CoopZero { .. } | Stmt::CoopMulAdd { .. } | Stmt::CoopCopy { .. } => {}
             Stmt::Mma { a, b, c, .. } => {
                 for r in a.iter_mut().chain(b.iter_mut()).chain(c.iter_mut()) {
                     *r = f(*r);

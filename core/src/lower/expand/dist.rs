@@ -281,8 +281,10 @@ impl Expander<'_> {
                 root,
                 off: self.broadcast_dist(off, shape)?,
             },
-            TVal::Staged { .. } => {
-                return Err(Diagnostic::internal("broadcast of a staged dot operand"))
+            TVal::Staged { .. } | TVal::Frags(_) => {
+                return Err(Diagnostic::internal(
+                    "broadcast of a staged dot operand or of fragments",
+                ))
             }
         })
     }

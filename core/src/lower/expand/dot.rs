@@ -44,14 +44,32 @@ pub(crate) enum DotPlan {
         warps_m: u32,
         warps_n: u32,
     },
+    /// Cooperative-matrix fragments per subgroup (`dot_coop.rs`).
+    Coop(super::dot_coop::CoopTile),
 }
 
 impl DotPlan {
+    /// The layout of the dot's result in registers (for the cooperative-matrix form,
+    /// once read back from its fragments).
     pub(crate) fn layout(&self) -> &LinearLayout {
         match self {
             DotPlan::Fma(l) | DotPlan::Mma { layout: l, .. } => l,
+            DotPlan::Coop(t) => &t.layout,
         }
     }
+}
+
+/// Whether a dot of `[m, k] x [k, n]` reads its operands row-major from padded shared
+/// tiles ([`staged_layout`] with `tensor_cores`): the `mma.sync` and
+/// cooperative-matrix forms do.
+pub(crate) fn row_major_operands(
+    opt: &super::ExpandOptions,
+    types: (DType, DType, DType),
+    precision: Precision,
+    mnk: (u32, u32, u32),
+) -> bool {
+    mma_kind(opt, types, precision, mnk).is_some()
+        || super::dot_coop::coop_config(opt, types, precision, mnk).is_some()
 }
 
 /// Warps along M and N for an `m x n` tensor-core tile: split the dimension with more
@@ -145,6 +163,9 @@ impl Expander<'_> {
                 warps_m,
                 warps_n,
             });
+        }
+        if let Some(tile) = self.coop_tile(inst)? {
+            return Ok(DotPlan::Coop(tile));
         }
         Ok(DotPlan::Fma(self.dot_layout(m, n)?))
     }
@@ -295,7 +316,7 @@ impl Expander<'_> {
     /// previous iteration's reads before the next copies into their slot (or, without
     /// staging, before this iteration's stores).
     #[allow(clippy::type_complexity)]
-    fn staged_operands(
+    pub(super) fn staged_operands(
         &mut self,
         a: crate::ir::Value,
         b: crate::ir::Value,
@@ -317,7 +338,7 @@ impl Expander<'_> {
     /// slot's first element: staged tiles are read where their copies put them, others
     /// are stored to a new array now.
     #[allow(clippy::too_many_arguments)]
-    fn dot_operand(
+    pub(super) fn dot_operand(
         &mut self,
         v: crate::ir::Value,
         staged: Option<(super::Ring, Reg)>,
@@ -643,6 +664,7 @@ impl Expander<'_> {
                 warps_m,
                 warps_n,
             } => return self.dot_mma(inst, kind, layout, warps_m, warps_n),
+            DotPlan::Coop(tile) => return self.dot_coop(inst, tile),
             DotPlan::Fma(layout) => layout,
         };
         let Op::Dot { a, b, acc, .. } = &inst.op else {

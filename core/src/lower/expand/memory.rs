@@ -96,7 +96,7 @@ impl Expander<'_> {
     fn pointer(&self, ptr: Value) -> Result<(u32, Dist)> {
         match self.get(ptr)? {
             TVal::Ptr { root, off } => Ok((*root, off.clone())),
-            TVal::Data(_) | TVal::Staged { .. } => {
+            TVal::Data(_) | TVal::Staged { .. } | TVal::Frags(_) => {
                 Err(Diagnostic::internal("memory access through a non-pointer"))
             }
         }

@@ -17,6 +17,7 @@
 
 mod dist;
 pub(crate) mod dot;
+mod dot_coop;
 mod memory;
 mod reduce;
 mod remat;
@@ -65,6 +66,21 @@ pub struct ExpandOptions {
     /// The shared memory, in bytes, the rings of one pipelined loop may take (fewer
     /// stages, down to 2, or the register prefetch where they would not fit).
     pub ring_budget: u32,
+    /// The cooperative-matrix products the device runs on its matrix units (WGSL
+    /// `coop_mat`, from the adapter's list): a `dot` whose input and accumulator types
+    /// one of them takes, with tile sides multiples of its size, is computed as
+    /// fragments per subgroup ([`crate::thread_ir::Stmt::CoopMulAdd`]). Only for
+    /// devices whose subgroups are exactly `warp_size` (32) threads; empty elsewhere.
+    pub coop_matrix: Vec<CoopConfig>,
+}
+
+/// A cooperative-matrix product a device offers: `size x size x size`, fragments of
+/// `input` into accumulators of `acc`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct CoopConfig {
+    pub size: u32,
+    pub input: DType,
+    pub acc: DType,
 }
 
 impl ExpandOptions {
@@ -81,6 +97,7 @@ impl ExpandOptions {
             warp_shuffle: false,
             async_copies: false,
             ring_budget: DEFAULT_RING_BUDGET,
+            coop_matrix: vec![],
         }
     }
 
@@ -97,6 +114,7 @@ impl ExpandOptions {
             warp_shuffle: true,
             async_copies: true,
             ring_budget: DEFAULT_RING_BUDGET,
+            coop_matrix: vec![],
         }
     }
 }
@@ -113,6 +131,7 @@ impl Default for ExpandOptions {
             warp_shuffle: false,
             async_copies: false,
             ring_budget: DEFAULT_RING_BUDGET,
+            coop_matrix: vec![],
         }
     }
 }
@@ -132,6 +151,10 @@ pub(crate) enum TVal {
         ring: u32,
         slot: Reg,
     },
+    /// A `dot` accumulator held as cooperative-matrix fragments (see `dot_coop.rs`);
+    /// any use but another such `dot`'s accumulator or a loop's carried value reads it
+    /// back into registers first.
+    Frags(dot_coop::CoopAcc),
 }
 
 /// A ring of shared-memory tiles that staged loads fill and `dot`s read.
@@ -203,6 +226,9 @@ pub(crate) struct Expander<'k> {
     pub axis_proven: crate::lower::axis_info::AxisAnalysis,
     /// The shared-memory rings of staged `dot` operands, by `ir::Staging::ring`.
     pub rings: HashMap<u32, Ring>,
+    /// Scratch arrays of cooperative-matrix accumulators, by (dtype, fragment size,
+    /// fragments per round).
+    coop_scratch: HashMap<(DType, u32, u32), u32>,
 }
 
 impl<'k> Expander<'k> {
@@ -216,6 +242,7 @@ impl<'k> Expander<'k> {
                 threads: opt.num_warps * opt.warp_size,
                 shared: vec![],
                 regs: vec![],
+                frags: vec![],
                 body: vec![],
             },
             stmts: vec![vec![]],
@@ -229,6 +256,7 @@ impl<'k> Expander<'k> {
             axis: crate::lower::axis_info::AxisAnalysis::new(k, true),
             axis_proven: crate::lower::axis_info::AxisAnalysis::new(k, false),
             rings: HashMap::new(),
+            coop_scratch: HashMap::new(),
             defs: {
                 let mut defs = HashMap::new();
                 k.walk(&mut |inst| {
@@ -380,6 +408,9 @@ impl<'k> Expander<'k> {
             TVal::Staged { .. } => Err(Diagnostic::internal(format!(
                 "expand: {v} is staged in shared memory for a dot, but used as data"
             ))),
+            TVal::Frags(_) => Err(Diagnostic::internal(format!(
+                "expand: {v} is held in cooperative-matrix fragments, but used as data"
+            ))),
         }
     }
 
@@ -425,7 +456,41 @@ impl<'k> Expander<'k> {
         Ok(())
     }
 
+    /// Lowers `inst`, reading its operands that are cooperative-matrix accumulators
+    /// back into registers first (for this use only: the registers are assigned here,
+    /// which need not dominate later uses). Control flow carries them as they are, and
+    /// a dot takes its accumulator as fragments.
     fn inst(&mut self, inst: &Inst) -> Result<()> {
+        if matches!(
+            inst.op,
+            Op::For { .. } | Op::While { .. } | Op::If { .. } | Op::Yield(_) | Op::Condition { .. }
+        ) {
+            return self.inst_regs(inst);
+        }
+        let keep = match &inst.op {
+            Op::Dot { a, b, acc, .. } if a != acc && b != acc => Some(*acc),
+            _ => None,
+        };
+        let mut saved = vec![];
+        for v in inst.op.operands() {
+            if Some(v) == keep || saved.iter().any(|(s, _)| *s == v) {
+                continue;
+            }
+            if let Some(TVal::Frags(f)) = self.vals.get(&v) {
+                let f = f.clone();
+                let d = self.materialize(&f)?;
+                saved.push((v, TVal::Frags(f)));
+                self.vals.insert(v, TVal::Data(d));
+            }
+        }
+        let r = self.inst_regs(inst);
+        for (v, t) in saved {
+            self.vals.insert(v, t);
+        }
+        r
+    }
+
+    fn inst_regs(&mut self, inst: &Inst) -> Result<()> {
         let res = inst.results.first().copied();
         match &inst.op {
             Op::Const(c) => {
@@ -630,7 +695,7 @@ impl<'k> Expander<'k> {
         match v {
             TVal::Data(d) => TVal::Data(m(d)),
             TVal::Ptr { root, off } => TVal::Ptr { root, off: m(off) },
-            staged @ TVal::Staged { .. } => staged,
+            other @ (TVal::Staged { .. } | TVal::Frags(_)) => other,
         }
     }
 
@@ -747,6 +812,7 @@ impl<'k> Expander<'k> {
                 ring: *ring,
                 slot: self.new_reg(DType::I32),
             },
+            TVal::Frags(f) => TVal::Frags(self.fresh_frags(&f.tile)),
         })
     }
 
@@ -823,6 +889,14 @@ impl<'k> Expander<'k> {
 
     /// Copies `v` into the registers of `slot` (converting layouts as needed).
     fn store_into(&mut self, slot: &TVal, v: &TVal) -> Result<()> {
+        match (slot, v) {
+            (TVal::Frags(dst), _) => return self.store_frags(dst, v, false),
+            (_, TVal::Frags(src)) => {
+                let d = TVal::Data(self.materialize(src)?);
+                return self.store_into(slot, &d);
+            }
+            _ => {}
+        }
         if let TVal::Data(Dist::Regs { layout, regs }) = slot {
             if let Some((width, vectors)) = self.packed_slots.get(&regs[0]).cloned() {
                 let TVal::Data(vd) = v else {
@@ -945,6 +1019,7 @@ impl<'k> Expander<'k> {
                 ring: *ring,
                 slot: self.new_reg(DType::I32),
             },
+            TVal::Frags(f) => TVal::Frags(self.fresh_frags(&f.tile)),
         })
     }
 
@@ -971,6 +1046,20 @@ impl<'k> Expander<'k> {
         for (i, init) in inits.iter().enumerate() {
             let iv = self.get(*init)?.clone();
             let ty = &tys[i];
+            // An accumulator of a cooperative-matrix dot stays in fragments.
+            if let Some(tile) = match yields.get(i).and_then(|y| self.defining_dot(*y)) {
+                Some(dot) => self.coop_tile(&dot)?,
+                None => None,
+            } {
+                let slot = match &iv {
+                    TVal::Frags(f) if f.tile == tile => self.fresh_frags(&f.tile),
+                    _ => self.fresh_frags(&tile),
+                };
+                let zero = self.is_zero_tile(*init);
+                self.store_frags(&slot, &iv, zero)?;
+                slots.push(TVal::Frags(slot));
+                continue;
+            }
             let like = match (&iv, yields.get(i)) {
                 (TVal::Data(Dist::Uniform(_)), Some(y)) if !ty.is_scalar() => {
                     let layout = self.predict_layout(*y)?;

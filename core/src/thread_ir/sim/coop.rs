@@ -1,0 +1,147 @@
+//! Cooperative-matrix statements in the simulator: every subgroup of 32 threads (the
+//! threads `32s..32s + 32`, as `Special::SubgroupId` numbers them) holds its own value
+//! of each fragment variable, a `size x size` matrix.
+//!
+//! A product is defined as the interpreter computes a dot: exact products, summed and
+//! rounded once to the accumulator's dtype. Loads and stores take part in race
+//! detection as the subgroup as a whole (an identity no single thread has), so that a
+//! thread's store read by a fragment load, or a fragment store read by a thread,
+//! without a barrier between them is reported even within one subgroup: WGSL orders
+//! neither.
+
+use super::{bug, ints, Sim};
+use crate::diag::Result;
+use crate::interp::value::{round1, Data};
+use crate::thread_ir::{Frag, Stmt};
+
+impl Sim<'_> {
+    fn frag(&self, f: Frag) -> Result<&Vec<Vec<f64>>> {
+        self.frags
+            .get(f.0 as usize)
+            .and_then(Option::as_ref)
+            .ok_or_else(|| bug(format!("fragment {f} read before assignment")))
+    }
+
+    /// The shared-memory element index subgroup `w` passes, checked uniform.
+    fn subgroup_index(&self, index: crate::thread_ir::Reg, w: usize) -> Result<i64> {
+        let idx = ints(self.reg(index)?)?;
+        let first = idx[w * 32];
+        if idx[w * 32..w * 32 + 32].iter().any(|&x| x != first) {
+            return Err(bug(format!(
+                "cooperative-matrix index {index} differs within subgroup {w}"
+            )));
+        }
+        Ok(first)
+    }
+
+    /// The element of shared array `arr` at `(r, c)` of a row-major fragment at `base`.
+    fn coop_element(&self, arr: u32, base: i64, stride: u32, r: u32, c: u32) -> Result<usize> {
+        let j = base + (r * stride + c) as i64;
+        let len = self.shared[arr as usize].len();
+        if j < 0 || j as usize >= len {
+            return Err(bug(format!(
+                "cooperative-matrix access to element {j} outside array {arr} of {len}"
+            )));
+        }
+        Ok(j as usize)
+    }
+
+    pub(super) fn coop(&mut self, s: &Stmt) -> Result<()> {
+        let subgroups = self.t / 32;
+        match s {
+            Stmt::CoopZero { dst } => {
+                let n = self.k.frag_ty(*dst).size as usize;
+                self.frags[dst.0 as usize] = Some(vec![vec![0.0; n * n]; subgroups]);
+            }
+            Stmt::CoopCopy { dst, src } => {
+                let v = self.frag(*src)?.clone();
+                self.frags[dst.0 as usize] = Some(v);
+            }
+            Stmt::CoopLoad {
+                dst,
+                arr,
+                index,
+                stride,
+            } => {
+                let ty = self.k.frag_ty(*dst);
+                if self.k.shared[*arr as usize].dtype != ty.dtype {
+                    return Err(bug(format!(
+                        "{dst} of {ty} loaded from an array of another type"
+                    )));
+                }
+                let mut out = vec![];
+                for w in 0..subgroups {
+                    let base = self.subgroup_index(*index, w)?;
+                    let mut m = vec![0.0; (ty.size * ty.size) as usize];
+                    for r in 0..ty.size {
+                        for c in 0..ty.size {
+                            let j = self.coop_element(*arr, base, *stride, r, c)?;
+                            let Data::F(v) = &self.shared[*arr as usize] else {
+                                return Err(bug("cooperative-matrix load of integers"));
+                            };
+                            m[(r * ty.size + c) as usize] = v[j];
+                            self.races.read(*arr, j, self.t + w).map_err(|e| {
+                                bug(format!("shared-memory race in a fragment load: {e}"))
+                            })?;
+                        }
+                    }
+                    out.push(m);
+                }
+                self.frags[dst.0 as usize] = Some(out);
+            }
+            Stmt::CoopStore {
+                src,
+                arr,
+                index,
+                stride,
+            } => {
+                let ty = self.k.frag_ty(*src);
+                let adt = self.k.shared[*arr as usize].dtype;
+                if adt != ty.dtype {
+                    return Err(bug(format!(
+                        "{src} of {ty} stored to an array of another type"
+                    )));
+                }
+                let vals = self.frag(*src)?.clone();
+                for (w, m) in vals.iter().enumerate() {
+                    let base = self.subgroup_index(*index, w)?;
+                    for r in 0..ty.size {
+                        for c in 0..ty.size {
+                            let j = self.coop_element(*arr, base, *stride, r, c)?;
+                            self.races.write(*arr, j, self.t + w).map_err(|e| {
+                                bug(format!("shared-memory race in a fragment store: {e}"))
+                            })?;
+                            if let Data::F(v) = &mut self.shared[*arr as usize] {
+                                v[j] = m[(r * ty.size + c) as usize];
+                            }
+                        }
+                    }
+                }
+            }
+            Stmt::CoopMulAdd { dst, a, b, c } => {
+                let (ta, tb, tc) = (self.k.frag_ty(*a), self.k.frag_ty(*b), self.k.frag_ty(*c));
+                let n = tc.size as usize;
+                if ta.size != tc.size || tb.size != tc.size || self.k.frag_ty(*dst) != tc {
+                    return Err(bug("cooperative multiply-add of mismatched fragments"));
+                }
+                let (av, bv, cv) = (self.frag(*a)?, self.frag(*b)?, self.frag(*c)?);
+                let out = (0..subgroups)
+                    .map(|w| {
+                        let mut d = vec![0.0; n * n];
+                        for r in 0..n {
+                            for col in 0..n {
+                                let dot: f64 =
+                                    (0..n).map(|x| av[w][r * n + x] * bv[w][x * n + col]).sum();
+                                d[r * n + col] = round1(tc.dtype, dot + cv[w][r * n + col]);
+                            }
+                        }
+                        d
+                    })
+                    .collect();
+                self.frags[dst.0 as usize] = Some(out);
+            }
+            _ => return Err(bug("not a cooperative-matrix statement")),
+        }
+        Ok(())
+    }
+}
