@@ -355,6 +355,44 @@ fn dots_outside_loops_and_through_branches() {
     );
 }
 
+/// Accumulators merged by a runtime `if` inside the loop stay in fragments, and the
+/// branch's condition reaches naga as uniform (cooperative-matrix operations need
+/// uniform control flow; a condition computed from a loop variable is not provably so).
+#[test]
+fn fragments_under_a_runtime_branch_validate() {
+    let caps = tilewise::wgsl::Capabilities::offline_coop();
+    let module = Module::parse("branchy", KERNELS).unwrap();
+    let k = module.kernel("branchy").unwrap();
+    let dev = Device::interpreter();
+    let (a, b) = (
+        dev.upload(&[f16::ZERO; 1024]).unwrap(),
+        dev.upload(&[f16::ZERO; 1024]).unwrap(),
+    );
+    let c = dev.upload(&[0f32; 1024]).unwrap();
+    let compiled = k
+        .launch(&dev, [1, 1, 1])
+        .arg(&a)
+        .arg(&b)
+        .arg(&c)
+        .arg(1)
+        .constexpr("BS", c32(32))
+        .compile()
+        .unwrap();
+    let w = compiled.wgsl_for(&caps, 4).unwrap();
+    assert!(
+        w.source.contains("workgroupUniformLoad(&tw_uc)"),
+        "{}",
+        w.source
+    );
+    // The accumulator is never read back into registers inside the loop: one fragment
+    // store after it (4 warps of one 16x16 fragment each, one round).
+    assert_eq!(w.source.matches("coopStoreT(").count(), 1, "{}", w.source);
+}
+
+fn c32(v: u32) -> ConstValue {
+    ConstValue::from(v)
+}
+
 #[test]
 fn wgsl_of_the_fragment_form_validates() {
     let caps = tilewise::wgsl::Capabilities::offline_coop();

@@ -5,6 +5,7 @@
 //! ptxas (sm_80 and sm_90) without register spills.
 
 use std::path::PathBuf;
+use tilewise::wgsl::{translate, Capabilities, CoopConfig, Language, Translated};
 use tilewise::{Arg, Buffer, Compiled, DType, Device, Module};
 
 fn compile(
@@ -71,8 +72,8 @@ fn assemble_without_spills(name: &str, c: &Compiled) {
     }
 }
 
-#[test]
-fn generated_code_is_current() {
+/// The kernel library (`shaders/`) at its default configurations, compiled.
+fn library() -> Vec<(&'static str, Compiled)> {
     let dev = Device::interpreter();
     let buf = |d: DType| -> Arg { Arg::from(&dev.alloc(d, 16).unwrap() as &Buffer) };
     let f32b = || buf(DType::F32);
@@ -186,6 +187,12 @@ fn generated_code_is_current() {
             ),
         ),
     ];
+    cases
+}
+
+#[test]
+fn generated_code_is_current() {
+    let cases = library();
     let mut stale = vec![];
     for (name, c) in &cases {
         check(&format!("{name}.tile"), &c.ir_text(), &mut stale);
@@ -194,6 +201,74 @@ fn generated_code_is_current() {
         let ptx = c.ptx().unwrap_or_else(|e| panic!("{name}: {e}"));
         check(&format!("{name}.ptx"), &ptx, &mut stale);
         assemble_without_spills(name, c);
+        // The cooperative-matrix form, where the kernel has a dot that takes it.
+        let coop = c
+            .wgsl_for(&tilewise::wgsl::Capabilities::offline_coop(), 4)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        if coop.source != wgsl {
+            check(&format!("{name}.coop.wgsl"), &coop.source, &mut stale);
+        }
     }
     assert!(stale.is_empty(), "stale snapshots in shaders/generated/: {stale:?}; rerun with TILEWISE_BLESS=1 and review the diff");
+}
+
+/// Every kernel of the library, in the FMA form and in the cooperative-matrix form of
+/// the devices that have one, translates through naga to what wgpu hands each
+/// platform's driver: SPIR-V (Vulkan), MSL (Metal) and HLSL (DX12, which has no
+/// cooperative matrices). The matmuls take the fragment form where their types allow.
+#[test]
+fn library_translates_for_every_platform() {
+    let fma = Capabilities::offline(true, true);
+    let vulkan = Capabilities::offline_coop();
+    let metal = Capabilities::offline_with_coop(&[
+        CoopConfig {
+            size: 8,
+            input: DType::F16,
+            acc: DType::F32,
+        },
+        CoopConfig {
+            size: 8,
+            input: DType::F32,
+            acc: DType::F32,
+        },
+    ]);
+    let forms: [(&str, &Capabilities, &[Language]); 3] = [
+        (
+            "FMA",
+            &fma,
+            &[Language::SpirV, Language::Msl, Language::Hlsl],
+        ),
+        ("16x16 fragments", &vulkan, &[Language::SpirV]),
+        ("8x8 fragments", &metal, &[Language::Msl, Language::SpirV]),
+    ];
+    let mut fragment_kernels = vec![];
+    for (name, c) in &library() {
+        for (form, caps, langs) in &forms {
+            let w = c
+                .wgsl_for(caps, 4)
+                .unwrap_or_else(|e| panic!("{name} ({form}): {e}"));
+            if w.source.contains("coopMultiplyAdd") {
+                fragment_kernels.push(format!("{name} ({form})"));
+            }
+            for &lang in langs.iter() {
+                let out = translate(name, &w.source, caps, lang)
+                    .unwrap_or_else(|e| panic!("{name} ({form}) to {lang:?}: {e}"));
+                match out {
+                    Translated::Words(w) => assert!(w.len() > 5 && w[0] == 0x0723_0203),
+                    Translated::Text(t) => assert!(t.contains("main"), "{t}"),
+                }
+            }
+        }
+    }
+    // f16 inputs take the fragments of both devices; f32 inputs only Metal's.
+    for expected in [
+        "matmul_f16 (16x16 fragments)",
+        "matmul_f16 (8x8 fragments)",
+        "matmul_block_ptr (8x8 fragments)",
+    ] {
+        assert!(
+            fragment_kernels.iter().any(|k| k == expected),
+            "{expected} did not take the fragment form: {fragment_kernels:?}"
+        );
+    }
 }

@@ -1,5 +1,6 @@
 //! Prints the tile IR and the Thread IR of a fuzz program (by seed) for the PTX or WGSL
-//! lowering: `cargo run --release -p tilewise-fuzz --example thread_ir -- SEED ptx|wgsl`.
+//! lowering: `cargo run --release -p tilewise-fuzz --example thread_ir -- SEED ptx|wgsl|coop`
+//! (`coop`: the WGSL lowering for a device with 16x16 f16 cooperative matrices).
 //! `FUZZ_SRC=file.py` takes the source from a file (a saved or edited failure) with the
 //! seed's launch; `FUZZ_NW` sets the warps; `FUZZ_PTX=1` / `FUZZ_WGSL=1` print the code.
 use tilewise::core::lower::{expand::ExpandOptions, to_thread_ir};
@@ -9,7 +10,13 @@ use tilewise_fuzz::{generate, Options};
 fn main() {
     let mut args = std::env::args().skip(1);
     let seed: u64 = args.next().and_then(|s| s.parse().ok()).unwrap_or(1);
-    let ptx = args.next().as_deref() != Some("wgsl");
+    let form = args.next().unwrap_or_else(|| "ptx".into());
+    let ptx = form != "wgsl" && form != "coop";
+    let caps = if form == "coop" {
+        tilewise::wgsl::Capabilities::offline_coop()
+    } else {
+        tilewise::wgsl::Capabilities::offline(true, false)
+    };
     let p = generate(seed, &Options::default());
     let src = match std::env::var("FUZZ_SRC") {
         Ok(path) => std::fs::read_to_string(path).unwrap(),
@@ -41,7 +48,7 @@ fn main() {
     let opt = if ptx {
         ExpandOptions::ptx(nw)
     } else {
-        ExpandOptions::wgsl(nw)
+        tilewise::wgsl::expand_options(&caps, nw)
     };
     match to_thread_ir(c.ir(), &opt) {
         Ok(t) => println!("{}", tilewise::core::thread_ir::print(&t)),
@@ -51,6 +58,6 @@ fn main() {
         let k = c.ptx_for(tilewise::cuda::PtxTarget { sm: 90 }, nw).unwrap();
         println!("{}", k.source);
     } else if std::env::var("FUZZ_WGSL").is_ok() {
-        println!("{}", c.wgsl().unwrap());
+        println!("{}", c.wgsl_for(&caps, nw).unwrap().source);
     }
 }

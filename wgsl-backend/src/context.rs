@@ -203,22 +203,42 @@ impl Capabilities {
     /// inputs, f16 or f32 accumulators): the fragment form of `dot`, for validation and
     /// the simulator without such a device.
     pub fn offline_coop() -> Capabilities {
+        let f16 = |acc| CoopConfig {
+            size: 16,
+            input: DType::F16,
+            acc,
+        };
+        Self::offline_with_coop(&[f16(DType::F16), f16(DType::F32)])
+    }
+
+    /// As [`Capabilities::offline`] with f16 and subgroups of 32, for a device that
+    /// lists the cooperative-matrix configurations `listed` (Apple GPUs through Metal:
+    /// 8x8, f16 or f32).
+    pub fn offline_with_coop(listed: &[CoopConfig]) -> Capabilities {
         let features = wgpu::Features::SHADER_F16
             | wgpu::Features::SUBGROUP
             | wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX;
         let mut info = wgpu::AdapterInfo::new(wgpu::DeviceType::Other, wgpu::Backend::Noop);
         info.subgroup_min_size = 32;
         info.subgroup_max_size = 32;
-        let f16 = wgpu::CooperativeScalarType::F16;
-        let listed =
-            [f16, wgpu::CooperativeScalarType::F32].map(|acc| wgpu::CooperativeMatrixProperties {
-                m_size: 16,
-                n_size: 16,
-                k_size: 16,
-                ab_type: f16,
-                cr_type: acc,
+        let scalar = |d: DType| {
+            if d == DType::F16 {
+                wgpu::CooperativeScalarType::F16
+            } else {
+                wgpu::CooperativeScalarType::F32
+            }
+        };
+        let listed: Vec<_> = listed
+            .iter()
+            .map(|c| wgpu::CooperativeMatrixProperties {
+                m_size: c.size,
+                n_size: c.size,
+                k_size: c.size,
+                ab_type: scalar(c.input),
+                cr_type: scalar(c.acc),
                 saturating_accumulation: false,
-            });
+            })
+            .collect();
         Capabilities::from_wgpu(
             features,
             &wgpu::Limits::default(),

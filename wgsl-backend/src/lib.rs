@@ -15,6 +15,8 @@
 //!   [`WgpuContext::synchronize`]; the parameter block and sub-range binding through
 //!   element base offsets.
 //! - [`timing`]: GPU timestamps around launches for the benchmark harness.
+//! - [`translate`]: the WGSL as SPIR-V, MSL or HLSL through naga's back ends (the
+//!   portability checks in CI).
 //!
 //! Every failure is a [`tilewise_core::Diagnostic`]: `Backend` for what the device
 //! cannot do (no adapter, a limit exceeded), `Launch` for bad arguments, `Internal`
@@ -27,6 +29,7 @@ pub mod memory;
 pub mod pipeline;
 pub mod print;
 pub mod timing;
+pub mod translate;
 pub mod validate;
 
 pub use compile::{compile, expand_options};
@@ -39,6 +42,7 @@ pub use pipeline::{
 };
 pub use print::{print_wgsl, WgslKernel};
 pub use timing::GpuTiming;
+pub use translate::{translate, Language, Translated};
 pub use validate::{validate_wgsl, ValidModule};
 
 /// The wgpu and naga this crate is built against.

@@ -112,6 +112,9 @@ enum Repr {
     Packed { bits: u32, atomic: bool },
     /// `array<vec4<T>>` of 32-bit elements: every wide access moves 4 of them.
     Vec4,
+    /// `array<vec4<u32>>` of 16-bit elements, 8 a word quadruple: a read-only buffer
+    /// whose every wide access moves 8 (16 bytes, as packed vector registers hold them).
+    Vec4Packed16,
 }
 
 fn backend_err(kernel: &str, msg: String) -> Diagnostic {
@@ -140,6 +143,9 @@ struct Printer<'a> {
     shared_vec4: Vec<bool>,
     /// Whether the kernel reads `subgroup_id` (a cooperative-matrix dot).
     subgroup_id: bool,
+    /// Whether some `if` around cooperative-matrix operations takes its condition
+    /// through the workgroup variable `tw_uc`.
+    uniform_conditions: bool,
 }
 
 /// Prints `k` as WGSL for a device with `caps`.
@@ -155,8 +161,10 @@ pub fn print_wgsl(k: &ThreadKernel, caps: &Capabilities) -> Result<WgslKernel> {
         bindings: tilewise_core::thread_ir::bindings(k),
         shared_vec4: vec![false; k.shared.len()],
         subgroup_id: false,
+        uniform_conditions: false,
     };
     shared_vec4_arrays(k, &k.body, &mut p.shared_vec4);
+    p.uniform_conditions = coop_ifs(&k.body);
     let mut coop_arrays = std::collections::BTreeSet::new();
     coop_uses(&k.body, &mut coop_arrays, &mut p.subgroup_id);
     for a in &coop_arrays {
@@ -184,15 +192,21 @@ pub fn print_wgsl(k: &ThreadKernel, caps: &Capabilities) -> Result<WgslKernel> {
     }
     for ty in &k.regs {
         p.check_type(ty.dtype)?;
-        if ty.lanes != 1 && (ty.dtype.size_bytes() != 4 || ty.lanes > 4) {
+        let ok = match ty.dtype.size_bytes() {
+            _ if ty.lanes == 1 => true,
+            4 => ty.lanes <= 4,
+            2 => matches!(ty.lanes, 2 | 4 | 8),
+            _ => false,
+        };
+        if !ok {
             return Err(Diagnostic::internal(format!(
                 "a vector register of {ty} reached the WGSL printer (the WGSL lowering \
-                 vectorizes 32-bit elements only)"
+                 vectorizes 32-bit elements up to 4 and 16-bit ones up to 8)"
             )));
         }
     }
     let atomics = atomic_buffers(&k.body);
-    let mut wide = std::collections::HashMap::new();
+    let mut wide = WideAccesses::new();
     wide_accesses(k, &k.body, &mut wide);
     let mut storage = vec![];
     let mut buffer_params = vec![];
@@ -201,10 +215,14 @@ pub fn print_wgsl(k: &ThreadKernel, caps: &Capabilities) -> Result<WgslKernel> {
         match &prm.kind {
             ParamKind::Buffer { dtype, written } => {
                 p.check_type(*dtype)?;
+                let lanes = wide.get(&(i as u32));
+                let only = |n: u8| lanes.is_some_and(|l| l.iter().all(|&x| x == n));
                 let repr = match (dtype.size_bytes(), atomics.contains(&(i as u32))) {
                     (4, true) => Repr::Atomic32,
-                    (4, false) if wide.get(&(i as u32)) == Some(&true) => Repr::Vec4,
+                    (4, false) if only(4) => Repr::Vec4,
                     (4, false) => Repr::Plain,
+                    // Read-only 16-bit data moved 8 elements (16 bytes) at a time.
+                    (2, false) if !*written && only(8) => Repr::Vec4Packed16,
                     (2, false) if *dtype == DType::F16 && p.f16 => Repr::Plain,
                     (n, _) => Repr::Packed {
                         bits: 8 * n as u32,
@@ -247,14 +265,23 @@ pub fn print_wgsl(k: &ThreadKernel, caps: &Capabilities) -> Result<WgslKernel> {
     })
 }
 
-/// For each buffer with wide accesses: whether all of them move 4 elements.
-fn wide_accesses(k: &ThreadKernel, b: &[Stmt], out: &mut std::collections::HashMap<u32, bool>) {
-    fn note(k: &ThreadKernel, out: &mut std::collections::HashMap<u32, bool>, buf: u32, r: Reg) {
-        let lanes = k.reg_ty(r).lanes;
-        if lanes > 1 {
-            let all4 = out.entry(buf).or_insert(true);
-            *all4 &= lanes == 4;
+/// The lane counts of each buffer's wide accesses (every access of it, scalar ones
+/// included as 1, once it has a wide one).
+type WideAccesses = std::collections::HashMap<u32, std::collections::BTreeSet<u8>>;
+
+fn wide_accesses(k: &ThreadKernel, b: &[Stmt], out: &mut WideAccesses) {
+    let mut all = WideAccesses::new();
+    all_accesses(k, b, &mut all);
+    for (buf, lanes) in all {
+        if lanes.iter().any(|&l| l > 1) {
+            out.insert(buf, lanes);
         }
+    }
+}
+
+fn all_accesses(k: &ThreadKernel, b: &[Stmt], out: &mut WideAccesses) {
+    fn note(k: &ThreadKernel, out: &mut WideAccesses, buf: u32, r: Reg) {
+        out.entry(buf).or_default().insert(k.reg_ty(r).lanes);
     }
     for s in b {
         match s {
@@ -263,20 +290,20 @@ fn wide_accesses(k: &ThreadKernel, b: &[Stmt], out: &mut std::collections::HashM
                 expr: Expr::Load { buf, .. },
             } => note(k, out, *buf, *dst),
             Stmt::Store { buf, value, .. } => note(k, out, *buf, *value),
-            Stmt::For { body, .. } => wide_accesses(k, body, out),
+            Stmt::For { body, .. } => all_accesses(k, body, out),
             Stmt::If {
                 then_body,
                 else_body,
                 ..
             } => {
-                wide_accesses(k, then_body, out);
-                wide_accesses(k, else_body, out);
+                all_accesses(k, then_body, out);
+                all_accesses(k, else_body, out);
             }
             Stmt::While {
                 cond_body, body, ..
             } => {
-                wide_accesses(k, cond_body, out);
-                wide_accesses(k, body, out);
+                all_accesses(k, cond_body, out);
+                all_accesses(k, body, out);
             }
             _ => {}
         }
@@ -325,6 +352,32 @@ fn coop_uses(b: &[Stmt], arrays: &mut std::collections::BTreeSet<u32>, subgroup_
             coop_uses(body, arrays, subgroup_id);
         }
     }
+}
+
+/// Whether `body` holds a cooperative-matrix statement (at any depth).
+fn has_coop(body: &[Stmt]) -> bool {
+    body.iter().any(|s| {
+        matches!(
+            s,
+            Stmt::CoopZero { .. }
+                | Stmt::CoopLoad { .. }
+                | Stmt::CoopStore { .. }
+                | Stmt::CoopMulAdd { .. }
+                | Stmt::CoopCopy { .. }
+        ) || s.bodies().into_iter().any(|b| has_coop(b))
+    })
+}
+
+/// Whether some `if` of `body` holds cooperative-matrix statements.
+fn coop_ifs(body: &[Stmt]) -> bool {
+    body.iter().any(|s| match s {
+        Stmt::If {
+            then_body,
+            else_body,
+            ..
+        } if has_coop(then_body) || has_coop(else_body) => true,
+        _ => s.bodies().into_iter().any(|b| coop_ifs(b)),
+    })
 }
 
 /// The WGSL type of a fragment.
@@ -474,10 +527,24 @@ impl Printer<'_> {
         reg_ty(dt, self.f16)
     }
 
+    /// Bytes of one element of a `dt` array in WGSL (`rty`'s size).
+    fn elem_bytes(&self, dt: DType) -> u32 {
+        if self.rty(dt) == "f16" {
+            2
+        } else {
+            4
+        }
+    }
+
     /// The WGSL type of a register of `lanes` elements of `dt`.
     fn reg_decl(&self, dt: DType, lanes: u8) -> String {
         if lanes == 1 {
             self.rty(dt).to_string()
+        } else if Self::packed16(dt, lanes) {
+            match lanes {
+                2 => "u32".into(),
+                n => format!("vec{}<u32>", n / 2),
+            }
         } else {
             format!("vec{lanes}<{}>", self.rty(dt))
         }
@@ -539,6 +606,7 @@ impl Printer<'_> {
                 Repr::Packed { atomic: true, .. } => "atomic<u32>".into(),
                 Repr::Packed { atomic: false, .. } => "u32".into(),
                 Repr::Vec4 => format!("vec4<{}>", self.rty(dtype)),
+                Repr::Vec4Packed16 => "vec4<u32>".into(),
             };
             let _ = writeln!(h, "@group(0) @binding({b}) var<storage, {access}> b{i}: array<{elem}>; // {}: {dtype}", prm.name);
         }
@@ -555,19 +623,27 @@ impl Printer<'_> {
                 );
                 continue;
             }
+            // Booleans live in workgroup memory as u32: SPIR-V drivers do not
+            // reliably support `bool` there (seen on NVIDIA's Vulkan driver).
+            let (elem, bytes) = if a.dtype == DType::I1 {
+                ("u32", 4)
+            } else {
+                (self.rty(a.dtype), self.elem_bytes(a.dtype))
+            };
+            // Every array a multiple of 16 bytes long: however the driver places them,
+            // each starts 16-byte aligned, as cooperative-matrix loads and stores need
+            // (a misaligned fragment store on NVIDIA's Vulkan driver silently wrote
+            // nothing).
+            let per16 = (16 / bytes).max(1);
             let _ = writeln!(
                 h,
-                "var<workgroup> s{i}: array<{}, {}>; // {}",
-                // Booleans live in workgroup memory as u32: SPIR-V drivers do not
-                // reliably support `bool` there (seen on NVIDIA's Vulkan driver).
-                if a.dtype == DType::I1 {
-                    "u32"
-                } else {
-                    self.rty(a.dtype)
-                },
-                a.len.max(1),
+                "var<workgroup> s{i}: array<{elem}, {}>; // {}",
+                a.len.max(1).div_ceil(per16) * per16,
                 a.name
             );
+        }
+        if self.uniform_conditions {
+            h.push_str("var<workgroup> tw_uc: u32;\n");
         }
         let _ = writeln!(
             h,
@@ -580,7 +656,8 @@ impl Printer<'_> {
             }
         );
         for (i, f) in self.k.frags.iter().enumerate() {
-            let _ = writeln!(h, "  var f{i}: {};", frag_type(f));
+            // `fr`: `f16` and `f32` would shadow the types.
+            let _ = writeln!(h, "  var fr{i}: {};", frag_type(f));
         }
         for (i, t) in self.k.regs.iter().enumerate() {
             if self.bindings[i] == Binding::Var {
@@ -723,17 +800,81 @@ impl Printer<'_> {
                 };
                 let mask = if bits == 8 { "0xffu" } else { "0xffffu" };
                 let raw = format!("(({word} >> ((({idx}) % {per}u) * {bits}u)) & {mask})");
-                match dtype {
-                    DType::I1 => format!("({raw} != 0u)"),
-                    DType::I8 => format!("((bitcast<i32>({raw}) << 24u) >> 24u)"),
-                    DType::I16 => format!("((bitcast<i32>({raw}) << 16u) >> 16u)"),
-                    DType::U8 | DType::U16 => raw,
-                    DType::BF16 => format!("bitcast<f32>({raw} << 16u)"),
-                    DType::F16 if self.f16 => format!("f16(unpack2x16float({raw}).x)"),
-                    DType::F16 => format!("unpack2x16float({raw}).x"),
-                    _ => raw,
-                }
+                self.decode_packed(dtype, &raw)
             }
+            Repr::Vec4Packed16 => {
+                let word = format!("b{p}[({idx}) >> 3u][(({idx}) >> 1u) & 3u]");
+                self.half_of(dtype, &word, &format!("(({idx}) & 1u)"))
+            }
+        }
+    }
+
+    /// The value of `raw` (the bits of one element of `dtype`, in the low bits of a
+    /// u32) as a register of `dtype`.
+    fn decode_packed(&self, dtype: DType, raw: &str) -> String {
+        match dtype {
+            DType::I1 => format!("({raw} != 0u)"),
+            DType::I8 => format!("((bitcast<i32>({raw}) << 24u) >> 24u)"),
+            DType::I16 => format!("((bitcast<i32>({raw}) << 16u) >> 16u)"),
+            DType::U8 | DType::U16 => raw.to_string(),
+            DType::BF16 => format!("bitcast<f32>({raw} << 16u)"),
+            DType::F16 if self.f16 => format!("f16(unpack2x16float({raw}).x)"),
+            DType::F16 => format!("unpack2x16float({raw}).x"),
+            _ => raw.to_string(),
+        }
+    }
+
+    /// Element `half` (0 or 1, a u32 expression or constant) of the two 16-bit
+    /// elements of `dtype` packed in `word`, as a register of `dtype`.
+    /// (Not `bitcast<vec2<f16>>`: naga 30 types it as a scalar.)
+    fn half_of(&self, dtype: DType, word: &str, half: &str) -> String {
+        self.decode_packed(dtype, &format!("(({word} >> ({half} * 16u)) & 0xffffu)"))
+    }
+
+    /// Whether registers of `dt` with `lanes` lanes are packed 16-bit vectors: `u32`
+    /// (2 lanes), `vec2<u32>` (4) or `vec4<u32>` (8), two elements a word, low first.
+    fn packed16(dt: DType, lanes: u8) -> bool {
+        dt.size_bytes() == 2 && lanes > 1
+    }
+
+    /// Lane `l` of vector register `r` (or of expression `v` of `r`'s type).
+    fn lane(&self, r: Reg, l: u8) -> String {
+        self.lane_of(
+            &format!("r{}", r.0),
+            self.k.reg_ty(r).dtype,
+            self.lanes(r),
+            l,
+        )
+    }
+
+    fn lane_of(&self, v: &str, dt: DType, lanes: u8, l: u8) -> String {
+        if !Self::packed16(dt, lanes) {
+            return format!("{v}[{l}]");
+        }
+        let word = if lanes == 2 {
+            v.to_string()
+        } else {
+            format!("{v}[{}]", l / 2)
+        };
+        self.half_of(dt, &word, &format!("{}u", l % 2))
+    }
+
+    /// A packed 16-bit vector of `dt` from one expression per lane.
+    fn pack16(&self, dt: DType, parts: &[String]) -> String {
+        let words: Vec<String> = parts
+            .chunks(2)
+            .map(|p| {
+                format!(
+                    "((({}) & 0xffffu) | ((({}) & 0xffffu) << 16u))",
+                    self.packed_bits(dt, &p[0]),
+                    self.packed_bits(dt, &p[1])
+                )
+            })
+            .collect();
+        if words.len() == 1 {
+            words[0].clone()
+        } else {
+            format!("vec{}<u32>({})", words.len(), words.join(", "))
         }
     }
 
@@ -761,6 +902,7 @@ impl Printer<'_> {
                 DType::F32 => format!("atomicStore(&b{p}[{idx}], bitcast<u32>({v}));"),
                 _ => format!("atomicStore(&b{p}[{idx}], {v});"),
             },
+            Repr::Vec4Packed16 => "/* unreachable: packed read-only buffer written */".into(),
             Repr::Packed { bits, .. } => {
                 let per = 32 / bits;
                 let mask = if bits == 8 { "0xffu" } else { "0xffffu" };
@@ -1013,26 +1155,40 @@ impl Printer<'_> {
                     Some(m) => format!("select({}, {i}, r{})", p.base(*buf), m.0),
                     None => i,
                 };
+                let packed = Self::packed16(dt, n);
                 let whole = if n == 4 && self.reprs[*buf as usize] == Some(Repr::Vec4) {
                     format!("b{buf}[({}) >> 2u]", guard(self, idx.clone()))
+                } else if n == 8 && self.reprs[*buf as usize] == Some(Repr::Vec4Packed16) {
+                    format!("b{buf}[({}) >> 3u]", guard(self, idx.clone()))
                 } else {
                     let parts: Vec<String> = (0..n)
                         .map(|l| self.read_elem(*buf, &guard(self, format!("({idx}) + {l}u"))))
                         .collect();
-                    format!("{ty}({})", parts.join(", "))
+                    if packed {
+                        self.pack16(dt, &parts)
+                    } else {
+                        format!("{ty}({})", parts.join(", "))
+                    }
                 };
                 match mask {
                     Some(m) => {
-                        let o = match other {
-                            Some(o) => format!("{ty}(r{})", o.0),
-                            None => format!("{ty}()"),
+                        let o = match (other, packed) {
+                            (Some(o), true) => {
+                                self.pack16(dt, &vec![format!("r{}", o.0); n as usize])
+                            }
+                            (Some(o), false) => format!("{ty}(r{})", o.0),
+                            (None, _) => format!("{ty}()"),
                         };
                         format!("select({o}, {whole}, r{})", m.0)
                     }
                     None => whole,
                 }
             }
-            Expr::Extract { vector, lane } => format!("r{}[{lane}]", vector.0),
+            Expr::Extract { vector, lane } => self.lane(*vector, *lane),
+            Expr::Construct(parts) if Self::packed16(dt, self.lanes_of_dst) => {
+                let parts: Vec<String> = parts.iter().map(r).collect();
+                self.pack16(dt, &parts)
+            }
             Expr::Construct(parts) => {
                 let parts: Vec<String> = parts.iter().map(r).collect();
                 format!(
@@ -1050,6 +1206,9 @@ impl Printer<'_> {
                 let parts: Vec<String> = (0..self.lanes_of_dst)
                     .map(|l| self.shared_elem(*arr, &format!("r{} + {l}", index.0)))
                     .collect();
+                if Self::packed16(dt, self.lanes_of_dst) {
+                    return Ok(self.pack16(dt, &parts));
+                }
                 format!(
                     "{}({})",
                     self.reg_decl(dt, self.lanes_of_dst),
@@ -1171,7 +1330,7 @@ impl Printer<'_> {
                                 self.write_elem(
                                     *buf,
                                     &format!("({idx}) + {l}u"),
-                                    &format!("r{}[{l}]", value.0),
+                                    &self.lane(*value, l),
                                 )
                             })
                             .collect::<Vec<_>>()
@@ -1192,7 +1351,8 @@ impl Printer<'_> {
                 Stmt::SharedStore { arr, index, value } if self.lanes(*value) > 1 => {
                     for l in 0..self.lanes(*value) {
                         let at = self.shared_elem(*arr, &format!("r{} + {l}", index.0));
-                        self.line(depth, &format!("{at} = r{}[{l}];", value.0));
+                        let v = self.lane(*value, l);
+                        self.line(depth, &format!("{at} = {v};"));
                     }
                 }
                 Stmt::SharedStore { arr, index, value } => {
@@ -1256,7 +1416,7 @@ impl Printer<'_> {
                 Stmt::Barrier => self.line(depth, "workgroupBarrier();"),
                 Stmt::CoopZero { dst } => {
                     let t = frag_type(&self.k.frag_ty(*dst));
-                    self.line(depth, &format!("f{} = {t}();", dst.0));
+                    self.line(depth, &format!("fr{} = {t}();", dst.0));
                 }
                 Stmt::CoopLoad {
                     dst,
@@ -1268,7 +1428,7 @@ impl Printer<'_> {
                     self.line(
                         depth,
                         &format!(
-                            "f{} = coopLoadT<{t}>(&s{arr}[r{}], {stride}u);",
+                            "fr{} = coopLoadT<{t}>(&s{arr}[r{}], {stride}u);",
                             dst.0, index.0
                         ),
                     );
@@ -1281,17 +1441,20 @@ impl Printer<'_> {
                 } => {
                     self.line(
                         depth,
-                        &format!("coopStoreT(f{}, &s{arr}[r{}], {stride}u);", src.0, index.0),
+                        &format!("coopStoreT(fr{}, &s{arr}[r{}], {stride}u);", src.0, index.0),
                     );
                 }
                 Stmt::CoopMulAdd { dst, a, b, c } => {
                     self.line(
                         depth,
-                        &format!("f{} = coopMultiplyAdd(f{}, f{}, f{});", dst.0, a.0, b.0, c.0),
+                        &format!(
+                            "fr{} = coopMultiplyAdd(fr{}, fr{}, fr{});",
+                            dst.0, a.0, b.0, c.0
+                        ),
                     );
                 }
                 Stmt::CoopCopy { dst, src } => {
-                    self.line(depth, &format!("f{} = f{};", dst.0, src.0));
+                    self.line(depth, &format!("fr{} = fr{};", dst.0, src.0));
                 }
                 Stmt::Mma { .. } | Stmt::LdMatrix { .. } => {
                     return Err(Diagnostic::internal(
@@ -1321,6 +1484,24 @@ impl Printer<'_> {
                         ),
                     );
                     self.stmts(body, depth + 1)?;
+                    self.line(depth, "}");
+                }
+                Stmt::If {
+                    cond,
+                    then_body,
+                    else_body,
+                } if has_coop(then_body) || has_coop(else_body) => {
+                    // Cooperative-matrix operations need control flow naga can prove
+                    // uniform; a condition computed from a loop variable (a `var`) is
+                    // not, though the lowering makes it so: one invocation passes it
+                    // through workgroup memory to all (`workgroupUniformLoad`).
+                    self.line(depth, &format!("if (tw_tid == 0u) {{ tw_uc = select(0u, 1u, r{}); }}", cond.0));
+                    self.line(depth, "if (workgroupUniformLoad(&tw_uc) == 1u) {");
+                    self.stmts(then_body, depth + 1)?;
+                    if !else_body.is_empty() {
+                        self.line(depth, "} else {");
+                        self.stmts(else_body, depth + 1)?;
+                    }
                     self.line(depth, "}");
                 }
                 Stmt::If {

@@ -319,6 +319,33 @@ impl LinearLayout {
             .fold(0, |acc, (&x, &d)| acc * d + x)
     }
 
+    /// The layout of `src_shape` (this layout's shape with some dimensions of size 1)
+    /// whose threads hold exactly the coordinates they hold here, projected: the
+    /// source of a broadcast into this layout, from which each thread takes its
+    /// registers without moving data. Register bases that project to nothing (or to a
+    /// basis already kept) are dropped; lanes and warps keep theirs (replicas).
+    pub fn project_onto(&self, src_shape: &[u32]) -> LinearLayout {
+        let project = |b: &Coord| -> Coord {
+            b.iter()
+                .zip(src_shape)
+                .map(|(&x, &s)| if s == 1 { 0 } else { x })
+                .collect()
+        };
+        let mut regs: Vec<Coord> = vec![];
+        for b in &self.regs {
+            let p = project(b);
+            if p.iter().any(|&x| x != 0) && !regs.contains(&p) {
+                regs.push(p);
+            }
+        }
+        LinearLayout {
+            shape: src_shape.to_vec(),
+            regs,
+            lanes: self.lanes.iter().map(project).collect(),
+            warps: self.warps.iter().map(project).collect(),
+        }
+    }
+
     /// The layout of the result of reducing dimension `dim` away: bases lose that
     /// component (Triton's slice layout).
     pub fn slice(&self, dim: usize) -> LinearLayout {

@@ -1047,6 +1047,7 @@ mod tests {
                 len: 64,
             }],
             regs,
+            frags: vec![],
             body,
         };
         let mut bufs = vec![HostBuffer {

@@ -84,8 +84,8 @@ pub struct CoopConfig {
 }
 
 impl ExpandOptions {
-    /// How the WGSL backend lowers: 16-byte accesses of 32-bit elements (`vec4`), the
-    /// FMA dot.
+    /// How the WGSL backend lowers: 16-byte accesses (`vec4` of 32-bit elements, 16-bit
+    /// ones packed two to a `u32`), the FMA dot.
     pub fn wgsl(num_warps: u32) -> Self {
         ExpandOptions {
             num_warps,
@@ -93,7 +93,7 @@ impl ExpandOptions {
             backend: "WGSL",
             mma: false,
             vector_bytes: 16,
-            wide_16bit: false,
+            wide_16bit: true,
             warp_shuffle: false,
             async_copies: false,
             ring_budget: DEFAULT_RING_BUDGET,
@@ -655,6 +655,54 @@ impl<'k> Expander<'k> {
         Ok(())
     }
 
+    /// The operands of an elementwise op, a broadcast one taken anew from its smaller
+    /// source in the layout of the first other distributed operand (converting the
+    /// source, not the broadcast tile: `acc + bias[None, :]` with a dot's accumulator
+    /// moves 64 elements, not 128x64, through shared memory).
+    fn elementwise_operands(&mut self, operands: &[Value]) -> Result<Vec<Dist>> {
+        let mut dists: Vec<Dist> = operands
+            .iter()
+            .map(|v| self.data(*v))
+            .collect::<Result<_>>()?;
+        let source = |x: &Self, v: Value| match x.defs.get(&v) {
+            Some(Op::Broadcast(s)) if x.shape(*s) != x.shape(v) => Some(*s),
+            _ => None,
+        };
+        let target = operands.iter().zip(&dists).find_map(|(v, d)| match d {
+            Dist::Regs { layout, .. } if source(self, *v).is_none() => Some(layout.clone()),
+            _ => None,
+        });
+        let Some(target) = target else {
+            return Ok(dists);
+        };
+        for (i, v) in operands.iter().enumerate() {
+            let Some(src) = source(self, *v) else {
+                continue;
+            };
+            match (&dists[i], self.get(src)?) {
+                (Dist::Regs { layout, .. }, TVal::Data(Dist::Regs { .. })) if *layout != target => {
+                }
+                _ => continue,
+            }
+            let src_shape = self.shape(src);
+            let proj = target.project_onto(&src_shape);
+            let map = proj.register_map(&target, |c| {
+                c.iter()
+                    .zip(&src_shape)
+                    .map(|(&x, &s)| if s == 1 { 0 } else { x })
+                    .collect()
+            });
+            let Some(map) = map else { continue };
+            let d = self.data(src)?;
+            let regs = self.in_layout(&d, &proj)?;
+            dists[i] = Dist::Regs {
+                layout: target.clone(),
+                regs: map.into_iter().map(|j| regs[j as usize]).collect(),
+            };
+        }
+        Ok(dists)
+    }
+
     /// Applies an elementwise expression to aligned operands.
     pub fn elementwise(
         &mut self,
@@ -662,10 +710,7 @@ impl<'k> Expander<'k> {
         f: impl Fn(usize, &[Reg]) -> Expr,
         dtype: DType,
     ) -> Result<Dist> {
-        let dists: Vec<Dist> = operands
-            .iter()
-            .map(|v| self.data(*v))
-            .collect::<Result<_>>()?;
+        let dists = self.elementwise_operands(operands)?;
         let (layout, regs) = self.align(&dists)?;
         match layout {
             None => {
@@ -1047,8 +1092,8 @@ impl<'k> Expander<'k> {
             let iv = self.get(*init)?.clone();
             let ty = &tys[i];
             // An accumulator of a cooperative-matrix dot stays in fragments.
-            if let Some(tile) = match yields.get(i).and_then(|y| self.defining_dot(*y)) {
-                Some(dot) => self.coop_tile(&dot)?,
+            if let Some(tile) = match yields.get(i) {
+                Some(y) => self.coop_tile_of(*y)?,
                 None => None,
             } {
                 let slot = match &iv {
@@ -1106,6 +1151,36 @@ impl<'k> Expander<'k> {
             return Ok(self.dot_plan(&dot)?.layout().clone());
         }
         self.canonical(&shape)
+    }
+
+    /// The cooperative-matrix tiling `v` will be held in: that of the dot defining it,
+    /// or of the dots both branches of the `if` defining it yield.
+    fn coop_tile_of(&self, v: Value) -> Result<Option<dot_coop::CoopTile>> {
+        let mut found = None;
+        self.k.walk(&mut |inst| {
+            if inst.results.contains(&v) {
+                found = Some(inst.clone());
+            }
+        });
+        let Some(inst) = found else { return Ok(None) };
+        match &inst.op {
+            Op::Dot { .. } => self.coop_tile(&inst),
+            Op::If {
+                then_block,
+                else_block,
+                ..
+            } => {
+                let i = inst.results.iter().position(|r| *r == v).unwrap_or(0);
+                let (ty, _) = Self::terminator(then_block);
+                let (ey, _) = Self::terminator(else_block);
+                let (Some(t), Some(e)) = (ty.get(i), ey.get(i)) else {
+                    return Ok(None);
+                };
+                let (t, e) = (self.coop_tile_of(*t)?, self.coop_tile_of(*e)?);
+                Ok(if t == e { t } else { None })
+            }
+            _ => Ok(None),
+        }
     }
 
     fn defining_dot(&self, v: Value) -> Option<Inst> {
@@ -1244,6 +1319,10 @@ impl<'k> Expander<'k> {
                 let yv = self.get(*y)?.clone();
                 if real_slots[i].is_none() {
                     let mut like = slots[i].clone();
+                    // A cooperative-matrix accumulator stays in fragments.
+                    if let TVal::Frags(f) = &yv {
+                        like = TVal::Frags(f.clone());
+                    }
                     if let (TVal::Ptr { root, .. }, TVal::Ptr { root: yr, .. }) = (&mut like, &yv) {
                         *root = *yr;
                     }

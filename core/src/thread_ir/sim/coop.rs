@@ -34,6 +34,19 @@ impl Sim<'_> {
         Ok(first)
     }
 
+    /// Fragment memory must be 16-byte aligned, its rows too (SPIR-V's cooperative
+    /// matrices ask it; NVIDIA's Vulkan driver silently dropped a misaligned store).
+    fn check_aligned(&self, arr: u32, base: i64, stride: u32) -> Result<()> {
+        let size = self.k.shared[arr as usize].dtype.size_bytes() as i64;
+        if (base * size) % 16 != 0 || (stride as i64 * size) % 16 != 0 {
+            return Err(bug(format!(
+                "cooperative-matrix access to array {arr} at element {base}, rows {stride} \
+                 apart: not 16-byte aligned"
+            )));
+        }
+        Ok(())
+    }
+
     /// The element of shared array `arr` at `(r, c)` of a row-major fragment at `base`.
     fn coop_element(&self, arr: u32, base: i64, stride: u32, r: u32, c: u32) -> Result<usize> {
         let j = base + (r * stride + c) as i64;
@@ -72,6 +85,7 @@ impl Sim<'_> {
                 let mut out = vec![];
                 for w in 0..subgroups {
                     let base = self.subgroup_index(*index, w)?;
+                    self.check_aligned(*arr, base, *stride)?;
                     let mut m = vec![0.0; (ty.size * ty.size) as usize];
                     for r in 0..ty.size {
                         for c in 0..ty.size {
@@ -105,6 +119,7 @@ impl Sim<'_> {
                 let vals = self.frag(*src)?.clone();
                 for (w, m) in vals.iter().enumerate() {
                     let base = self.subgroup_index(*index, w)?;
+                    self.check_aligned(*arr, base, *stride)?;
                     for r in 0..ty.size {
                         for c in 0..ty.size {
                             let j = self.coop_element(*arr, base, *stride, r, c)?;
