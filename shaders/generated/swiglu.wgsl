@@ -129,12 +129,33 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
   let r9: i32 = bitcast<i32>(tw_pid[0]);
   let r10: i32 = bitcast<i32>(0x400u);
   let r11: i32 = (r9 * r10);
+  let r63: i32 = (r59 + r14);
+  let r65: i32 = (r59 + r25);
+  let r67: i32 = (r59 + r32);
   let r68: i32 = bitcast<i32>(0x200u);
   let r69: i32 = (r59 + r68);
+  let r70: i32 = bitcast<i32>(0x201u);
+  let r71: i32 = (r59 + r70);
+  let r72: i32 = bitcast<i32>(0x202u);
+  let r73: i32 = (r59 + r72);
+  let r74: i32 = bitcast<i32>(0x203u);
+  let r75: i32 = (r59 + r74);
   let r76: i32 = (r11 + r59);
+  let r77: i32 = (r11 + r63);
+  let r78: i32 = (r11 + r65);
+  let r79: i32 = (r11 + r67);
   let r80: i32 = (r11 + r69);
+  let r81: i32 = (r11 + r71);
+  let r82: i32 = (r11 + r73);
+  let r83: i32 = (r11 + r75);
   let r84: bool = (r76 < r8);
+  let r85: bool = (r77 < r8);
+  let r86: bool = (r78 < r8);
+  let r87: bool = (r79 < r8);
   let r88: bool = (r80 < r8);
+  let r89: bool = (r81 < r8);
+  let r90: bool = (r82 < r8);
+  let r91: bool = (r83 < r8);
   let r100: f32 = bitcast<f32>(0x0u);
   let r105: vec4<f32> = select(vec4<f32>(r100), b0[(select(P.bases[0][0], (P.bases[0][0] + bitcast<u32>(r76)), r84)) >> 2u], r84);
   let r101: f32 = r105[0];
@@ -213,8 +234,12 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
   let r193: f32 = tw_bf16(r185);
   let r194: f32 = tw_bf16(r186);
   let r195: f32 = tw_bf16(r187);
-  let r196: vec2<u32> = vec2<u32>((((tw_bf16_bits(r188)) & 0xffffu) | (((tw_bf16_bits(r189)) & 0xffffu) << 16u)), (((tw_bf16_bits(r190)) & 0xffffu) | (((tw_bf16_bits(r191)) & 0xffffu) << 16u)));
-  if (r84) { { let tw_e = ((P.bases[0][2] + bitcast<u32>(r76))) + 0u; let tw_w = tw_e / 2u; let tw_s = (tw_e % 2u) * 16u; atomicAnd(&b2[tw_w], ~(0xffffu << tw_s)); atomicOr(&b2[tw_w], ((tw_bf16_bits(bitcast<f32>(((r196[0] >> (0u * 16u)) & 0xffffu) << 16u))) & 0xffffu) << tw_s); } { let tw_e = ((P.bases[0][2] + bitcast<u32>(r76))) + 1u; let tw_w = tw_e / 2u; let tw_s = (tw_e % 2u) * 16u; atomicAnd(&b2[tw_w], ~(0xffffu << tw_s)); atomicOr(&b2[tw_w], ((tw_bf16_bits(bitcast<f32>(((r196[0] >> (1u * 16u)) & 0xffffu) << 16u))) & 0xffffu) << tw_s); } { let tw_e = ((P.bases[0][2] + bitcast<u32>(r76))) + 2u; let tw_w = tw_e / 2u; let tw_s = (tw_e % 2u) * 16u; atomicAnd(&b2[tw_w], ~(0xffffu << tw_s)); atomicOr(&b2[tw_w], ((tw_bf16_bits(bitcast<f32>(((r196[1] >> (0u * 16u)) & 0xffffu) << 16u))) & 0xffffu) << tw_s); } { let tw_e = ((P.bases[0][2] + bitcast<u32>(r76))) + 3u; let tw_w = tw_e / 2u; let tw_s = (tw_e % 2u) * 16u; atomicAnd(&b2[tw_w], ~(0xffffu << tw_s)); atomicOr(&b2[tw_w], ((tw_bf16_bits(bitcast<f32>(((r196[1] >> (1u * 16u)) & 0xffffu) << 16u))) & 0xffffu) << tw_s); } }
-  let r197: vec2<u32> = vec2<u32>((((tw_bf16_bits(r192)) & 0xffffu) | (((tw_bf16_bits(r193)) & 0xffffu) << 16u)), (((tw_bf16_bits(r194)) & 0xffffu) | (((tw_bf16_bits(r195)) & 0xffffu) << 16u)));
-  if (r88) { { let tw_e = ((P.bases[0][2] + bitcast<u32>(r80))) + 0u; let tw_w = tw_e / 2u; let tw_s = (tw_e % 2u) * 16u; atomicAnd(&b2[tw_w], ~(0xffffu << tw_s)); atomicOr(&b2[tw_w], ((tw_bf16_bits(bitcast<f32>(((r197[0] >> (0u * 16u)) & 0xffffu) << 16u))) & 0xffffu) << tw_s); } { let tw_e = ((P.bases[0][2] + bitcast<u32>(r80))) + 1u; let tw_w = tw_e / 2u; let tw_s = (tw_e % 2u) * 16u; atomicAnd(&b2[tw_w], ~(0xffffu << tw_s)); atomicOr(&b2[tw_w], ((tw_bf16_bits(bitcast<f32>(((r197[0] >> (1u * 16u)) & 0xffffu) << 16u))) & 0xffffu) << tw_s); } { let tw_e = ((P.bases[0][2] + bitcast<u32>(r80))) + 2u; let tw_w = tw_e / 2u; let tw_s = (tw_e % 2u) * 16u; atomicAnd(&b2[tw_w], ~(0xffffu << tw_s)); atomicOr(&b2[tw_w], ((tw_bf16_bits(bitcast<f32>(((r197[1] >> (0u * 16u)) & 0xffffu) << 16u))) & 0xffffu) << tw_s); } { let tw_e = ((P.bases[0][2] + bitcast<u32>(r80))) + 3u; let tw_w = tw_e / 2u; let tw_s = (tw_e % 2u) * 16u; atomicAnd(&b2[tw_w], ~(0xffffu << tw_s)); atomicOr(&b2[tw_w], ((tw_bf16_bits(bitcast<f32>(((r197[1] >> (1u * 16u)) & 0xffffu) << 16u))) & 0xffffu) << tw_s); } }
+  if (r84) { { let tw_e = (P.bases[0][2] + bitcast<u32>(r76)); let tw_w = tw_e / 2u; let tw_s = (tw_e % 2u) * 16u; atomicAnd(&b2[tw_w], ~(0xffffu << tw_s)); atomicOr(&b2[tw_w], ((tw_bf16_bits(r188)) & 0xffffu) << tw_s); } }
+  if (r85) { { let tw_e = (P.bases[0][2] + bitcast<u32>(r77)); let tw_w = tw_e / 2u; let tw_s = (tw_e % 2u) * 16u; atomicAnd(&b2[tw_w], ~(0xffffu << tw_s)); atomicOr(&b2[tw_w], ((tw_bf16_bits(r189)) & 0xffffu) << tw_s); } }
+  if (r86) { { let tw_e = (P.bases[0][2] + bitcast<u32>(r78)); let tw_w = tw_e / 2u; let tw_s = (tw_e % 2u) * 16u; atomicAnd(&b2[tw_w], ~(0xffffu << tw_s)); atomicOr(&b2[tw_w], ((tw_bf16_bits(r190)) & 0xffffu) << tw_s); } }
+  if (r87) { { let tw_e = (P.bases[0][2] + bitcast<u32>(r79)); let tw_w = tw_e / 2u; let tw_s = (tw_e % 2u) * 16u; atomicAnd(&b2[tw_w], ~(0xffffu << tw_s)); atomicOr(&b2[tw_w], ((tw_bf16_bits(r191)) & 0xffffu) << tw_s); } }
+  if (r88) { { let tw_e = (P.bases[0][2] + bitcast<u32>(r80)); let tw_w = tw_e / 2u; let tw_s = (tw_e % 2u) * 16u; atomicAnd(&b2[tw_w], ~(0xffffu << tw_s)); atomicOr(&b2[tw_w], ((tw_bf16_bits(r192)) & 0xffffu) << tw_s); } }
+  if (r89) { { let tw_e = (P.bases[0][2] + bitcast<u32>(r81)); let tw_w = tw_e / 2u; let tw_s = (tw_e % 2u) * 16u; atomicAnd(&b2[tw_w], ~(0xffffu << tw_s)); atomicOr(&b2[tw_w], ((tw_bf16_bits(r193)) & 0xffffu) << tw_s); } }
+  if (r90) { { let tw_e = (P.bases[0][2] + bitcast<u32>(r82)); let tw_w = tw_e / 2u; let tw_s = (tw_e % 2u) * 16u; atomicAnd(&b2[tw_w], ~(0xffffu << tw_s)); atomicOr(&b2[tw_w], ((tw_bf16_bits(r194)) & 0xffffu) << tw_s); } }
+  if (r91) { { let tw_e = (P.bases[0][2] + bitcast<u32>(r83)); let tw_w = tw_e / 2u; let tw_s = (tw_e % 2u) * 16u; atomicAnd(&b2[tw_w], ~(0xffffu << tw_s)); atomicOr(&b2[tw_w], ((tw_bf16_bits(r195)) & 0xffffu) << tw_s); } }
 }

@@ -112,9 +112,6 @@ enum Repr {
     Packed { bits: u32, atomic: bool },
     /// `array<vec4<T>>` of 32-bit elements: every wide access moves 4 of them.
     Vec4,
-    /// `array<vec4<u32>>` of 16-bit elements, 8 a word quadruple: a read-only buffer
-    /// whose every wide access moves 8 (16 bytes, as packed vector registers hold them).
-    Vec4Packed16,
 }
 
 fn backend_err(kernel: &str, msg: String) -> Diagnostic {
@@ -143,9 +140,6 @@ struct Printer<'a> {
     shared_vec4: Vec<bool>,
     /// Whether the kernel reads `subgroup_id` (a cooperative-matrix dot).
     subgroup_id: bool,
-    /// Whether some `if` around cooperative-matrix operations takes its condition
-    /// through the workgroup variable `tw_uc`.
-    uniform_conditions: bool,
 }
 
 /// Prints `k` as WGSL for a device with `caps`.
@@ -161,10 +155,15 @@ pub fn print_wgsl(k: &ThreadKernel, caps: &Capabilities) -> Result<WgslKernel> {
         bindings: tilewise_core::thread_ir::bindings(k),
         shared_vec4: vec![false; k.shared.len()],
         subgroup_id: false,
-        uniform_conditions: false,
     };
     shared_vec4_arrays(k, &k.body, &mut p.shared_vec4);
-    p.uniform_conditions = coop_ifs(&k.body);
+    if coop_ifs(&k.body) {
+        // naga cannot prove a branch uniform, and fragments assigned in one were lost
+        // on the H200 (fuzz seed 310017): the lowering keeps them out of branches.
+        return Err(Diagnostic::internal(
+            "a cooperative-matrix operation inside an `if` reached the WGSL printer",
+        ));
+    }
     let mut coop_arrays = std::collections::BTreeSet::new();
     coop_uses(&k.body, &mut coop_arrays, &mut p.subgroup_id);
     for a in &coop_arrays {
@@ -192,16 +191,10 @@ pub fn print_wgsl(k: &ThreadKernel, caps: &Capabilities) -> Result<WgslKernel> {
     }
     for ty in &k.regs {
         p.check_type(ty.dtype)?;
-        let ok = match ty.dtype.size_bytes() {
-            _ if ty.lanes == 1 => true,
-            4 => ty.lanes <= 4,
-            2 => matches!(ty.lanes, 2 | 4 | 8),
-            _ => false,
-        };
-        if !ok {
+        if ty.lanes != 1 && (ty.dtype.size_bytes() != 4 || ty.lanes > 4) {
             return Err(Diagnostic::internal(format!(
                 "a vector register of {ty} reached the WGSL printer (the WGSL lowering \
-                 vectorizes 32-bit elements up to 4 and 16-bit ones up to 8)"
+                 vectorizes 32-bit elements only)"
             )));
         }
     }
@@ -221,8 +214,6 @@ pub fn print_wgsl(k: &ThreadKernel, caps: &Capabilities) -> Result<WgslKernel> {
                     (4, true) => Repr::Atomic32,
                     (4, false) if only(4) => Repr::Vec4,
                     (4, false) => Repr::Plain,
-                    // Read-only 16-bit data moved 8 elements (16 bytes) at a time.
-                    (2, false) if !*written && only(8) => Repr::Vec4Packed16,
                     (2, false) if *dtype == DType::F16 && p.f16 => Repr::Plain,
                     (n, _) => Repr::Packed {
                         bits: 8 * n as u32,
@@ -540,11 +531,6 @@ impl Printer<'_> {
     fn reg_decl(&self, dt: DType, lanes: u8) -> String {
         if lanes == 1 {
             self.rty(dt).to_string()
-        } else if Self::packed16(dt, lanes) {
-            match lanes {
-                2 => "u32".into(),
-                n => format!("vec{}<u32>", n / 2),
-            }
         } else {
             format!("vec{lanes}<{}>", self.rty(dt))
         }
@@ -606,7 +592,6 @@ impl Printer<'_> {
                 Repr::Packed { atomic: true, .. } => "atomic<u32>".into(),
                 Repr::Packed { atomic: false, .. } => "u32".into(),
                 Repr::Vec4 => format!("vec4<{}>", self.rty(dtype)),
-                Repr::Vec4Packed16 => "vec4<u32>".into(),
             };
             let _ = writeln!(h, "@group(0) @binding({b}) var<storage, {access}> b{i}: array<{elem}>; // {}: {dtype}", prm.name);
         }
@@ -641,9 +626,6 @@ impl Printer<'_> {
                 a.len.max(1).div_ceil(per16) * per16,
                 a.name
             );
-        }
-        if self.uniform_conditions {
-            h.push_str("var<workgroup> tw_uc: u32;\n");
         }
         let _ = writeln!(
             h,
@@ -802,10 +784,6 @@ impl Printer<'_> {
                 let raw = format!("(({word} >> ((({idx}) % {per}u) * {bits}u)) & {mask})");
                 self.decode_packed(dtype, &raw)
             }
-            Repr::Vec4Packed16 => {
-                let word = format!("b{p}[({idx}) >> 3u][(({idx}) >> 1u) & 3u]");
-                self.half_of(dtype, &word, &format!("(({idx}) & 1u)"))
-            }
         }
     }
 
@@ -821,60 +799,6 @@ impl Printer<'_> {
             DType::F16 if self.f16 => format!("f16(unpack2x16float({raw}).x)"),
             DType::F16 => format!("unpack2x16float({raw}).x"),
             _ => raw.to_string(),
-        }
-    }
-
-    /// Element `half` (0 or 1, a u32 expression or constant) of the two 16-bit
-    /// elements of `dtype` packed in `word`, as a register of `dtype`.
-    /// (Not `bitcast<vec2<f16>>`: naga 30 types it as a scalar.)
-    fn half_of(&self, dtype: DType, word: &str, half: &str) -> String {
-        self.decode_packed(dtype, &format!("(({word} >> ({half} * 16u)) & 0xffffu)"))
-    }
-
-    /// Whether registers of `dt` with `lanes` lanes are packed 16-bit vectors: `u32`
-    /// (2 lanes), `vec2<u32>` (4) or `vec4<u32>` (8), two elements a word, low first.
-    fn packed16(dt: DType, lanes: u8) -> bool {
-        dt.size_bytes() == 2 && lanes > 1
-    }
-
-    /// Lane `l` of vector register `r` (or of expression `v` of `r`'s type).
-    fn lane(&self, r: Reg, l: u8) -> String {
-        self.lane_of(
-            &format!("r{}", r.0),
-            self.k.reg_ty(r).dtype,
-            self.lanes(r),
-            l,
-        )
-    }
-
-    fn lane_of(&self, v: &str, dt: DType, lanes: u8, l: u8) -> String {
-        if !Self::packed16(dt, lanes) {
-            return format!("{v}[{l}]");
-        }
-        let word = if lanes == 2 {
-            v.to_string()
-        } else {
-            format!("{v}[{}]", l / 2)
-        };
-        self.half_of(dt, &word, &format!("{}u", l % 2))
-    }
-
-    /// A packed 16-bit vector of `dt` from one expression per lane.
-    fn pack16(&self, dt: DType, parts: &[String]) -> String {
-        let words: Vec<String> = parts
-            .chunks(2)
-            .map(|p| {
-                format!(
-                    "((({}) & 0xffffu) | ((({}) & 0xffffu) << 16u))",
-                    self.packed_bits(dt, &p[0]),
-                    self.packed_bits(dt, &p[1])
-                )
-            })
-            .collect();
-        if words.len() == 1 {
-            words[0].clone()
-        } else {
-            format!("vec{}<u32>({})", words.len(), words.join(", "))
         }
     }
 
@@ -902,7 +826,6 @@ impl Printer<'_> {
                 DType::F32 => format!("atomicStore(&b{p}[{idx}], bitcast<u32>({v}));"),
                 _ => format!("atomicStore(&b{p}[{idx}], {v});"),
             },
-            Repr::Vec4Packed16 => "/* unreachable: packed read-only buffer written */".into(),
             Repr::Packed { bits, .. } => {
                 let per = 32 / bits;
                 let mask = if bits == 8 { "0xffu" } else { "0xffffu" };
@@ -1155,40 +1078,26 @@ impl Printer<'_> {
                     Some(m) => format!("select({}, {i}, r{})", p.base(*buf), m.0),
                     None => i,
                 };
-                let packed = Self::packed16(dt, n);
                 let whole = if n == 4 && self.reprs[*buf as usize] == Some(Repr::Vec4) {
                     format!("b{buf}[({}) >> 2u]", guard(self, idx.clone()))
-                } else if n == 8 && self.reprs[*buf as usize] == Some(Repr::Vec4Packed16) {
-                    format!("b{buf}[({}) >> 3u]", guard(self, idx.clone()))
                 } else {
                     let parts: Vec<String> = (0..n)
                         .map(|l| self.read_elem(*buf, &guard(self, format!("({idx}) + {l}u"))))
                         .collect();
-                    if packed {
-                        self.pack16(dt, &parts)
-                    } else {
-                        format!("{ty}({})", parts.join(", "))
-                    }
+                    format!("{ty}({})", parts.join(", "))
                 };
                 match mask {
                     Some(m) => {
-                        let o = match (other, packed) {
-                            (Some(o), true) => {
-                                self.pack16(dt, &vec![format!("r{}", o.0); n as usize])
-                            }
-                            (Some(o), false) => format!("{ty}(r{})", o.0),
-                            (None, _) => format!("{ty}()"),
+                        let o = match other {
+                            Some(o) => format!("{ty}(r{})", o.0),
+                            None => format!("{ty}()"),
                         };
                         format!("select({o}, {whole}, r{})", m.0)
                     }
                     None => whole,
                 }
             }
-            Expr::Extract { vector, lane } => self.lane(*vector, *lane),
-            Expr::Construct(parts) if Self::packed16(dt, self.lanes_of_dst) => {
-                let parts: Vec<String> = parts.iter().map(r).collect();
-                self.pack16(dt, &parts)
-            }
+            Expr::Extract { vector, lane } => format!("r{}[{lane}]", vector.0),
             Expr::Construct(parts) => {
                 let parts: Vec<String> = parts.iter().map(r).collect();
                 format!(
@@ -1206,9 +1115,6 @@ impl Printer<'_> {
                 let parts: Vec<String> = (0..self.lanes_of_dst)
                     .map(|l| self.shared_elem(*arr, &format!("r{} + {l}", index.0)))
                     .collect();
-                if Self::packed16(dt, self.lanes_of_dst) {
-                    return Ok(self.pack16(dt, &parts));
-                }
                 format!(
                     "{}({})",
                     self.reg_decl(dt, self.lanes_of_dst),
@@ -1330,7 +1236,7 @@ impl Printer<'_> {
                                 self.write_elem(
                                     *buf,
                                     &format!("({idx}) + {l}u"),
-                                    &self.lane(*value, l),
+                                    &format!("r{}[{l}]", value.0),
                                 )
                             })
                             .collect::<Vec<_>>()
@@ -1351,8 +1257,7 @@ impl Printer<'_> {
                 Stmt::SharedStore { arr, index, value } if self.lanes(*value) > 1 => {
                     for l in 0..self.lanes(*value) {
                         let at = self.shared_elem(*arr, &format!("r{} + {l}", index.0));
-                        let v = self.lane(*value, l);
-                        self.line(depth, &format!("{at} = {v};"));
+                        self.line(depth, &format!("{at} = r{}[{l}];", value.0));
                     }
                 }
                 Stmt::SharedStore { arr, index, value } => {
@@ -1484,24 +1389,6 @@ impl Printer<'_> {
                         ),
                     );
                     self.stmts(body, depth + 1)?;
-                    self.line(depth, "}");
-                }
-                Stmt::If {
-                    cond,
-                    then_body,
-                    else_body,
-                } if has_coop(then_body) || has_coop(else_body) => {
-                    // Cooperative-matrix operations need control flow naga can prove
-                    // uniform; a condition computed from a loop variable (a `var`) is
-                    // not, though the lowering makes it so: one invocation passes it
-                    // through workgroup memory to all (`workgroupUniformLoad`).
-                    self.line(depth, &format!("if (tw_tid == 0u) {{ tw_uc = select(0u, 1u, r{}); }}", cond.0));
-                    self.line(depth, "if (workgroupUniformLoad(&tw_uc) == 1u) {");
-                    self.stmts(then_body, depth + 1)?;
-                    if !else_body.is_empty() {
-                        self.line(depth, "} else {");
-                        self.stmts(else_body, depth + 1)?;
-                    }
                     self.line(depth, "}");
                 }
                 Stmt::If {

@@ -99,15 +99,19 @@ impl Kernel {
 
     /// Visits every instruction, outer before inner, in program order.
     pub fn walk(&self, f: &mut dyn FnMut(&Inst)) {
-        fn go(b: &Block, f: &mut dyn FnMut(&Inst)) {
-            for inst in &b.insts {
-                f(inst);
-                for nested in inst.op.blocks() {
-                    go(nested, f);
-                }
+        self.body.walk(f);
+    }
+}
+
+impl Block {
+    /// Visits every instruction of the block, outer before inner, in program order.
+    pub fn walk(&self, f: &mut dyn FnMut(&Inst)) {
+        for inst in &self.insts {
+            f(inst);
+            for nested in inst.op.blocks() {
+                nested.walk(f);
             }
         }
-        go(&self.body, f);
     }
 }
 

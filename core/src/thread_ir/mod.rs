@@ -246,9 +246,10 @@ pub enum Stmt {
     /// `dst` = the zero matrix (a `C` fragment), for the whole subgroup.
     CoopZero { dst: Frag },
     /// Loads fragment `dst` from shared array `arr`, row-major: element `(r, c)` from
-    /// `shared[arr][index + r * stride + c]` (WGSL `coopLoadT`). `index` is uniform
-    /// within each subgroup; every invocation of the subgroup executes it together
-    /// (uniform control flow only).
+    /// `shared[arr][index + r * stride + c]` (WGSL `coopLoadT`), 16-byte aligned (the
+    /// first element and the stride). `index` is uniform within each subgroup; every
+    /// invocation of the subgroup executes it together. Cooperative-matrix statements
+    /// appear only in uniform control flow and never inside an `If` (loops are fine).
     CoopLoad {
         dst: Frag,
         arr: u32,

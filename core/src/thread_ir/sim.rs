@@ -48,6 +48,7 @@ pub fn simulate(
                     buffers,
                     regs: vec![None; k.regs.len()],
                     frags: vec![None; k.frags.len()],
+                    branch_depth: 0,
                     shared: k
                         .shared
                         .iter()
@@ -82,6 +83,8 @@ struct Sim<'a> {
     regs: Vec<Option<Data>>,
     /// Each fragment variable's value in every subgroup (`size * size`, row-major).
     frags: Vec<Option<Vec<Vec<f64>>>>,
+    /// `If`s around the statement running (cooperative-matrix statements stay out).
+    branch_depth: u32,
     shared: Vec<Data>,
     /// Lanes of the register the expression being evaluated is assigned to.
     lanes_of_expr_dst: u8,
@@ -921,12 +924,14 @@ impl Sim<'_> {
                 let c = ints(self.reg(*cond)?)?.to_vec();
                 let on: Vec<bool> = active.iter().zip(&c).map(|(a, c)| *a && *c != 0).collect();
                 let off: Vec<bool> = active.iter().zip(&c).map(|(a, c)| *a && *c == 0).collect();
+                self.branch_depth += 1;
                 if on.iter().any(|x| *x) {
                     self.run(then_body, &on)?;
                 }
                 if off.iter().any(|x| *x) {
                     self.run(else_body, &off)?;
                 }
+                self.branch_depth -= 1;
             }
             Stmt::While {
                 cond_body,

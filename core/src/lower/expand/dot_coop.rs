@@ -125,6 +125,10 @@ impl Expander<'_> {
         else {
             return Ok(None);
         };
+        // Not inside an `if` (see `if_op`): such a dot takes another form.
+        if self.if_depth > 0 {
+            return Ok(None);
+        }
         let (sa, sb) = (self.shape(*a), self.shape(*b));
         let (m, k, n) = (sa[0], sa[1], sb[1]);
         let types = (self.dtype(*a), self.dtype(*b), self.dtype(inst.results[0]));

@@ -84,8 +84,9 @@ pub struct CoopConfig {
 }
 
 impl ExpandOptions {
-    /// How the WGSL backend lowers: 16-byte accesses (`vec4` of 32-bit elements, 16-bit
-    /// ones packed two to a `u32`), the FMA dot.
+    /// How the WGSL backend lowers: 16-byte accesses of 32-bit elements (`vec4`), the
+    /// FMA dot. (16-bit elements stay scalar: moved packed in `u32` words, each one
+    /// decoded and re-encoded, the f16 matmul ran 3x slower on the H200.)
     pub fn wgsl(num_warps: u32) -> Self {
         ExpandOptions {
             num_warps,
@@ -93,7 +94,7 @@ impl ExpandOptions {
             backend: "WGSL",
             mma: false,
             vector_bytes: 16,
-            wide_16bit: true,
+            wide_16bit: false,
             warp_shuffle: false,
             async_copies: false,
             ring_budget: DEFAULT_RING_BUDGET,
@@ -229,6 +230,9 @@ pub(crate) struct Expander<'k> {
     /// Scratch arrays of cooperative-matrix accumulators, by (dtype, fragment size,
     /// fragments per round).
     coop_scratch: HashMap<(DType, u32, u32), u32>,
+    /// `if` branches being lowered around the current instruction (fragments stay out
+    /// of them).
+    pub(crate) if_depth: u32,
 }
 
 impl<'k> Expander<'k> {
@@ -257,6 +261,7 @@ impl<'k> Expander<'k> {
             axis_proven: crate::lower::axis_info::AxisAnalysis::new(k, false),
             rings: HashMap::new(),
             coop_scratch: HashMap::new(),
+            if_depth: 0,
             defs: {
                 let mut defs = HashMap::new();
                 k.walk(&mut |inst| {
@@ -1153,8 +1158,7 @@ impl<'k> Expander<'k> {
         self.canonical(&shape)
     }
 
-    /// The cooperative-matrix tiling `v` will be held in: that of the dot defining it,
-    /// or of the dots both branches of the `if` defining it yield.
+    /// The cooperative-matrix tiling `v` will be held in: that of the dot defining it.
     fn coop_tile_of(&self, v: Value) -> Result<Option<dot_coop::CoopTile>> {
         let mut found = None;
         self.k.walk(&mut |inst| {
@@ -1165,20 +1169,7 @@ impl<'k> Expander<'k> {
         let Some(inst) = found else { return Ok(None) };
         match &inst.op {
             Op::Dot { .. } => self.coop_tile(&inst),
-            Op::If {
-                then_block,
-                else_block,
-                ..
-            } => {
-                let i = inst.results.iter().position(|r| *r == v).unwrap_or(0);
-                let (ty, _) = Self::terminator(then_block);
-                let (ey, _) = Self::terminator(else_block);
-                let (Some(t), Some(e)) = (ty.get(i), ey.get(i)) else {
-                    return Ok(None);
-                };
-                let (t, e) = (self.coop_tile_of(*t)?, self.coop_tile_of(*e)?);
-                Ok(if t == e { t } else { None })
-            }
+            // Fragments never live in a branch (see `if_op`).
             _ => Ok(None),
         }
     }
@@ -1280,6 +1271,44 @@ impl<'k> Expander<'k> {
         let Dist::Uniform(c) = self.data(*cond)? else {
             return Err(Diagnostic::internal("if condition is not a scalar"));
         };
+        // No cooperative-matrix operation runs in a branch: naga cannot prove one
+        // uniform, and fragments assigned in a branch were lost on the H200 (fuzz seed
+        // 310017). Accumulators the branches use are read into registers here, and dots
+        // inside take another form (`coop_tile`).
+        let mut used = vec![];
+        for b in [then_block, else_block] {
+            b.walk(&mut |i| used.extend(i.op.operands()));
+        }
+        let mut saved = vec![];
+        for v in used {
+            if saved.iter().any(|(s, _)| *s == v) {
+                continue;
+            }
+            if let Some(TVal::Frags(f)) = self.vals.get(&v) {
+                let f = f.clone();
+                let d = self.materialize(&f)?;
+                saved.push((v, TVal::Frags(f)));
+                self.vals.insert(v, TVal::Data(d));
+            }
+        }
+        self.if_depth += 1;
+        let r = self.if_branches(inst, c);
+        self.if_depth -= 1;
+        for (v, t) in saved {
+            self.vals.insert(v, t);
+        }
+        r
+    }
+
+    fn if_branches(&mut self, inst: &Inst, c: Reg) -> Result<()> {
+        let Op::If {
+            then_block,
+            else_block,
+            ..
+        } = &inst.op
+        else {
+            unreachable!()
+        };
         let (ty, _) = Self::terminator(then_block);
         let (ey, _) = Self::terminator(else_block);
         let tys: Vec<Type> = inst.results.iter().map(|r| self.k.ty(*r).clone()).collect();
@@ -1319,10 +1348,6 @@ impl<'k> Expander<'k> {
                 let yv = self.get(*y)?.clone();
                 if real_slots[i].is_none() {
                     let mut like = slots[i].clone();
-                    // A cooperative-matrix accumulator stays in fragments.
-                    if let TVal::Frags(f) = &yv {
-                        like = TVal::Frags(f.clone());
-                    }
                     if let (TVal::Ptr { root, .. }, TVal::Ptr { root: yr, .. }) = (&mut like, &yv) {
                         *root = *yr;
                     }

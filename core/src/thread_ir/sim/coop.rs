@@ -60,6 +60,11 @@ impl Sim<'_> {
     }
 
     pub(super) fn coop(&mut self, s: &Stmt) -> Result<()> {
+        if self.branch_depth > 0 {
+            // The lowering keeps fragments out of branches: naga cannot prove a branch
+            // uniform, and fragments assigned in one were lost on the H200.
+            return Err(bug("cooperative-matrix statement inside an `if`"));
+        }
         let subgroups = self.t / 32;
         match s {
             Stmt::CoopZero { dst } => {
