@@ -743,6 +743,19 @@ pub struct Checked {
     /// Every variable's type, wherever it is defined (for printing and shrinking).
     pub seen: Vec<Option<Info>>,
     pub out_err: Vec<f64>,
+    /// What atomics wrote to each output so far (merged): a later atomic's old value
+    /// may be it (in a loop, the previous trip's), not the initial data.
+    pub out_stored: Vec<Option<Info>>,
+}
+
+/// Merges what two paths stored (either may have run).
+fn merge_stored(a: &mut [Option<Info>], b: &[Option<Info>]) {
+    for (x, y) in a.iter_mut().zip(b) {
+        *x = match (x.take(), y) {
+            (Some(p), Some(q)) => merge(&p, q).or(Some(p)),
+            (p, q) => p.or_else(|| q.clone()),
+        };
+    }
 }
 
 /// Runs `infer` over the whole program, or says which rule an edit broke.
@@ -751,6 +764,7 @@ pub fn check(p: &Program) -> Result<Checked, Invalid> {
         info: vec![None; p.num_vars],
         seen: vec![None; p.num_vars],
         out_err: vec![0.0; p.outputs.len()],
+        out_stored: vec![None; p.outputs.len()],
     };
     check_block(&p.body, &mut c, p, 0, false)?;
     Ok(c)
@@ -787,15 +801,27 @@ fn check_block(
                         return bad("loop index outside its loop");
                     }
                 }
-                let i = infer(e, info, p)?;
+                let mut i = infer(e, info, p)?;
                 if i.shape.iter().product::<u32>() > 16384 {
                     return bad("tile too large");
                 }
-                // An atomic writes its value: its output may differ as the value does.
+                // An atomic writes its value: its output may differ as the value does,
+                // and a later atomic (this one, in a loop) reads it back.
                 if let Expr::Atomic { out, value, .. } = e {
-                    let err = info.get(*value).cloned().flatten().map_or(0.0, |x| x.err);
+                    let x = info.get(*value).cloned().flatten();
+                    let err = x.as_ref().map_or(0.0, |x| x.err);
                     c.out_err[*out] = c.out_err[*out].max(err);
+                    if let Some(stored) = &c.out_stored[*out] {
+                        let stored = stored.with(i.shape.clone());
+                        i = merge(&i, &stored).unwrap_or(i);
+                    }
+                    if let Some(x) = x {
+                        let mut one = vec![None; c.out_stored.len()];
+                        one[*out] = Some(x);
+                        merge_stored(&mut c.out_stored, &one);
+                    }
                 }
+                let info = &mut c.info;
                 info[*v] = Some(i.clone());
                 c.seen[*v] = Some(i);
             }
@@ -844,6 +870,7 @@ fn check_block(
                         info: before.clone(),
                         seen: c.seen.clone(),
                         out_err: c.out_err.clone(),
+                        out_stored: c.out_stored.clone(),
                     };
                     for (&v, st) in carried.iter().zip(&state) {
                         inner.info[v] = Some(st.clone());
@@ -853,6 +880,7 @@ fn check_block(
                     for (o, e) in c.out_err.iter_mut().zip(&inner.out_err) {
                         *o = o.max(*e);
                     }
+                    merge_stored(&mut c.out_stored, &inner.out_stored);
                     let inner = inner.info;
                     let mut new_state = vec![];
                     for (st, &n) in state.iter().zip(next) {
@@ -893,18 +921,22 @@ fn check_block(
                     info: before.clone(),
                     seen: c.seen.clone(),
                     out_err: c.out_err.clone(),
+                    out_stored: c.out_stored.clone(),
                 };
                 check_block(then_body, &mut t, p, loops, true)?;
                 let mut e = Checked {
                     info: before.clone(),
                     seen: t.seen,
                     out_err: c.out_err.clone(),
+                    out_stored: c.out_stored.clone(),
                 };
                 check_block(else_body, &mut e, p, loops, true)?;
                 c.seen = e.seen;
                 for (o, (a, b)) in c.out_err.iter_mut().zip(t.out_err.iter().zip(&e.out_err)) {
                     *o = o.max(*a).max(*b);
                 }
+                merge_stored(&mut c.out_stored, &t.out_stored);
+                merge_stored(&mut c.out_stored, &e.out_stored);
                 let (t, e) = (t.info, e.info);
                 if assigned(then_body)
                     .iter()
@@ -961,4 +993,67 @@ fn assigned(body: &[Stmt]) -> Vec<Var> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `v0 = 1.0; for: v1 = atomic_max(out0, v0); v0 = v1 * v1 + v0`: from the second
+    /// trip on, the atomic's old value is what the first stored, not the output's
+    /// initial data (fuzz seed 326151 on the H200 claimed such a result exact).
+    #[test]
+    fn an_atomic_in_a_loop_reads_back_what_it_stored() {
+        let shape = vec![16];
+        let p = Program {
+            seed: 0,
+            num_warps: 1,
+            grid: 1,
+            inputs: vec![],
+            outputs: vec![Output {
+                dtype: DType::F32,
+                len: 16,
+                atomic: true,
+            }],
+            scalars: vec![],
+            body: vec![
+                Stmt::Let(
+                    0,
+                    Expr::Full {
+                        shape: shape.clone(),
+                        value: 1.0,
+                        dtype: DType::F32,
+                    },
+                ),
+                Stmt::For {
+                    depth: 0,
+                    trip: Trip::Const(4),
+                    stages: None,
+                    carried: vec![0],
+                    body: vec![
+                        Stmt::Let(
+                            1,
+                            Expr::Atomic {
+                                op: AtomicOp::Max,
+                                out: 0,
+                                value: 0,
+                                unique: true,
+                            },
+                        ),
+                        Stmt::Let(2, Expr::Binary(Binary::Mul, 1, 1)),
+                        Stmt::Let(3, Expr::Binary(Binary::Add, 2, 0)),
+                    ],
+                    next: vec![3],
+                },
+            ],
+            num_vars: 4,
+        };
+        let c = check(&p).unwrap_or_else(|e| panic!("{}", e.0));
+        let old = c.seen[1].clone().unwrap();
+        let input = input_info(DType::F32, shape);
+        assert!(
+            old.mag > input.mag && old.grid < input.grid,
+            "old value {old:?}, initial data {input:?}"
+        );
+    }
 }
