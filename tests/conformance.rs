@@ -1781,3 +1781,77 @@ fn long_scans_across_threads() {
         });
     }
 }
+
+const WHOLE_REDUCTIONS: &str = r#"
+import triton
+import triton.language as tl
+
+@triton.jit
+def whole_reductions(x_ptr, i_ptr, out_ptr, outi_ptr, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    i = tl.load(i_ptr + offs)
+    tl.store(out_ptr + pid * 3, tl.max(x, axis=0))
+    tl.store(out_ptr + pid * 3 + 1, tl.min(x, axis=0))
+    tl.store(out_ptr + pid * 3 + 2, tl.sum(x, axis=0))
+    tl.store(outi_ptr + pid * 3, tl.max(i, axis=0))
+    tl.store(outi_ptr + pid * 3 + 1, tl.min(i, axis=0))
+    tl.store(outi_ptr + pid * 3 + 2, tl.sum(i, axis=0))
+"#;
+
+/// Whole-program reductions, which WGSL devices with subgroups of 32 combine through
+/// subgroup builtins (the cooperative-matrix simulator groups threads by a
+/// permutation, as a driver may): float max/min keep `maxnum` semantics (a NaN loses
+/// unless all are NaN), infinities and both zeros; sums and integer extremes exact.
+#[test]
+fn whole_program_reductions_with_specials() {
+    let block = 1024usize;
+    let mut r = Rng(77);
+    let programs = 6;
+    let mut x = vec![];
+    for p in 0..programs {
+        let mut v: Vec<f32> = r
+            .f32s(block)
+            .iter()
+            .map(|f| (f * 8.0).round() / 8.0)
+            .collect();
+        match p {
+            0 => v.iter_mut().for_each(|f| *f = f32::NAN),
+            // Runs of NaN as long as a thread's registers (4 consecutive elements
+            // today), every other run: whole threads of NaN in every subgroup.
+            1 => v
+                .iter_mut()
+                .enumerate()
+                .filter(|(i, _)| (i / 4) % 2 == 0)
+                .for_each(|(_, f)| *f = f32::NAN),
+            2 => {
+                v.iter_mut().for_each(|f| *f = -0.0);
+                v[3] = 0.0;
+            }
+            3 => {
+                v[100] = f32::INFINITY;
+                v[900] = f32::NEG_INFINITY;
+            }
+            4 => v.iter_mut().for_each(|f| *f = -f.abs() - 1.0),
+            _ => {}
+        }
+        x.extend(v);
+    }
+    let ints = r.i32s(block * programs, -1_000_000, 1_000_000);
+    check(Case {
+        name: "whole_reductions",
+        src: WHOLE_REDUCTIONS,
+        kernel: "whole_reductions",
+        grid: [programs as u32, 1, 1],
+        args: vec![
+            H::F32(x),
+            H::I32(ints),
+            poison_f32(3 * programs),
+            H::I32(vec![i32::MIN; 3 * programs]),
+        ],
+        constexprs: vec![("BLOCK", c(block as u32))],
+        tol: 0.0,
+        tf32: false,
+    });
+}

@@ -899,6 +899,11 @@ impl Printer<'_> {
                     Special::ThreadId => "%tid.x".to_string(),
                     Special::ProgramId(a) => format!("%ctaid.{}", axis(*a)),
                     Special::NumPrograms(a) => format!("%nctaid.{}", axis(*a)),
+                    Special::SubgroupInvocationId => {
+                        let t = self.tmp(Class::B32);
+                        self.ins(format!("mov.u32 {t}, %laneid;"));
+                        t
+                    }
                     // A CTA's warps are its subgroups, in order.
                     Special::SubgroupId => {
                         let t = self.tmp(Class::B32);
@@ -1080,6 +1085,12 @@ impl Printer<'_> {
             Expr::Construct(_) => {
                 return Err(Diagnostic::internal(
                     "vector registers are not printed for PTX yet",
+                ))
+            }
+            Expr::SubgroupReduce { .. } => {
+                return Err(Diagnostic::internal(
+                    "a subgroup reduction reached the PTX printer (the PTX lowering reduces \
+                     with shuffles)",
                 ))
             }
             Expr::ShuffleXor { value, mask } => {

@@ -91,7 +91,7 @@ var<workgroup> s2: array<f32, 2048>; // coop_c
 var<workgroup> s3: array<i32, 64>; // scratch_i32
 
 @compute @workgroup_size(128)
-fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_wg: vec3<u32>, @builtin(num_workgroups) tw_nwg: vec3<u32>, @builtin(subgroup_id) tw_sg: u32) {
+fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_wg: vec3<u32>, @builtin(num_workgroups) tw_nwg: vec3<u32>, @builtin(subgroup_id) tw_sg: u32, @builtin(subgroup_invocation_id) tw_sgi: u32) {
   var fr0: coop_mat16x16<f32, C>;
   var fr1: coop_mat16x16<f32, C>;
   var fr2: coop_mat16x16<f32, C>;

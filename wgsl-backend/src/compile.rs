@@ -13,11 +13,16 @@ use tilewise_core::lower::expand::ExpandOptions;
 use tilewise_core::Result;
 
 /// How the shared lowering runs for a device with `caps`, `num_warps` warps (of 32
-/// invocations) per program.
+/// invocations) per program: fragment dots where the adapter lists cooperative
+/// matrices, subgroup reductions where its subgroups are exactly 32 invocations.
 pub fn expand_options(caps: &Capabilities, num_warps: u32) -> ExpandOptions {
+    let base = ExpandOptions::wgsl(num_warps);
     ExpandOptions {
         coop_matrix: caps.coop_matrix.clone(),
-        ..ExpandOptions::wgsl(num_warps)
+        subgroup_reduce: caps.subgroups
+            && caps.min_subgroup_size == base.warp_size
+            && caps.max_subgroup_size == base.warp_size,
+        ..base
     }
 }
 

@@ -36,7 +36,7 @@ use std::fmt::Write;
 use tilewise_core::ir::{AtomicOp, BinaryOp, CmpPred, Const, DType, UnaryOp};
 use tilewise_core::launch::ScalarValue;
 use tilewise_core::thread_ir::{
-    Binding, Expr, FragRole, FragTy, ParamKind, Reg, Special, Stmt, ThreadKernel,
+    Binding, Expr, FragRole, FragTy, ParamKind, Reg, Special, Stmt, SubgroupOp, ThreadKernel,
 };
 use tilewise_core::{Diagnostic, ErrorKind, Result};
 
@@ -138,7 +138,8 @@ struct Printer<'a> {
     /// Shared arrays declared as `array<vec4<T>>`: 32-bit arrays with 4-lane
     /// accesses, which then move one `vec4` (scalars address a component).
     shared_vec4: Vec<bool>,
-    /// Whether the kernel reads `subgroup_id` (a cooperative-matrix dot).
+    /// Whether the kernel uses subgroups (a cooperative-matrix dot, a subgroup
+    /// reduction): `subgroup_id` and `subgroup_invocation_id` are declared.
     subgroup_id: bool,
 }
 
@@ -186,7 +187,7 @@ pub fn print_wgsl(k: &ThreadKernel, caps: &Capabilities) -> Result<WgslKernel> {
     if p.subgroup_id && !caps.subgroups {
         return Err(backend_err(
             &k.name,
-            "the lowering reads subgroup ids, and this device has no subgroups".into(),
+            "the lowering uses subgroups, and this device has none".into(),
         ));
     }
     for ty in &k.regs {
@@ -326,7 +327,7 @@ fn shared_vec4_arrays(k: &ThreadKernel, b: &[Stmt], out: &mut [bool]) {
 
 /// The shared arrays cooperative-matrix loads and stores address (they take a pointer
 /// to a scalar element, so the array stays an array of scalars), and whether the
-/// kernel reads `subgroup_id`.
+/// kernel uses subgroups (ids or reductions).
 fn coop_uses(b: &[Stmt], arrays: &mut std::collections::BTreeSet<u32>, subgroup_id: &mut bool) {
     for s in b {
         match s {
@@ -334,7 +335,9 @@ fn coop_uses(b: &[Stmt], arrays: &mut std::collections::BTreeSet<u32>, subgroup_
                 arrays.insert(*arr);
             }
             Stmt::Assign {
-                expr: Expr::Special(Special::SubgroupId),
+                expr:
+                    Expr::Special(Special::SubgroupId | Special::SubgroupInvocationId)
+                    | Expr::SubgroupReduce { .. },
                 ..
             } => *subgroup_id = true,
             _ => {}
@@ -632,7 +635,7 @@ impl Printer<'_> {
             "\n@compute @workgroup_size({})\nfn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_wg: vec3<u32>, @builtin(num_workgroups) tw_nwg: vec3<u32>{}) {{",
             self.k.threads,
             if self.subgroup_id {
-                ", @builtin(subgroup_id) tw_sg: u32"
+                ", @builtin(subgroup_id) tw_sg: u32, @builtin(subgroup_invocation_id) tw_sgi: u32"
             } else {
                 ""
             }
@@ -1048,6 +1051,15 @@ impl Printer<'_> {
             Expr::Special(Special::ProgramId(a)) => format!("bitcast<i32>(tw_pid[{a}])"),
             Expr::Special(Special::NumPrograms(a)) => format!("bitcast<i32>(tw_grid[{a}])"),
             Expr::Special(Special::SubgroupId) => "bitcast<i32>(tw_sg)".into(),
+            Expr::Special(Special::SubgroupInvocationId) => "bitcast<i32>(tw_sgi)".into(),
+            Expr::SubgroupReduce { op, value } => {
+                let f = match op {
+                    SubgroupOp::Add => "subgroupAdd",
+                    SubgroupOp::Max => "subgroupMax",
+                    SubgroupOp::Min => "subgroupMin",
+                };
+                format!("{f}({})", r(value))
+            }
             Expr::Param(p) => self.scalar(*p, dt),
             Expr::Copy(x) => r(x),
             Expr::Unary(op, x) => self.unary(*op, dt, &r(x)),

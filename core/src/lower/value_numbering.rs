@@ -66,9 +66,11 @@ fn key(ty: RegTy, expr: &Expr) -> Option<Key> {
         Expr::Cast { value, bitcast } => Key::Cast(ty, *value, *bitcast),
         Expr::Extract { vector, lane } => Key::Extract(ty, *vector, *lane),
         Expr::Construct(parts) => Key::Construct(ty, parts.clone()),
-        Expr::Copy(_) | Expr::Load { .. } | Expr::SharedLoad { .. } | Expr::ShuffleXor { .. } => {
-            return None
-        }
+        Expr::Copy(_)
+        | Expr::Load { .. }
+        | Expr::SharedLoad { .. }
+        | Expr::ShuffleXor { .. }
+        | Expr::SubgroupReduce { .. } => return None,
     })
 }
 

@@ -118,6 +118,18 @@ pub enum Special {
     /// subgroups of exactly 32 threads use it; which threads share a subgroup is not
     /// known, so nothing else may depend on it.
     SubgroupId,
+    /// The thread's index within its subgroup (WGSL `subgroup_invocation_id`).
+    SubgroupInvocationId,
+}
+
+/// The combination a [`Expr::SubgroupReduce`] applies: `Add` on integers and floats,
+/// `Max` / `Min` on integers only (float NaN and signed zeros are the lowering's to
+/// handle).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SubgroupOp {
+    Add,
+    Max,
+    Min,
 }
 
 /// A right-hand side.
@@ -172,6 +184,15 @@ pub enum Expr {
     ShuffleXor {
         value: Reg,
         mask: u32,
+    },
+    /// `value` combined by `op` over every thread of this thread's subgroup, the same
+    /// result in each (WGSL `subgroupAdd` / `subgroupMax` / `subgroupMin`). Which
+    /// threads share a subgroup is not known: the lowering only combines values that
+    /// belong together whatever the grouping. Every thread of the program executes it
+    /// together (uniform control flow, never inside an `If`).
+    SubgroupReduce {
+        op: SubgroupOp,
+        value: Reg,
     },
 }
 

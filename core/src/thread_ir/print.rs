@@ -81,6 +81,9 @@ fn expr(k: &ThreadKernel, e: &Expr, dst_dtype: crate::ir::DType) -> String {
         Expr::SharedLoad { arr, index } => format!("load s{arr}[{index}]"),
         Expr::Extract { vector, lane } => format!("extract {vector}.{lane}"),
         Expr::ShuffleXor { value, mask } => format!("shuffle.xor {value}, {mask}"),
+        Expr::SubgroupReduce { op, value } => {
+            format!("subgroup.{} {value}", format!("{op:?}").to_lowercase())
+        }
         Expr::Construct(regs) => {
             format!(
                 "vector({})",

@@ -424,7 +424,17 @@ impl Sim<'_> {
             Expr::Special(Special::ThreadId) => Data::I((0..t as i64).collect()),
             Expr::Special(Special::ProgramId(a)) => splat_i(self.pid[*a as usize] as i64, t),
             Expr::Special(Special::NumPrograms(a)) => splat_i(self.grid[*a as usize] as i64, t),
-            Expr::Special(Special::SubgroupId) => Data::I((0..t as i64).map(|i| i / 32).collect()),
+            Expr::Special(Special::SubgroupId) => Data::I(
+                (0..t)
+                    .map(|i| (self.subgroup_slot(i) / 32) as i64)
+                    .collect(),
+            ),
+            Expr::Special(Special::SubgroupInvocationId) => Data::I(
+                (0..t)
+                    .map(|i| (self.subgroup_slot(i) % 32) as i64)
+                    .collect(),
+            ),
+            Expr::SubgroupReduce { op, value } => self.subgroup_reduce(*op, *value, dt, active)?,
             Expr::Param(p) => match self.args.get(*p as usize) {
                 Some(RtArg::Scalar(ScalarValue::Int(_, v))) => {
                     splat_i(crate::interp::value::wrap1(dt, *v), t)

@@ -57,7 +57,9 @@ impl Expr {
                     *p = f(*p);
                 }
             }
-            Expr::ShuffleXor { value, .. } => *value = f(*value),
+            Expr::ShuffleXor { value, .. } | Expr::SubgroupReduce { value, .. } => {
+                *value = f(*value)
+            }
         }
     }
 }

@@ -72,6 +72,10 @@ pub struct ExpandOptions {
     /// fragments per subgroup ([`crate::thread_ir::Stmt::CoopMulAdd`]). Only for
     /// devices whose subgroups are exactly `warp_size` (32) threads; empty elsewhere.
     pub coop_matrix: Vec<CoopConfig>,
+    /// Whether whole-program reductions may combine across threads with subgroup
+    /// builtins ([`crate::thread_ir::Expr::SubgroupReduce`]): a device whose subgroups
+    /// are exactly `warp_size` threads (WGSL with `SUBGROUP`), without warp shuffles.
+    pub subgroup_reduce: bool,
 }
 
 /// A cooperative-matrix product a device offers: `size x size x size`, fragments of
@@ -99,6 +103,7 @@ impl ExpandOptions {
             async_copies: false,
             ring_budget: DEFAULT_RING_BUDGET,
             coop_matrix: vec![],
+            subgroup_reduce: false,
         }
     }
 
@@ -116,6 +121,7 @@ impl ExpandOptions {
             async_copies: true,
             ring_budget: DEFAULT_RING_BUDGET,
             coop_matrix: vec![],
+            subgroup_reduce: false,
         }
     }
 }
@@ -133,6 +139,7 @@ impl Default for ExpandOptions {
             async_copies: false,
             ring_budget: DEFAULT_RING_BUDGET,
             coop_matrix: vec![],
+            subgroup_reduce: false,
         }
     }
 }

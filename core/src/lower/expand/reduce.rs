@@ -253,10 +253,22 @@ impl Expander<'_> {
             }
             lane_axis.clear();
         }
+        // 2b. Whole-program reductions on WGSL: across subgroups by builtins.
+        if lane_axis.len() == layout.lane_bases().len() {
+            if let Some(done) = self.reduce_by_subgroups(&layout, axis, combiner, &dts, &partial)? {
+                partial = done;
+                lane_axis.clear();
+            }
+        }
         // 3. Across threads, through shared memory.
         let warp_axis: Vec<usize> = (0..layout.warp_bases().len())
             .filter(|&b| layout.warp_bases()[b][axis] != 0)
             .collect();
+        let warp_axis = if lane_axis.is_empty() && self.subgroup_reduced(&layout, axis) {
+            vec![]
+        } else {
+            warp_axis
+        };
         let partners = 1u32 << (lane_axis.len() + warp_axis.len());
         let reps = reps_of(&partial);
         if partners > 1 {
@@ -366,6 +378,163 @@ impl Expander<'_> {
             self.set(*res, TVal::Data(d));
         }
         Ok(())
+    }
+
+    /// Whether a reduction along `axis` of `layout` combines through subgroup builtins
+    /// (see [`Self::reduce_by_subgroups`]): the device's subgroups are exactly
+    /// `warp_size` threads, the reduction is not inside a branch, and every lane and
+    /// warp basis runs along `axis` (every thread of the program contributes to every
+    /// output element it holds, none twice): then any grouping of threads into
+    /// subgroups combines values of the same output elements.
+    fn subgroup_reduced(&self, layout: &LinearLayout, axis: usize) -> bool {
+        self.opt.subgroup_reduce
+            && !self.opt.warp_shuffle
+            && self.if_depth == 0
+            && layout
+                .lane_bases()
+                .iter()
+                .chain(layout.warp_bases())
+                .all(|b| b[axis] != 0 && b.iter().enumerate().all(|(d, &x)| d == axis || x == 0))
+    }
+
+    /// Step 2 of a whole-program reduction where the device has subgroups (WGSL
+    /// `subgroupAdd` / `subgroupMax` / `subgroupMin`): each thread's partials combine
+    /// over its subgroup, the first invocation of each subgroup publishes them to
+    /// shared memory (slot `subgroup_id`), and after a barrier every thread combines
+    /// the `num_warps` published partials in slot order. Integer add, min and max and
+    /// float add map to the builtins; float min and max go through integer keys that
+    /// order floats as numbers, NaN last (`maxnum`: a NaN loses unless all are), so the
+    /// builtins' NaN behaviour never matters. `None` where the plan does not apply.
+    #[allow(clippy::type_complexity)]
+    fn reduce_by_subgroups(
+        &mut self,
+        layout: &LinearLayout,
+        axis: usize,
+        combiner: &Combiner,
+        dts: &[DType],
+        partial: &[Option<Vec<Reg>>],
+    ) -> Result<Option<Vec<Option<Vec<Reg>>>>> {
+        use crate::thread_ir::{Special, SubgroupOp};
+        if dts.len() != 1 || !self.subgroup_reduced(layout, axis) {
+            return Ok(None);
+        }
+        let dt = dts[0];
+        let (op, float_key) = match (combiner, dt) {
+            (Combiner::Add, DType::F32 | DType::I32 | DType::U32) => (SubgroupOp::Add, false),
+            (Combiner::Max, DType::I32 | DType::U32) => (SubgroupOp::Max, false),
+            (Combiner::Min, DType::I32 | DType::U32) => (SubgroupOp::Min, false),
+            (Combiner::Max, DType::F32) => (SubgroupOp::Max, true),
+            (Combiner::Min, DType::F32) => (SubgroupOp::Min, true),
+            _ => return Ok(None),
+        };
+        let c = |x: &mut Self, v: i64| x.int_const(DType::I32, v);
+        // The key of a float: its bits as i32, the magnitude bits flipped when
+        // negative (order-preserving and an involution); NaN the worst of all.
+        let nan_key = if op == SubgroupOp::Max {
+            i32::MIN
+        } else {
+            i32::MAX
+        } as i64;
+        let flip = |x: &mut Self, bits: Reg| -> Reg {
+            let sh = c(x, 31);
+            let sign = x.assign(DType::I32, Expr::Binary(BinaryOp::Shr, bits, sh));
+            let m = c(x, 0x7fff_ffff);
+            let mask = x.assign(DType::I32, Expr::Binary(BinaryOp::And, sign, m));
+            x.assign(DType::I32, Expr::Binary(BinaryOp::Xor, bits, mask))
+        };
+        let mut reduced: Vec<Option<Vec<Reg>>> = vec![None; partial.len()];
+        for r in reps_of(partial) {
+            let v = partial[r].as_ref().expect("rep")[0];
+            let t = if float_key {
+                let bits = self.assign(
+                    DType::I32,
+                    Expr::Cast {
+                        value: v,
+                        bitcast: true,
+                    },
+                );
+                let key = flip(self, bits);
+                let is_nan = self.assign(DType::I1, Expr::Cmp(CmpPred::Ne, v, v));
+                let nk = c(self, nan_key);
+                let key = self.assign(
+                    DType::I32,
+                    Expr::Select {
+                        cond: is_nan,
+                        on_true: nk,
+                        on_false: key,
+                    },
+                );
+                let k = self.assign(DType::I32, Expr::SubgroupReduce { op, value: key });
+                let bits = flip(self, k);
+                let f = self.assign(
+                    DType::F32,
+                    Expr::Cast {
+                        value: bits,
+                        bitcast: true,
+                    },
+                );
+                let all_nan = self.assign(DType::I1, Expr::Cmp(CmpPred::Eq, k, nk));
+                let nan = self.constant(DType::F32, crate::ir::Const::Float(f64::NAN));
+                self.assign(
+                    DType::F32,
+                    Expr::Select {
+                        cond: all_nan,
+                        on_true: nan,
+                        on_false: f,
+                    },
+                )
+            } else {
+                self.assign(dt, Expr::SubgroupReduce { op, value: v })
+            };
+            reduced[r] = Some(vec![t]);
+        }
+        let nsub = self.opt.num_warps;
+        if nsub == 1 {
+            return Ok(Some(reduced));
+        }
+        let sliced = layout.slice(axis);
+        let out_numel: u32 = sliced.shape().iter().product::<u32>().max(1);
+        let out_idx = self.linear_indices(&sliced, sliced.shape())?;
+        let arr = self.scratch_for_reduce(dt, out_numel * nsub);
+        let (sg, first) = self.hoist(|x| {
+            let sg = x.assign(DType::I32, Expr::Special(Special::SubgroupId));
+            let sgi = x.assign(DType::I32, Expr::Special(Special::SubgroupInvocationId));
+            let zero = x.int_const(DType::I32, 0);
+            (sg, x.assign(DType::I1, Expr::Cmp(CmpPred::Eq, sgi, zero)))
+        });
+        let n = c(self, nsub as i64);
+        let reps = reps_of(&reduced);
+        // The scratch may still be read by an earlier reduction.
+        self.emit(Stmt::Barrier);
+        self.open();
+        for &r in &reps {
+            let base = self.assign(DType::I32, Expr::Binary(BinaryOp::Mul, out_idx[r], n));
+            let index = self.assign(DType::I32, Expr::Binary(BinaryOp::Add, base, sg));
+            let value = reduced[r].as_ref().expect("rep")[0];
+            self.emit(Stmt::SharedStore { arr, index, value });
+        }
+        let body = self.close();
+        self.emit(Stmt::If {
+            cond: first,
+            then_body: body,
+            else_body: vec![],
+        });
+        self.emit(Stmt::Barrier);
+        for &r in &reps {
+            let base = self.assign(DType::I32, Expr::Binary(BinaryOp::Mul, out_idx[r], n));
+            let mut acc: Option<Vec<Reg>> = None;
+            for s in 0..nsub {
+                let o = c(self, s as i64);
+                let index = self.assign(DType::I32, Expr::Binary(BinaryOp::Add, base, o));
+                let v = vec![self.assign(dt, Expr::SharedLoad { arr, index })];
+                acc = Some(match acc {
+                    None => v,
+                    Some(a) => self.combine(combiner, dts, &a, &v)?,
+                });
+            }
+            reduced[r] = acc;
+        }
+        Ok(Some(reduced))
     }
 
     /// The given lane bits, then warp bits, of this thread packed into one index (bit

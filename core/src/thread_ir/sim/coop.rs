@@ -9,7 +9,7 @@
 //! without a barrier between them is reported even within one subgroup: WGSL orders
 //! neither.
 
-use super::{bug, ints, Sim};
+use super::{bug, ints, set1, Sim};
 use crate::diag::Result;
 use crate::interp::value::{round1, Data};
 use crate::thread_ir::{Frag, Stmt};
@@ -22,16 +22,73 @@ impl Sim<'_> {
             .ok_or_else(|| bug(format!("fragment {f} read before assignment")))
     }
 
+    /// Thread `i`'s place in the subgroups: subgroup `slot / 32`, invocation `slot %
+    /// 32`. The simulator groups threads by a fixed permutation, not as `i / 32`: which
+    /// threads share a subgroup is not known, and the lowering must not depend on it.
+    pub(super) fn subgroup_slot(&self, i: usize) -> usize {
+        (i * 37) % self.t
+    }
+
+    /// The threads of subgroup `w`.
+    pub(super) fn subgroup_members(&self, w: usize) -> Vec<usize> {
+        (0..self.t)
+            .filter(|&i| self.subgroup_slot(i) / 32 == w)
+            .collect()
+    }
+
     /// The shared-memory element index subgroup `w` passes, checked uniform.
     fn subgroup_index(&self, index: crate::thread_ir::Reg, w: usize) -> Result<i64> {
         let idx = ints(self.reg(index)?)?;
-        let first = idx[w * 32];
-        if idx[w * 32..w * 32 + 32].iter().any(|&x| x != first) {
+        let members = self.subgroup_members(w);
+        let first = idx[members[0]];
+        if members.iter().any(|&i| idx[i] != first) {
             return Err(bug(format!(
                 "cooperative-matrix index {index} differs within subgroup {w}"
             )));
         }
         Ok(first)
+    }
+
+    /// `value` reduced by `op` over each thread's subgroup.
+    pub(super) fn subgroup_reduce(
+        &self,
+        op: crate::thread_ir::SubgroupOp,
+        value: crate::thread_ir::Reg,
+        dt: crate::ir::DType,
+        active: &[bool],
+    ) -> Result<Data> {
+        use crate::thread_ir::SubgroupOp;
+        if active.iter().any(|a| !a) || !self.t.is_multiple_of(32) {
+            return Err(bug("a subgroup reduction in divergent control flow"));
+        }
+        let v = self.reg(value)?;
+        let mut out = Data::zeros(dt, self.t);
+        for w in 0..self.t / 32 {
+            let members = self.subgroup_members(w);
+            let r = match v {
+                Data::F(x) => {
+                    if op != SubgroupOp::Add {
+                        return Err(bug("subgroup max/min of floats"));
+                    }
+                    // The hardware's order is unknown; any is within the tolerance a
+                    // float sum has.
+                    Data::F(vec![round1(dt, members.iter().map(|&i| x[i]).sum())])
+                }
+                Data::I(x) => {
+                    let it = members.iter().map(|&i| x[i]);
+                    let r = match op {
+                        SubgroupOp::Add => it.fold(0i64, |a, b| a.wrapping_add(b)),
+                        SubgroupOp::Max => it.max().unwrap_or(0),
+                        SubgroupOp::Min => it.min().unwrap_or(0),
+                    };
+                    Data::I(vec![crate::interp::value::wrap1(dt, r)])
+                }
+            };
+            for &i in &members {
+                set1(&mut out, i, &r);
+            }
+        }
+        Ok(out)
     }
 
     /// Fragment memory must be 16-byte aligned, its rows too (SPIR-V's cooperative
