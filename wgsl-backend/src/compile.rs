@@ -14,15 +14,13 @@ use tilewise_core::Result;
 
 /// How the shared lowering runs for a device with `caps`, `num_warps` warps (of 32
 /// invocations) per program: fragment dots where the adapter lists cooperative
-/// matrices, subgroup reductions where its subgroups are exactly 32 invocations.
+/// matrices, subgroup reductions where the capabilities ask for them
+/// ([`Capabilities::subgroup_reduce`]).
 pub fn expand_options(caps: &Capabilities, num_warps: u32) -> ExpandOptions {
-    let base = ExpandOptions::wgsl(num_warps);
     ExpandOptions {
         coop_matrix: caps.coop_matrix.clone(),
-        subgroup_reduce: caps.subgroups
-            && caps.min_subgroup_size == base.warp_size
-            && caps.max_subgroup_size == base.warp_size,
-        ..base
+        subgroup_reduce: caps.subgroup_reduce,
+        ..ExpandOptions::wgsl(num_warps)
     }
 }
 

@@ -82,6 +82,11 @@ pub struct Capabilities {
     /// [`Capabilities::coop_configs`]); empty without
     /// `EXPERIMENTAL_COOPERATIVE_MATRIX`.
     pub coop_matrix: Vec<CoopConfig>,
+    /// Whether whole-program reductions combine across threads with subgroup
+    /// builtins (subgroups of exactly 32 invocations needed). Off unless
+    /// `TILEWISE_WGPU_SUBGROUP_REDUCE=1`: on the H200 through Vulkan it made softmax
+    /// 15% faster but layer norm 12% and the causal softmax 6% slower (BENCHMARKS.md).
+    pub subgroup_reduce: bool,
     /// naga validation capabilities matching the device's features.
     pub naga: naga::valid::Capabilities,
 }
@@ -128,6 +133,10 @@ impl Capabilities {
             ],
             max_compute_workgroups_per_dimension: limits.max_compute_workgroups_per_dimension,
             coop_matrix: Self::coop_configs(features, info, coop),
+            subgroup_reduce: features.contains(wgpu::Features::SUBGROUP)
+                && info.subgroup_min_size == 32
+                && info.subgroup_max_size == 32
+                && std::env::var("TILEWISE_WGPU_SUBGROUP_REDUCE").as_deref() == Ok("1"),
             naga,
         }
     }
@@ -200,15 +209,19 @@ impl Capabilities {
 
     /// As [`Capabilities::offline`] with f16 and subgroups of 32, for a device that
     /// offers the cooperative matrices of the H200 through Vulkan (16x16x16, f16
-    /// inputs, f16 or f32 accumulators): the fragment form of `dot`, for validation and
-    /// the simulator without such a device.
+    /// inputs, f16 or f32 accumulators) and reduces through subgroups: the fragment
+    /// form of `dot` and subgroup reductions, for validation and the simulator without
+    /// such a device.
     pub fn offline_coop() -> Capabilities {
         let f16 = |acc| CoopConfig {
             size: 16,
             input: DType::F16,
             acc,
         };
-        Self::offline_with_coop(&[f16(DType::F16), f16(DType::F32)])
+        Capabilities {
+            subgroup_reduce: true,
+            ..Self::offline_with_coop(&[f16(DType::F16), f16(DType::F32)])
+        }
     }
 
     /// As [`Capabilities::offline`] with f16 and subgroups of 32, for a device that
