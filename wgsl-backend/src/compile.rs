@@ -15,11 +15,12 @@ use tilewise_core::Result;
 /// How the shared lowering runs for a device with `caps`, `num_warps` warps (of 32
 /// invocations) per program: fragment dots where the adapter lists cooperative
 /// matrices, subgroup reductions where the capabilities ask for them
-/// ([`Capabilities::subgroup_reduce`]).
+/// ([`Capabilities::subgroup_reduce`]), f16 moved as `vec4<f16>` where it is native.
 pub fn expand_options(caps: &Capabilities, num_warps: u32) -> ExpandOptions {
     ExpandOptions {
         coop_matrix: caps.coop_matrix.clone(),
         subgroup_reduce: caps.subgroup_reduce,
+        wide_f16: caps.f16,
         ..ExpandOptions::wgsl(num_warps)
     }
 }

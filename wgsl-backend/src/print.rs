@@ -110,7 +110,7 @@ enum Repr {
     Atomic32,
     /// `bits`-wide elements packed in `u32` words; `atomic` when written.
     Packed { bits: u32, atomic: bool },
-    /// `array<vec4<T>>` of 32-bit elements: every wide access moves 4 of them.
+    /// `array<vec4<T>>` of 32-bit or native f16 elements: every wide access moves 4.
     Vec4,
 }
 
@@ -192,10 +192,11 @@ pub fn print_wgsl(k: &ThreadKernel, caps: &Capabilities) -> Result<WgslKernel> {
     }
     for ty in &k.regs {
         p.check_type(ty.dtype)?;
-        if ty.lanes != 1 && (ty.dtype.size_bytes() != 4 || ty.lanes > 4) {
+        let native = ty.dtype.size_bytes() == 4 || (ty.dtype == DType::F16 && p.f16);
+        if ty.lanes != 1 && (!native || ty.lanes > 4) {
             return Err(Diagnostic::internal(format!(
                 "a vector register of {ty} reached the WGSL printer (the WGSL lowering \
-                 vectorizes 32-bit elements only)"
+                 vectorizes 32-bit and native f16 elements, up to 4)"
             )));
         }
     }
@@ -215,6 +216,7 @@ pub fn print_wgsl(k: &ThreadKernel, caps: &Capabilities) -> Result<WgslKernel> {
                     (4, true) => Repr::Atomic32,
                     (4, false) if only(4) => Repr::Vec4,
                     (4, false) => Repr::Plain,
+                    (2, false) if *dtype == DType::F16 && p.f16 && only(4) => Repr::Vec4,
                     (2, false) if *dtype == DType::F16 && p.f16 => Repr::Plain,
                     (n, _) => Repr::Packed {
                         bits: 8 * n as u32,

@@ -367,8 +367,8 @@ impl Expander<'_> {
     /// shared store may cover, in rows `stride` elements apart: at most 16 bytes, and
     /// only where the wide accesses are enabled.
     fn stage_width(&self, layout: &LinearLayout, stride: u32, dtype: DType) -> usize {
-        let size = dtype.size_bytes() as u32;
-        if !(size == 4 || (size == 2 && self.opt.wide_16bit)) || self.opt.vector_bytes < 2 * size {
+        let max_lanes = self.opt.wide_lanes(dtype);
+        if max_lanes < 2 {
             return 1;
         }
         let last = layout.rank() - 1;
@@ -380,7 +380,7 @@ impl Expander<'_> {
             }
             run <<= 1;
         }
-        let mut width = run.min(16 / size).min(self.opt.vector_bytes / size);
+        let mut width = run.min(max_lanes);
         while width > 1 && !stride.is_multiple_of(width) {
             width /= 2;
         }
@@ -597,8 +597,7 @@ impl Expander<'_> {
     /// dimension of a multiple of 4, every thread's part of the coordinate a multiple
     /// of 4, and the register parts whole runs of four.
     fn fma_vector_runs(&self, layout: &LinearLayout, dim: usize, dt: DType, extent: u32) -> bool {
-        let size = dt.size_bytes();
-        if !(size == 4 || (size == 2 && self.opt.wide_16bit)) || self.opt.vector_bytes < 16 {
+        if self.opt.wide_lanes(dt) < 4 {
             return false;
         }
         if !extent.is_multiple_of(4) {

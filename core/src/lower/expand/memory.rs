@@ -128,12 +128,9 @@ impl Expander<'_> {
         hints: bool,
     ) -> usize {
         let axis = if hints { &self.axis } else { &self.axis_proven };
-        let size = dtype.size_bytes() as u32;
         let Some(layout) = layout else { return 1 };
-        if !(size == 4 || (size == 2 && self.opt.wide_16bit))
-            || dtype == DType::I1
-            || self.opt.vector_bytes < 2 * size
-        {
+        let max_lanes = self.opt.wide_lanes(dtype);
+        if max_lanes < 2 {
             return 1;
         }
         let rank = layout.rank();
@@ -155,7 +152,7 @@ impl Expander<'_> {
         let mut width = (1u64 << run)
             .min(info.contiguity[last])
             .min(info.divisibility[last])
-            .min((self.opt.vector_bytes / size) as u64);
+            .min(max_lanes as u64);
         for v in uniform.iter().flatten() {
             width = width.min(axis.get(self.k, *v).constancy[last]);
         }

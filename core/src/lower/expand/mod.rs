@@ -56,6 +56,11 @@ pub struct ExpandOptions {
     /// Whether wide accesses may move 16-bit elements (packed two to a word); else only
     /// 32-bit elements are vectorized.
     pub wide_16bit: bool,
+    /// Whether wide accesses may move f16 elements as native vectors (WGSL
+    /// `vec4<f16>` with `SHADER_F16`), where `wide_16bit` is off.
+    pub wide_f16: bool,
+    /// The most elements one wide access moves (4 on WGSL: `vec4`; 8 on PTX).
+    pub max_lanes: u32,
     /// Whether reductions combine across the lanes of a warp with butterfly shuffles
     /// ([`crate::thread_ir::Expr::ShuffleXor`]) instead of shared memory.
     pub warp_shuffle: bool,
@@ -99,6 +104,8 @@ impl ExpandOptions {
             mma: false,
             vector_bytes: 16,
             wide_16bit: false,
+            wide_f16: false,
+            max_lanes: 4,
             warp_shuffle: false,
             async_copies: false,
             ring_budget: DEFAULT_RING_BUDGET,
@@ -117,11 +124,28 @@ impl ExpandOptions {
             mma: true,
             vector_bytes: 16,
             wide_16bit: true,
+            wide_f16: true,
+            max_lanes: 8,
             warp_shuffle: true,
             async_copies: true,
             ring_budget: DEFAULT_RING_BUDGET,
             coop_matrix: vec![],
             subgroup_reduce: false,
+        }
+    }
+}
+
+impl ExpandOptions {
+    /// The most elements of `dtype` one wide access may move (1: scalar accesses only).
+    pub fn wide_lanes(&self, dtype: DType) -> u32 {
+        let size = dtype.size_bytes() as u32;
+        let wide = dtype != DType::I1
+            && (size == 4
+                || (size == 2 && (self.wide_16bit || (dtype == DType::F16 && self.wide_f16))));
+        if wide {
+            (self.vector_bytes / size).min(self.max_lanes).max(1)
+        } else {
+            1
         }
     }
 }
@@ -135,6 +159,8 @@ impl Default for ExpandOptions {
             mma: false,
             vector_bytes: 0,
             wide_16bit: false,
+            wide_f16: false,
+            max_lanes: 4,
             warp_shuffle: false,
             async_copies: false,
             ring_budget: DEFAULT_RING_BUDGET,
