@@ -388,7 +388,10 @@ fn dots_outside_loops_and_through_branches() {
 /// uniform; the simulator rejects it).
 #[test]
 fn no_fragments_inside_branches() {
-    let caps = tilewise::wgsl::Capabilities::offline_coop();
+    // The H200's 48 KiB of workgroup memory: each of `merge`'s dots stages its own
+    // operands, more than WebGPU's default 16 KiB with fragments.
+    let mut caps = tilewise::wgsl::Capabilities::offline_coop();
+    caps.max_compute_workgroup_storage_size = 48 * 1024;
     let module = Module::parse("branchy", KERNELS).unwrap();
     let dev = Device::interpreter();
     let (a, b) = (
@@ -465,4 +468,77 @@ fn wgsl_of_the_fragment_form_validates() {
         let plain = compiled.wgsl().unwrap();
         assert!(!plain.contains("coop"), "{plain}");
     }
+}
+
+/// On an adapter with WebGPU's default 16 KiB of workgroup memory, a tile whose
+/// fragment form needs more first reads its accumulator back one fragment a round, then
+/// takes the FMA form, and the compiled kernel's notes say which plan it chose; an
+/// adapter with room keeps the larger plan.
+#[test]
+fn plans_fit_the_adapters_workgroup_memory() {
+    let module = Module::parse("mm", KERNELS).unwrap();
+    let k = module.kernel("mm").unwrap();
+    let dev = Device::interpreter();
+    let bufs: Vec<_> = (0..4)
+        .map(|_| dev.upload(&[f16::ZERO; 64]).unwrap())
+        .collect();
+    let compile = |(bm, bn, bk): (u32, u32, u32), limit: u32| {
+        let mut l = k.launch(&dev, [1, 1, 1]);
+        for b in &bufs {
+            l = l.arg(b);
+        }
+        l = l.arg(64).arg(64).arg(64);
+        for (n, v) in [("BM", bm), ("BN", bn), ("BK", bk)] {
+            l = l.constexpr(n, c(v));
+        }
+        for n in ["INIT", "RESCALE", "F16_ACC"] {
+            l = l.constexpr(n, ConstValue::from(false));
+        }
+        let mut caps = tilewise::wgsl::Capabilities::offline_coop();
+        caps.max_compute_workgroup_storage_size = limit;
+        l.compile().unwrap().wgsl_for(&caps, 4).unwrap()
+    };
+    let fits = |w: &tilewise::wgsl::WgslKernel, limit: u32| {
+        assert!(
+            w.workgroup_bytes <= limit,
+            "{} > {limit}: {:?}",
+            w.workgroup_bytes,
+            w.notes
+        );
+    };
+    // 64x64x32: operands 5 + 4.5 KiB, the accumulator's 8 KiB rounds do not fit 16 KiB;
+    // one fragment a round (4 KiB) does.
+    let w = compile((64, 64, 32), 16384);
+    fits(&w, 16384);
+    assert!(w.source.contains("coopMultiplyAdd"));
+    assert!(
+        w.notes.iter().any(|n| n.contains("one fragment a round")),
+        "{:?}",
+        w.notes
+    );
+    // 128x128x32: no fragment form fits in 16 KiB: FMAs, and the notes say so.
+    let w = compile((128, 128, 32), 16384);
+    assert!(!w.source.contains("coop"));
+    assert!(
+        w.notes.iter().any(|n| n.contains("as FMAs")),
+        "{:?}",
+        w.notes
+    );
+    assert!(
+        w.notes.iter().any(|n| n.contains("does not fit")),
+        "{:?}",
+        w.notes
+    );
+    // With 48 KiB (the H200 through Vulkan) the first plan stays.
+    let w = compile((128, 128, 32), 49152);
+    fits(&w, 49152);
+    assert!(w
+        .notes
+        .iter()
+        .any(|n| n.contains("cooperative matrices (16x16 f16 -> f32)")));
+    assert!(
+        !w.notes.iter().any(|n| n.contains("round")),
+        "{:?}",
+        w.notes
+    );
 }

@@ -25,8 +25,57 @@ pub fn expand_options(caps: &Capabilities, num_warps: u32) -> ExpandOptions {
     }
 }
 
-/// Lowers `kernel` for a device with `caps` and prints it as WGSL.
+/// Lowers `kernel` for a device with `caps` and prints it as WGSL, within the device's
+/// workgroup memory where a smaller plan fits: a cooperative-matrix dot first reads its
+/// accumulator back one fragment a round instead of several, then takes the FMA form.
+/// The kernel's `notes` say what was chosen and why. A kernel that still does not fit
+/// is returned as is; creating its pipeline says how much it needs.
 pub fn compile(kernel: &Kernel, caps: &Capabilities, num_warps: u32) -> Result<WgslKernel> {
-    let thread = tilewise_core::lower::to_thread_ir(kernel, &expand_options(caps, num_warps))?;
-    print_wgsl(&thread, caps)
+    let limit = caps.max_compute_workgroup_storage_size;
+    let first = expand_options(caps, num_warps);
+    let attempts = [
+        (first.clone(), None),
+        (
+            ExpandOptions {
+                coop_scratch_bytes: 0,
+                ..first.clone()
+            },
+            Some("cooperative-matrix accumulators read back one fragment a round"),
+        ),
+        (
+            ExpandOptions {
+                coop_matrix: vec![],
+                ..first
+            },
+            Some("dots as FMAs: the cooperative-matrix form does not fit"),
+        ),
+    ];
+    let mut tried: Vec<u32> = vec![];
+    let mut last = None;
+    for (options, why) in attempts {
+        let thread = tilewise_core::lower::to_thread_ir(kernel, &options)?;
+        let uses_coop = !thread.frags.is_empty();
+        let mut printed = print_wgsl(&thread, caps)?;
+        if let Some(why) = why {
+            printed.notes.push(format!(
+                "{why} (the adapter allows {limit} bytes of workgroup memory; the larger plans \
+                 need {})",
+                tried
+                    .iter()
+                    .map(|b| format!("{b}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+        printed.notes.push(format!(
+            "{} bytes of workgroup memory",
+            printed.workgroup_bytes
+        ));
+        if printed.workgroup_bytes <= limit || !uses_coop {
+            return Ok(printed);
+        }
+        tried.push(printed.workgroup_bytes);
+        last = Some(printed);
+    }
+    last.ok_or_else(|| tilewise_core::Diagnostic::internal("no WGSL compile attempt ran"))
 }

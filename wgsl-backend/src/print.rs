@@ -53,6 +53,11 @@ pub struct WgslKernel {
     pub scalar_slots: Vec<(usize, DType)>,
     /// For each storage binding, in order: the Thread IR parameter index.
     pub buffer_params: Vec<usize>,
+    /// Bytes of `var<workgroup>` memory the shader declares.
+    pub workgroup_bytes: u32,
+    /// What the lowering chose (each `dot`'s form and tiling) and why, for the compiled
+    /// kernel's description.
+    pub notes: Vec<String>,
 }
 
 impl WgslKernel {
@@ -141,6 +146,8 @@ struct Printer<'a> {
     /// Whether the kernel uses subgroups (a cooperative-matrix dot, a subgroup
     /// reduction): `subgroup_id` and `subgroup_invocation_id` are declared.
     subgroup_id: bool,
+    /// Bytes of workgroup memory declared so far.
+    workgroup_bytes: u32,
 }
 
 /// Prints `k` as WGSL for a device with `caps`.
@@ -156,6 +163,7 @@ pub fn print_wgsl(k: &ThreadKernel, caps: &Capabilities) -> Result<WgslKernel> {
         bindings: tilewise_core::thread_ir::bindings(k),
         shared_vec4: vec![false; k.shared.len()],
         subgroup_id: false,
+        workgroup_bytes: 0,
     };
     shared_vec4_arrays(k, &k.body, &mut p.shared_vec4);
     if coop_ifs(&k.body) {
@@ -256,6 +264,8 @@ pub fn print_wgsl(k: &ThreadKernel, caps: &Capabilities) -> Result<WgslKernel> {
         workgroup_size: k.threads,
         scalar_slots,
         buffer_params,
+        workgroup_bytes: p.workgroup_bytes,
+        notes: k.notes.clone(),
     })
 }
 
@@ -604,11 +614,12 @@ impl Printer<'_> {
         // With a nonzero base of a scalar-only kernel layout still valid: bases is sized >= 1.
         for (i, a) in self.k.shared.iter().enumerate() {
             if self.shared_vec4[i] {
+                let len = a.len.div_ceil(4).max(1);
+                self.workgroup_bytes += 16 * len;
                 let _ = writeln!(
                     h,
-                    "var<workgroup> s{i}: array<vec4<{}>, {}>; // {}",
+                    "var<workgroup> s{i}: array<vec4<{}>, {len}>; // {}",
                     self.rty(a.dtype),
-                    a.len.div_ceil(4).max(1),
                     a.name
                 );
                 continue;
@@ -625,10 +636,11 @@ impl Printer<'_> {
             // (a misaligned fragment store on NVIDIA's Vulkan driver silently wrote
             // nothing).
             let per16 = (16 / bytes).max(1);
+            let len = a.len.max(1).div_ceil(per16) * per16;
+            self.workgroup_bytes += len * bytes;
             let _ = writeln!(
                 h,
-                "var<workgroup> s{i}: array<{elem}, {}>; // {}",
-                a.len.max(1).div_ceil(per16) * per16,
+                "var<workgroup> s{i}: array<{elem}, {len}>; // {}",
                 a.name
             );
         }

@@ -402,6 +402,7 @@ mod tests {
             regs: vec![RegTy::scalar(DType::I32); 16],
             frags: vec![],
             body,
+            notes: vec![],
         };
         value_numbering(&mut k);
         let text: Vec<String> = k.body.iter().map(|s| format!("{s:?}")).collect();

@@ -457,6 +457,9 @@ pub struct ThreadKernel {
     /// `frags[f]` is the type of fragment variable `f` (cooperative-matrix dots).
     pub frags: Vec<FragTy>,
     pub body: Vec<Stmt>,
+    /// What the lowering chose where it had a choice (each `dot`'s form and tiling),
+    /// for the compiled kernel's description.
+    pub notes: Vec<String>,
 }
 
 impl ThreadKernel {

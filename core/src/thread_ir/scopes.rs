@@ -162,6 +162,7 @@ mod tests {
             regs: vec![RegTy::scalar(DType::I32); 7],
             frags: vec![],
             body,
+            notes: vec![],
         };
         use Binding::{Let, Unused, Var};
         let mut regs = k.regs.clone();

@@ -1064,6 +1064,7 @@ mod tests {
             regs,
             frags: vec![],
             body,
+            notes: vec![],
         };
         let mut bufs = vec![HostBuffer {
             dtype: DType::F32,

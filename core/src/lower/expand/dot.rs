@@ -443,6 +443,13 @@ impl Expander<'_> {
         let (wm, wn) = (m / warps_m, n / warps_n);
         let (fm, fn_, fk) = kind.shape();
         let pack = kind.pack();
+        self.note(
+            inst.span,
+            format!(
+                "dot {m}x{n}x{k} on tensor cores (mma.sync.{}), {warps_m}x{warps_n} warp tiles",
+                kind.name()
+            ),
+        );
         // Each lane's base index in A and B: row (warp row + g), column t * pack.
         let (a_base, b_base) = self.hoist(|x| {
             let c = |x: &mut Self, v: i64| x.int_const(DType::I32, v);
@@ -673,6 +680,11 @@ impl Expander<'_> {
         let (m, k, n) = (sa[0], sa[1], sb[1]);
         let (ta, tb) = (self.dtype(*a), self.dtype(*b));
         let acc_dt = self.dtype(inst.results[0]);
+        let per_thread = layout.num_regs();
+        self.note(
+            inst.span,
+            format!("dot {m}x{n}x{k} as FMAs, {per_thread} accumulators a thread"),
+        );
         // Accumulator registers, updated in place by the k loop.
         let accs = self.accumulators(*acc, &layout, acc_dt)?;
         // `a` is staged K-major (`[k][m]`), `b` row-major (`[k][n]`), so that a thread's

@@ -27,10 +27,6 @@ use crate::ir::{BinaryOp, DType, Inst, Value};
 use crate::lower::layout::LinearLayout;
 use crate::thread_ir::{Expr, Frag, FragRole, FragTy, Reg, Special, Stmt};
 
-/// Bytes of the scratch array through which fragments reach the threads: the rounds
-/// move as many fragments per subgroup as fit (at least one).
-const SCRATCH_BYTES: u32 = 8 * 1024;
-
 /// How a cooperative-matrix dot tiles its accumulator.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct CoopTile {
@@ -209,7 +205,7 @@ impl Expander<'_> {
         let dt = tile.config.acc;
         let per_frag = self.opt.num_warps * s * s * dt.size_bytes() as u32;
         let mut per_round = tm * tn;
-        while per_round > 1 && per_round * per_frag > SCRATCH_BYTES {
+        while per_round > 1 && per_round * per_frag > self.opt.coop_scratch_bytes {
             per_round /= 2;
         }
         let key = (dt, s, per_round);
@@ -349,6 +345,14 @@ impl Expander<'_> {
         let (tm, tn) = tile.tiles();
         let (wm, wn) = (tile.m / tile.warps_m, tile.n / tile.warps_n);
         let (warps_m, warps_n) = (tile.warps_m, tile.warps_n);
+        self.note(
+            inst.span,
+            format!(
+                "dot {}x{}x{} on cooperative matrices ({s}x{s} {} -> {}), {warps_m}x{warps_n} \
+                 warp tiles of {tm}x{tn} fragments",
+                tile.m, tile.n, k, input, tile.config.acc
+            ),
+        );
         // The first element of the subgroup's rows of A and columns of B.
         let (a_base, b_base) = self.hoist(|x| {
             let c = |x: &mut Self, v: i64| x.int_const(DType::I32, v);

@@ -81,6 +81,10 @@ pub struct ExpandOptions {
     /// builtins ([`crate::thread_ir::Expr::SubgroupReduce`]): a device whose subgroups
     /// are exactly `warp_size` threads (WGSL with `SUBGROUP`), without warp shuffles.
     pub subgroup_reduce: bool,
+    /// The shared memory, in bytes, through which a cooperative-matrix accumulator
+    /// reaches the threads (rounds of as many fragments a subgroup as fit; at least
+    /// one).
+    pub coop_scratch_bytes: u32,
 }
 
 /// A cooperative-matrix product a device offers: `size x size x size`, fragments of
@@ -111,6 +115,7 @@ impl ExpandOptions {
             ring_budget: DEFAULT_RING_BUDGET,
             coop_matrix: vec![],
             subgroup_reduce: false,
+            coop_scratch_bytes: 8 * 1024,
         }
     }
 
@@ -131,6 +136,7 @@ impl ExpandOptions {
             ring_budget: DEFAULT_RING_BUDGET,
             coop_matrix: vec![],
             subgroup_reduce: false,
+            coop_scratch_bytes: 8 * 1024,
         }
     }
 }
@@ -166,6 +172,7 @@ impl Default for ExpandOptions {
             ring_budget: DEFAULT_RING_BUDGET,
             coop_matrix: vec![],
             subgroup_reduce: false,
+            coop_scratch_bytes: 8 * 1024,
         }
     }
 }
@@ -281,6 +288,7 @@ impl<'k> Expander<'k> {
                 regs: vec![],
                 frags: vec![],
                 body: vec![],
+                notes: vec![],
             },
             stmts: vec![vec![]],
             vals: HashMap::new(),
@@ -357,6 +365,15 @@ impl<'k> Expander<'k> {
     pub fn new_reg_ty(&mut self, ty: RegTy) -> Reg {
         self.out.regs.push(ty);
         Reg(self.out.regs.len() as u32 - 1)
+    }
+
+    /// Records what the lowering chose for the instruction at `span` (the compiled
+    /// kernel's description).
+    pub(crate) fn note(&mut self, span: crate::diag::Span, text: String) {
+        let line = format!("line {}: {text}", self.k.line_of(span));
+        if !self.out.notes.contains(&line) {
+            self.out.notes.push(line);
+        }
     }
 
     pub fn emit(&mut self, s: Stmt) {
