@@ -473,3 +473,32 @@ fn register_prefetch_follows_num_stages() {
         "loads before the loop"
     );
 }
+
+/// The cooperative-matrix dot with Metal's fragments (8x8, f32 inputs into f32: exact
+/// f32 products summed per 8-wide step), at every warp count: what the portability
+/// checks translate to MSL, run here on the simulator against the interpreter.
+#[test]
+fn coop_fragments_of_8x8_with_f32_inputs() {
+    use tilewise_core::lower::expand::CoopConfig;
+    let src = include_str!("../../shaders/matmul_block_ptr.py");
+    let case = matmul_case(src, 23, (40, 56, 70), [2, 2, 1]);
+    for nw in [1, 2, 4, 8] {
+        let options = ExpandOptions {
+            coop_matrix: vec![CoopConfig {
+                size: 8,
+                input: DType::F32,
+                acc: DType::F32,
+            }],
+            ..ExpandOptions::wgsl(nw)
+        };
+        let tk = to_thread_ir(&case.spec.kernel, &options).unwrap_or_else(|e| panic!("{e}"));
+        assert!(
+            count(&tk.body, &|s| matches!(s, Stmt::CoopMulAdd { .. })) > 0,
+            "no fragments at {nw} warps"
+        );
+        let got = case
+            .simulate(&tk)
+            .unwrap_or_else(|e| panic!("{nw} warps: {e}"));
+        compare(&got, &case.want, 1e-5).unwrap_or_else(|e| panic!("{nw} warps: {e}"));
+    }
+}
