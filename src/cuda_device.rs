@@ -10,11 +10,10 @@ use std::sync::{Arc, Mutex};
 use tilewise_core::frontend::Specialized;
 use tilewise_core::ir::DType;
 use tilewise_core::launch::{Grid, SpecKey};
-use tilewise_core::lower::{expand::ExpandOptions, to_thread_ir};
 use tilewise_core::{Diagnostic, ErrorKind, Result};
 use tilewise_cuda::{
-    encode_scalar, print_ptx, CudaRuntime, DeviceMemory, Event, KernelArg, LoadedFunction,
-    PtxKernel, PtxParam, PtxTarget,
+    encode_scalar, CudaRuntime, DeviceMemory, Event, KernelArg, LoadedFunction, PtxKernel,
+    PtxParam, PtxTarget,
 };
 
 struct Compiled {
@@ -64,14 +63,11 @@ impl CudaBackend {
         if let Some(c) = self.compiled.lock().map_err(|_| poisoned())?.get(&key) {
             return Ok(c.clone());
         }
-        // Rings of staged dot operands get 70% of what a block may opt into (159 KiB
-        // on the H200, 114 KiB on the A100, 69 KiB on consumer Ampere and Ada).
-        let options = ExpandOptions {
-            ring_budget: self.rt.max_shared_per_block_optin() / 10 * 7,
-            ..ExpandOptions::ptx(num_warps)
+        let options = tilewise_cuda::PtxOptions {
+            max_shared_per_block: Some(self.rt.max_shared_per_block_optin()),
+            ..tilewise_cuda::PtxOptions::new(self.target, num_warps)
         };
-        let thread = to_thread_ir(&spec.kernel, &options)?;
-        let ptx = print_ptx(&thread, self.target)?;
+        let ptx = tilewise_cuda::compile(&spec.kernel, &options)?;
         let function = self.rt.load_module(&ptx.source, &ptx.entry)?;
         if ptx.shared_bytes > 48 * 1024 {
             function.set_max_dynamic_shared(ptx.shared_bytes)?;

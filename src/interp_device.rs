@@ -72,7 +72,10 @@ impl InterpreterBackend {
         }
         // The lowering of the backend simulated, named as the simulator in errors.
         let base = match self.lowering {
-            SimLowering::Ptx => ExpandOptions::ptx(num_warps),
+            SimLowering::Ptx => tilewise_cuda::expand_options(&tilewise_cuda::PtxOptions::new(
+                tilewise_cuda::PtxTarget::BASELINE,
+                num_warps,
+            )),
             SimLowering::Wgsl => ExpandOptions::wgsl(num_warps),
             SimLowering::WgslCoop => tilewise_wgsl::expand_options(
                 &tilewise_wgsl::Capabilities::offline_coop(),

@@ -243,9 +243,10 @@ impl Compiled {
         target: tilewise_cuda::PtxTarget,
         num_warps: u32,
     ) -> Result<tilewise_cuda::PtxKernel> {
-        let thread =
-            tilewise_core::lower::to_thread_ir(&self.spec.kernel, &ExpandOptions::ptx(num_warps))?;
-        tilewise_cuda::print_ptx(&thread, target)
+        tilewise_cuda::compile(
+            &self.spec.kernel,
+            &tilewise_cuda::PtxOptions::new(target, num_warps),
+        )
     }
 
     /// Lines `tl.static_print` printed while tracing.

@@ -1,16 +1,20 @@
 //! tilewise-cuda: the PTX backend.
 //!
+//! - [`compile`]: the backend's compile entry (the lowering options for a target and
+//!   device, lower, print).
 //! - [`print`]: the PTX printer, Thread IR in, one PTX module out (no LLVM, no NVRTC).
 //! - [`ptxas`]: offline checks of PTX with NVIDIA's ptxas (registers, spills, errors).
 //! - [`driver`]: the CUDA driver runtime (memory, modules, launches, events), loaded
 //!   dynamically so that everything builds and fails cleanly without CUDA.
 //! - [`cublas`]: cuBLAS reference GEMMs for the benchmarks.
 
+pub mod compile;
 pub mod cublas;
 pub mod driver;
 pub mod print;
 pub mod ptxas;
 
+pub use compile::{compile, expand_options, PtxOptions};
 pub use cublas::{Cublas, GemmPrecision};
 pub use driver::{CudaRuntime, DeviceMemory, Event, KernelArg, LoadedFunction};
 pub use print::{encode_scalar, print_ptx, PtxKernel, PtxParam, PtxTarget};

@@ -1,0 +1,49 @@
+//! The PTX backend's one compile entry: a tile-IR kernel, the target and what the
+//! device allows in, a printed PTX module out. The facade's CUDA device,
+//! `Compiled::ptx_for`, the simulator of this lowering and the benchmarks all go
+//! through here, so that they run the same code (the ring budget included).
+
+use crate::print::{print_ptx, PtxKernel, PtxTarget};
+use tilewise_core::ir::Kernel;
+use tilewise_core::lower::expand::{ExpandOptions, DEFAULT_RING_BUDGET};
+use tilewise_core::Result;
+
+/// What a PTX compilation is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PtxOptions {
+    pub target: PtxTarget,
+    /// Warps per program (`num_warps`).
+    pub num_warps: u32,
+    /// Shared memory a block may opt into on the device, in bytes; `None` where the
+    /// device is not known (`DEFAULT_RING_BUDGET` then caps the rings).
+    pub max_shared_per_block: Option<u32>,
+}
+
+impl PtxOptions {
+    /// For `target` and `num_warps`, the device not known.
+    pub fn new(target: PtxTarget, num_warps: u32) -> PtxOptions {
+        PtxOptions {
+            target,
+            num_warps,
+            max_shared_per_block: None,
+        }
+    }
+}
+
+/// How the shared lowering runs for `options`: rings of staged dot operands get 70%
+/// of what a block may opt into (159 KiB on the H200, 114 KiB on the A100, 69 KiB on
+/// consumer Ampere and Ada).
+pub fn expand_options(options: &PtxOptions) -> ExpandOptions {
+    ExpandOptions {
+        ring_budget: options
+            .max_shared_per_block
+            .map_or(DEFAULT_RING_BUDGET, |b| b / 10 * 7),
+        ..ExpandOptions::ptx(options.num_warps)
+    }
+}
+
+/// Lowers `kernel` for `options` and prints it as PTX.
+pub fn compile(kernel: &Kernel, options: &PtxOptions) -> Result<PtxKernel> {
+    let thread = tilewise_core::lower::to_thread_ir(kernel, &expand_options(options))?;
+    print_ptx(&thread, options.target)
+}
