@@ -76,7 +76,11 @@ impl InterpreterBackend {
                 tilewise_cuda::PtxTarget::BASELINE,
                 num_warps,
             )),
-            SimLowering::Wgsl => ExpandOptions::wgsl(num_warps),
+            // A WGSL device without f16, subgroups or cooperative matrices.
+            SimLowering::Wgsl => tilewise_wgsl::expand_options(
+                &tilewise_wgsl::Capabilities::offline(false, false),
+                num_warps,
+            ),
             SimLowering::WgslCoop => tilewise_wgsl::expand_options(
                 &tilewise_wgsl::Capabilities::offline_coop(),
                 num_warps,
