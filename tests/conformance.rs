@@ -1696,6 +1696,31 @@ def scalar_atomics(slots_ptr, out_ptr):
     tl.store(out_ptr + pid, c)
     tl.store(out_ptr + 4 + pid, x)
     tl.store(out_ptr + 8 + pid, m)
+
+@triton.jit
+def _zero_like(x):
+    # Triton's type objects decide at trace time (issue 14, bug 5).
+    return tl.zeros(x.shape, dtype=x.type.element_ty)
+
+@triton.jit
+def type_objects(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    ptrs = x_ptr + offs
+    tl.static_assert(x_ptr.dtype == tl.pointer_type(tl.float16))
+    tl.static_assert(ptrs.type.element_ty == tl.pointer_type(tl.float16))
+    tl.static_assert(ptrs.dtype.element_ty == tl.float16)
+    tl.static_assert(ptrs.type.element_ty.element_ty == tl.float16)
+    tl.static_assert(ptrs.type.scalar.is_ptr())
+    tl.static_assert(ptrs.type.is_block() and not x_ptr.type.is_block())
+    tl.static_assert(ptrs.type.shape == [BLOCK] and ptrs.type.numel == BLOCK)
+    x = tl.load(ptrs)
+    tl.static_assert(x.type.scalar == tl.float16 and x.type.scalar.is_fp16())
+    tl.static_assert(not x.dtype.is_ptr() and not x.type.scalar.is_fp8())
+    acc = _zero_like(x.to(tl.float32)) + x.to(x_ptr.dtype.element_ty).to(tl.float32) * 2.0
+    out_ty = out_ptr.type
+    tl.static_assert(out_ty == tl.pointer_type(tl.float32))
+    tl.store(out_ptr + offs, acc.to(out_ty.element_ty))
+    tl.store((out_ptr + BLOCK).to(tl.pointer_type(tl.float32)) + offs, x.to(tl.float32) + 1.0)
 "#;
 
 /// A jit callee's `tl.constexpr` parameter takes a runtime argument, as in Triton
@@ -1731,6 +1756,29 @@ fn scalar_atomics_run_once_per_program() {
         tol: 0.0,
         tf32: false,
     });
+}
+
+/// `x.type.element_ty`, `x.dtype.element_ty`, `.type.scalar`, `tl.pointer_type(...)`
+/// and the type predicates are Triton's type objects at trace time (issue 14, bug 5).
+#[test]
+fn type_objects_as_triton_exposes_them() {
+    let x: Vec<f16> = Rng(37).f32s(32).into_iter().map(f16::from_f32).collect();
+    let case = Case {
+        name: "type_objects",
+        src: ISSUE14,
+        kernel: "type_objects",
+        grid: [1, 1, 1],
+        args: vec![H::F16(x.clone()), poison_f32(64)],
+        constexprs: vec![("BLOCK", c(32))],
+        tol: 0.0,
+        tf32: false,
+    };
+    let got = run(&case, &Device::interpreter()).unwrap();
+    let want: Vec<f64> = (x.iter().map(|v| 2.0 * v.to_f64()))
+        .chain(x.iter().map(|v| (v.to_f32() + 1.0) as f64))
+        .collect();
+    assert_eq!(got[1], want, "type_objects on the interpreter");
+    check(case);
 }
 
 const LONG_SCANS: &str = r#"

@@ -445,6 +445,26 @@ impl Tracer<'_> {
                     span,
                 )?;
                 let v = b.req(0)?.0.clone();
+                if let Val::PtrType(target) = &b.req(1)?.0 {
+                    // A pointer cast: the identity when the element type is the same;
+                    // pointers as data (int64 <-> pointer, reinterpretation) are not there yet.
+                    if let Val::T(x) = &v {
+                        if let Some(Elem::Ptr(d)) = self.ty(*x).elem() {
+                            if d == *target {
+                                return Ok(v);
+                            }
+                        }
+                    }
+                    return Err(err(
+                        ErrorKind::Unsupported,
+                        format!(
+                            "casting {} to pointer<{}> is not supported yet (pointers as data)",
+                            self.describe(&v),
+                            target.triton_name()
+                        ),
+                        span,
+                    ));
+                }
                 let dt = const_dtype(&b.req(1)?.0, b.span_of(1))?;
                 let bitcast = b
                     .get(3)
@@ -835,6 +855,30 @@ impl Tracer<'_> {
                     _ => HintKind::MaxConstancy(vals),
                 };
                 Ok(Val::T(self.b.push1(Op::Hint { value: x, hint }, ty, span)))
+            }
+            "pointer_type" => {
+                let b = bind(
+                    f,
+                    args,
+                    kwargs,
+                    &["element_ty", "address_space", "const"],
+                    1,
+                    span,
+                )?;
+                let (e, es) = b.req(0)?;
+                match e {
+                    Val::DType(d) => Ok(Val::PtrType(*d)),
+                    Val::PtrType(_) => Err(err(
+                        ErrorKind::Unsupported,
+                        "a pointer to pointers (`tl.pointer_type` of a pointer type) is not supported yet",
+                        *es,
+                    )),
+                    other => Err(err(
+                        ErrorKind::Type,
+                        format!("tl.pointer_type needs a dtype such as tl.float32, got {}", self.describe(other)),
+                        *es,
+                    )),
+                }
             }
             "static_assert" => {
                 let b = bind(f, args, kwargs, &["cond", "msg"], 1, span)?;

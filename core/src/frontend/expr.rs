@@ -227,15 +227,59 @@ impl Tracer<'_> {
                     },
                     "numel" => Ok(Val::Int(ty.numel() as i64)),
                     "ndim" => Ok(Val::Int(ty.rank() as i64)),
+                    // Triton's `x.type`: the dtype itself for a scalar, a block type
+                    // (element type and shape) for a tile.
+                    "type" => {
+                        let elem = match ty.elem() {
+                            Some(Elem::Data(d)) => Val::DType(d),
+                            Some(Elem::Ptr(d)) => Val::PtrType(d),
+                            None => return Err(err(ErrorKind::Type, "a block pointer's `type` is not available; use the base pointer's `dtype`", span)),
+                        };
+                        if ty.rank() == 0 {
+                            Ok(elem)
+                        } else {
+                            Ok(Val::BlockType(Box::new(elem), ty.shape().iter().map(|&d| d as i64).collect()))
+                        }
+                    }
                     "T" => self.call_builtin("tl.trans", vec![(v.clone(), span)], vec![], span),
                     _ => Ok(Val::Method(Box::new(v.clone()), attr.to_string())),
                 }
             }
             Val::PtrType(d) => match attr {
                 "element_ty" => Ok(Val::DType(*d)),
+                "scalar" => Ok(v.clone()),
+                "address_space" => Ok(Val::Int(1)),
+                "primitive_bitwidth" => Ok(Val::Int(64)),
+                "name" => Ok(Val::Str(format!("pointer<{}>", d.triton_name()))),
+                _ if TYPE_PREDICATES.contains(&attr) => {
+                    Ok(Val::Method(Box::new(v.clone()), attr.to_string()))
+                }
                 _ => Err(err(
                     ErrorKind::Name,
                     format!("a pointer type has no attribute `{attr}`"),
+                    span,
+                )),
+            },
+            Val::BlockType(elem, shape) => match attr {
+                "element_ty" | "scalar" => Ok((**elem).clone()),
+                "shape" => Ok(Val::Tuple(
+                    shape.iter().map(|&d| Val::Int(d)).collect(),
+                    true,
+                )),
+                "numel" => Ok(Val::Int(shape.iter().product())),
+                "nbytes" => Ok(Val::Int(
+                    shape.iter().product::<i64>()
+                        * match &**elem {
+                            Val::DType(d) => (d.bits() as i64).max(8) / 8,
+                            _ => 8,
+                        },
+                )),
+                _ if TYPE_PREDICATES.contains(&attr) || attr == "get_block_shapes" => {
+                    Ok(Val::Method(Box::new(v.clone()), attr.to_string()))
+                }
+                _ => Err(err(
+                    ErrorKind::Name,
+                    format!("a block type has no attribute `{attr}`"),
                     span,
                 )),
             },
@@ -243,6 +287,7 @@ impl Tracer<'_> {
                 "primitive_bitwidth" | "int_bitwidth" => Ok(Val::Int(d.bits() as i64)),
                 "fp_mantissa_width" => Ok(Val::Int(d.mantissa_bits() as i64)),
                 "element_ty" | "scalar" => Ok(Val::DType(*d)),
+                "name" => Ok(Val::Str(d.triton_name().to_string())),
                 _ => Ok(Val::Method(Box::new(v.clone()), attr.to_string())),
             },
             Val::Jit(_) if attr == "fn" => Ok(v.clone()),
@@ -394,8 +439,36 @@ impl Tracer<'_> {
         kwargs: Kwargs,
         span: Span,
     ) -> Result<Val> {
+        if let Val::BlockType(_, shape) = &recv {
+            if name == "get_block_shapes" {
+                return Ok(Val::Tuple(
+                    shape.iter().map(|&d| Val::Int(d)).collect(),
+                    false,
+                ));
+            }
+        }
+        if let Val::PtrType(_) | Val::BlockType(..) = recv {
+            // Triton's type predicates on pointer and block types; the dtype
+            // predicates (`is_floating`, ...) are false on both.
+            let r = match name {
+                "is_ptr" => matches!(recv, Val::PtrType(_)),
+                "is_block" => matches!(recv, Val::BlockType(..)),
+                _ if TYPE_PREDICATES.contains(&name) => false,
+                _ => {
+                    return Err(err(
+                        ErrorKind::Name,
+                        format!("{} has no method `{name}`", self.describe(&recv)),
+                        span,
+                    ))
+                }
+            };
+            return Ok(Val::Bool(r));
+        }
         if let Val::DType(d) = recv {
             let r = match name {
+                "is_ptr" | "is_block" | "is_fp8" | "is_fp8e4nv" | "is_fp8e5" | "is_fp8e4b15" => {
+                    false
+                }
                 "is_floating" => d.is_float(),
                 "is_int" => d.is_int(),
                 "is_int_signed" => d.is_signed_int(),
@@ -988,6 +1061,23 @@ fn fold_binop(op: Operator, a: &Val, b: &Val, span: Span) -> Result<Val> {
         }
     }))
 }
+
+/// Triton's type predicates, callable on every type object.
+const TYPE_PREDICATES: &[&str] = &[
+    "is_ptr",
+    "is_block",
+    "is_floating",
+    "is_int",
+    "is_int_signed",
+    "is_int_unsigned",
+    "is_bool",
+    "is_int1",
+    "is_fp16",
+    "is_bf16",
+    "is_fp32",
+    "is_fp64",
+    "is_fp8",
+];
 
 #[cfg(test)]
 mod tests {

@@ -30,6 +30,9 @@ pub enum Val {
     DType(DType),
     /// The `dtype` of a pointer value: `pointer_type<elem>`, with `.element_ty`.
     PtrType(DType),
+    /// The `type` of a tile (Triton's `block_type`): its element type (a `DType` or a
+    /// `PtrType`) and its shape; `.element_ty`, `.scalar`, `.shape`, `.numel`.
+    BlockType(Box<Val>, Vec<i64>),
     /// A tuple (or, with `true`, a list such as `x.shape`).
     Tuple(Vec<Val>, bool),
     /// A runtime value of the tile IR.
@@ -64,6 +67,7 @@ impl Val {
             (Val::Float(a), Val::Float(b)) => a.to_bits() == b.to_bits(),
             (Val::Str(a), Val::Str(b)) => a == b,
             (Val::DType(a), Val::DType(b)) | (Val::PtrType(a), Val::PtrType(b)) => a == b,
+            (Val::BlockType(a, sa), Val::BlockType(b, sb)) => sa == sb && a.same(b),
             (Val::Tuple(a, la), Val::Tuple(b, lb)) => {
                 la == lb && a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.same(y))
             }
@@ -87,6 +91,9 @@ impl Val {
             Val::Str(s) => format!("the string {s:?}"),
             Val::DType(d) => format!("the dtype tl.{}", d.triton_name()),
             Val::PtrType(d) => format!("the pointer type pointer<{}>", d.triton_name()),
+            Val::BlockType(..) => {
+                format!("the block type {}", format_val(self, &|_| String::new()))
+            }
             Val::Tuple(..) => "a tuple".into(),
             Val::T(_) => match ty {
                 Some(t) if t.is_scalar() => format!("a runtime scalar of type {t}"),
@@ -174,6 +181,10 @@ pub fn format_val(v: &Val, ty_of: &dyn Fn(Value) -> String) -> String {
         Val::DType(d) => s.push_str(d.triton_name()),
         Val::PtrType(d) => {
             let _ = write!(s, "pointer<{}>", d.triton_name());
+        }
+        Val::BlockType(elem, shape) => {
+            let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
+            let _ = write!(s, "<[{}], {}>", dims.join(", "), format_val(elem, ty_of));
         }
         Val::Tuple(items, list) => {
             let parts: Vec<String> = items
