@@ -1781,6 +1781,218 @@ fn type_objects_as_triton_exposes_them() {
     check(case);
 }
 
+const RANDOM: &str = r#"
+import triton
+import triton.language as tl
+
+@triton.jit
+def random_streams(ints_ptr, floats_ptr, normals_ptr, seed, base, N: tl.constexpr, ROUNDS: tl.constexpr):
+    i = tl.arange(0, N)
+    offs = base + i
+    r0, r1, r2, r3 = tl.randint4x(seed, offs)
+    tl.store(ints_ptr + i, r0.to(tl.int32, bitcast=True))
+    tl.store(ints_ptr + N + i, r1.to(tl.int32, bitcast=True))
+    tl.store(ints_ptr + 2 * N + i, r2.to(tl.int32, bitcast=True))
+    tl.store(ints_ptr + 3 * N + i, r3.to(tl.int32, bitcast=True))
+    tl.store(ints_ptr + 4 * N + i, tl.randint(seed, offs, ROUNDS).to(tl.int32, bitcast=True))
+    tl.store(ints_ptr + 5 * N + i, tl.umulhi(r0, r1).to(tl.int32, bitcast=True))
+    tl.store(ints_ptr + 6 * N + i, tl.umulhi(r2.to(tl.int32, bitcast=True), r3.to(tl.int32, bitcast=True)))
+    tl.store(floats_ptr + i, tl.rand(seed, offs))
+    u0, u1, u2, u3 = tl.rand4x(seed, offs)
+    tl.store(floats_ptr + N + i, u3)
+    tl.store(floats_ptr + 2 * N + i, tl.rand(seed, offs, n_rounds=ROUNDS))
+    tl.store(normals_ptr + i, tl.randn(seed, offs))
+    n0, n1, n2, n3 = tl.randn4x(seed, offs)
+    tl.store(normals_ptr + N + i, n1)
+    tl.store(normals_ptr + 2 * N + i, n3)
+
+@triton.jit
+def random_wide(ints_ptr, seed, offs_ptr, N: tl.constexpr):
+    i = tl.arange(0, N)
+    offs = tl.load(offs_ptr + i)
+    r = tl.randint(seed, offs)
+    tl.store(ints_ptr + i, r.to(tl.int32, bitcast=True))
+    tl.store(ints_ptr + N + i, tl.umulhi(offs, offs * 3 + seed).to(tl.int32))
+"#;
+
+/// Philox4x32 as Random123 defines it (the independent model of `tl.randint4x`).
+fn philox_model(ctr: [u32; 4], key: [u32; 2], rounds: u32) -> [u32; 4] {
+    let [mut c0, mut c1, mut c2, mut c3] = ctr;
+    let [mut k0, mut k1] = key;
+    for _ in 0..rounds {
+        let pa = 0xD251_1F53u64 * c0 as u64;
+        let pb = 0xCD9E_8D57u64 * c2 as u64;
+        (c0, c1, c2, c3) = (
+            (pb >> 32) as u32 ^ c1 ^ k0,
+            pb as u32,
+            (pa >> 32) as u32 ^ c3 ^ k1,
+            pa as u32,
+        );
+        k0 = k0.wrapping_add(0x9E37_79B9);
+        k1 = k1.wrapping_add(0xBB67_AE85);
+    }
+    [c0, c1, c2, c3]
+}
+
+/// Triton's uniform float of a 32-bit word, in f32 arithmetic.
+fn uniform_model(w: u32) -> f32 {
+    let s = w as i32;
+    let s = if s < 0 { -(s as i64) - 1 } else { s as i64 };
+    s as f32 * 4.6566127342e-10f64 as f32
+}
+
+/// Box-Muller in f64 (the GPUs' f32 `log`, `sin`, `cos` differ by a few ulps).
+fn normal_model(u1: f32, u2: f32) -> (f64, f64) {
+    let u1 = (u1 as f64).max(1.0e-7f32 as f64);
+    let th = std::f32::consts::TAU as f64 * u2 as f64;
+    let r = (-2.0 * u1.ln()).sqrt();
+    (r * th.cos(), r * th.sin())
+}
+
+/// The model itself against Random123's known-answer vectors for Philox4x32-10.
+#[test]
+fn philox_model_matches_random123() {
+    assert_eq!(
+        philox_model([0; 4], [0; 2], 10),
+        [0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8]
+    );
+    assert_eq!(
+        philox_model([u32::MAX; 4], [u32::MAX; 2], 10),
+        [0x408f276d, 0x41c83b0e, 0xa20bc7c6, 0x6d5451fd]
+    );
+    assert_eq!(
+        philox_model(
+            [0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344],
+            [0xa4093822, 0x299f31d0],
+            10
+        ),
+        [0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1]
+    );
+}
+
+/// `tl.randint4x`, `tl.randint`, `tl.rand`, `tl.rand4x`, `tl.randn`, `tl.randn4x` and
+/// `tl.umulhi` (issue 14): the interpreter against the Philox model (bit-exact for the
+/// integers and uniforms), then every executor against the interpreter (uniforms
+/// exact, normals within the devices' transcendental error). Seeds 0, -1 (a negative
+/// seed sign-extends into the key's high word) and a large one; offsets that wrap.
+#[test]
+fn random_numbers_are_tritons_philox() {
+    let n = 64usize;
+    for (seed, base, rounds) in [
+        (0i32, 0i32, 10i64),
+        (-1, 7, 7),
+        (0x5eed_1234, i32::MAX - 40, 10),
+    ] {
+        let case = |name, tol| Case {
+            name,
+            src: RANDOM,
+            kernel: "random_streams",
+            grid: [1, 1, 1],
+            args: vec![
+                H::I32(vec![i32::MIN; 7 * n]),
+                poison_f32(3 * n),
+                poison_f32(3 * n),
+                s(seed),
+                s(base),
+            ],
+            constexprs: vec![("N", c(n as i64)), ("ROUNDS", c(rounds))],
+            tol,
+            tf32: false,
+        };
+        let got = run(&case("random_streams", 0.0), &Device::interpreter()).unwrap();
+        let key = [seed as u32, (seed as i64 >> 32) as u32];
+        for i in 0..n {
+            let off = base.wrapping_add(i as i32) as u32;
+            let w = philox_model([off, 0, 0, 0], key, 10);
+            let wr = philox_model([off, 0, 0, 0], key, rounds as u32);
+            let ints = &got[0];
+            for (j, &x) in w.iter().enumerate() {
+                assert_eq!(
+                    ints[j * n + i] as i64 as u32,
+                    x,
+                    "randint4x word {j} at offset {off}"
+                );
+            }
+            assert_eq!(
+                ints[4 * n + i] as i64 as u32,
+                wr[0],
+                "randint with {rounds} rounds"
+            );
+            let hi = |a: u32, b: u32| ((a as u64 * b as u64) >> 32) as u32;
+            assert_eq!(
+                ints[5 * n + i] as i64 as u32,
+                hi(w[0], w[1]),
+                "umulhi uint32"
+            );
+            assert_eq!(
+                ints[6 * n + i] as i64 as u32,
+                hi(w[2], w[3]),
+                "umulhi int32 (unsigned product)"
+            );
+            let floats = &got[1];
+            assert_eq!(
+                floats[i],
+                uniform_model(w[0]) as f64,
+                "rand at offset {off}"
+            );
+            assert_eq!(floats[n + i], uniform_model(w[3]) as f64, "rand4x word 3");
+            assert_eq!(
+                floats[2 * n + i],
+                uniform_model(wr[0]) as f64,
+                "rand, {rounds} rounds"
+            );
+            assert!(floats[i] < 1.0 && floats[i] >= 0.0);
+            let normals = &got[2];
+            let (n0, _) = normal_model(uniform_model(w[0]), uniform_model(w[1]));
+            let (_, n1) = normal_model(uniform_model(w[0]), uniform_model(w[1]));
+            let (_, n3) = normal_model(uniform_model(w[2]), uniform_model(w[3]));
+            for (j, want) in [n0, n1, n3].into_iter().enumerate() {
+                let g = normals[j * n + i];
+                assert!(
+                    (g - want).abs() <= 1e-5 * want.abs().max(1.0),
+                    "randn stream {j} at offset {off}: {g} vs {want}"
+                );
+            }
+        }
+        // The GPUs compute normals with their own log/sin/cos: a few ulps apart.
+        check(case("random_streams", 1e-5));
+    }
+}
+
+/// 64-bit offsets and seeds (issue 14): the counter's second word is the offset's
+/// upper half and the key's second word the seed's, as in Triton 3.4 and later; WGSL
+/// has no 64-bit integers and says so.
+#[test]
+fn random_numbers_with_64_bit_offsets_and_seeds() {
+    let n = 32usize;
+    let seed: i64 = 0x0000_000f_cafe_b0ba;
+    let offs: Vec<i64> = (0..n as i64).map(|i| i * 0x1_2345_6789 - 77).collect();
+    let case = Case {
+        name: "random_wide",
+        src: RANDOM,
+        kernel: "random_wide",
+        grid: [1, 1, 1],
+        args: vec![H::I32(vec![i32::MIN; 2 * n]), s(seed), H::I64(offs.clone())],
+        constexprs: vec![("N", c(n as i64))],
+        tol: 0.0,
+        tf32: false,
+    };
+    let got = run(&case, &Device::interpreter()).unwrap();
+    let key = [seed as u32, (seed >> 32) as u32];
+    for (i, &o) in offs.iter().enumerate() {
+        let w = philox_model([o as u32, (o >> 32) as u32, 0, 0], key, 10);
+        assert_eq!(got[0][i] as i64 as u32, w[0], "randint at offset {o}");
+        let b = o.wrapping_mul(3).wrapping_add(seed);
+        let hi = ((o as u64 as u128 * b as u64 as u128) >> 64) as i64;
+        assert_eq!(
+            got[0][n + i] as i64 as i32,
+            hi as i32,
+            "umulhi int64 at {o}"
+        );
+    }
+    check_except_wgpu(case, Some("64-bit"));
+}
+
 const LONG_SCANS: &str = r#"
 import triton
 import triton.language as tl

@@ -36,7 +36,7 @@ fn run_binary(k: &Kernel, a: HostBuffer, b: HostBuffer, out: HostBuffer) -> Host
     bufs.pop().unwrap()
 }
 
-const INT_OPS: [BinaryOp; 12] = [
+const INT_OPS: [BinaryOp; 13] = [
     BinaryOp::Add,
     BinaryOp::Sub,
     BinaryOp::Mul,
@@ -49,6 +49,7 @@ const INT_OPS: [BinaryOp; 12] = [
     BinaryOp::Shr,
     BinaryOp::Min,
     BinaryOp::Max,
+    BinaryOp::MulHi,
 ];
 
 macro_rules! int_case {
@@ -116,6 +117,11 @@ macro_rules! int_case {
                         }
                         BinaryOp::Min => x.min(y),
                         BinaryOp::Max => x.max(y),
+                        // The unsigned double-width product's upper half.
+                        BinaryOp::MulHi => {
+                            let m = u128::MAX >> (128 - $bits);
+                            ((((x as u128) & m) * ((y as u128) & m)) >> $bits) as $t
+                        }
                         _ => unreachable!(),
                     };
                     assert_eq!(got[i], want, "{} {:?}({x}, {y})", stringify!($t), op);

@@ -1393,6 +1393,21 @@ impl Printer<'_> {
                 };
                 self.ins(format!("{name} {t}, {a}, {amount};"));
             }
+            BinaryOp::MulHi if float => return Err(self.err(format!("`mulhi` on {dt} values"))),
+            // The high half of the unsigned product, whatever the signedness.
+            BinaryOp::MulHi if class(dt) == Class::B64 => {
+                self.ins(format!("mul.hi.u64 {t}, {a}, {b};"))
+            }
+            BinaryOp::MulHi if dt.bits() == 32 => self.ins(format!("mul.hi.u32 {t}, {a}, {b};")),
+            BinaryOp::MulHi => {
+                // 8 and 16 bits live in 32-bit registers: the masked product's upper half.
+                let mask = (1u32 << dt.bits()) - 1;
+                let (x, y) = (self.tmp(Class::B32), self.tmp(Class::B32));
+                self.ins(format!("and.b32 {x}, {a}, {mask};"));
+                self.ins(format!("and.b32 {y}, {b}, {mask};"));
+                self.ins(format!("mul.lo.u32 {x}, {x}, {y};"));
+                self.ins(format!("shr.u32 {t}, {x}, {};", dt.bits()));
+            }
             BinaryOp::Min if float => self.ins(format!("min.{f} {t}, {a}, {b};")),
             BinaryOp::Max if float => self.ins(format!("max.{f} {t}, {a}, {b};")),
             // Integer min/max as a compare and a select: NVIDIA's compiler (driver

@@ -417,6 +417,13 @@ impl Gen {
     fn elementwise(&mut self) -> Option<Var> {
         let a = self.choose(|i| !i.shape.is_empty() || i.dtype != DType::I32)?;
         let ia = self.get(a).clone();
+        if self.rng.chance(0.2) && ia.dtype == DType::I32 && ia.exact() {
+            let kind = self
+                .rng
+                .pick(&[RandomKind::Randint, RandomKind::Rand, RandomKind::Randn]);
+            let seed = self.rng.pick(&[0i64, -1, 12345, 0x7fff_ffff]);
+            return self.emit(Expr::Random(kind, a, seed));
+        }
         if self.rng.chance(0.35) {
             let ops = if ia.dtype.is_float() {
                 vec![
@@ -487,6 +494,10 @@ impl Gen {
                 Binary::Shr,
             ]
         };
+        let mut ops = ops;
+        if ia.dtype.is_int() && ia.dtype.bits() >= 32 {
+            ops.push(Binary::MulHi);
+        }
         let op = self.rng.pick(&ops);
         let (x, y) = if self.rng.chance(0.5) { (a, b) } else { (b, a) };
         self.emit(Expr::Binary(op, x, y))

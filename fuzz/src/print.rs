@@ -311,6 +311,7 @@ impl Program {
                     Binary::Xor => format!("{x} ^ {y}"),
                     Binary::Shl => format!("({x} << {y}).to({t})"),
                     Binary::Shr => format!("({x} >> {y}).to({t})"),
+                    Binary::MulHi => format!("tl.umulhi({x}, {y})"),
                 }
             }
             Expr::Cmp(p, a, b) => {
@@ -325,6 +326,13 @@ impl Program {
                 format!("v{a} {o} v{b}")
             }
             Expr::Where(c, a, b) => format!("tl.where(v{c}, v{a}, v{b})"),
+            Expr::Random(kind, x, seed) => match kind {
+                RandomKind::Randint => {
+                    format!("tl.randint({seed}, v{x}).to(tl.int32, bitcast=True)")
+                }
+                RandomKind::Rand => format!("tl.rand({seed}, v{x})"),
+                RandomKind::Randn => format!("tl.randn({seed}, v{x})"),
+            },
             Expr::Cast(x, d) => format!("v{x}.to({})", dt_name(*d)),
             Expr::ExpandDims(x, axis) => {
                 let r = self.shape_of(info, *x).len() + 1;

@@ -114,6 +114,19 @@ pub enum Binary {
     Xor,
     Shl,
     Shr,
+    /// `tl.umulhi` (32- and 64-bit integers).
+    MulHi,
+}
+
+/// Triton's Philox random numbers of an int32 offset tile.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RandomKind {
+    /// `tl.randint`, bitcast to int32.
+    Randint,
+    /// `tl.rand`: f32 in [0, 1), exact.
+    Rand,
+    /// `tl.randn`: f32, through the device's `log`, `sqrt`, `sin`, `cos`.
+    Randn,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -192,6 +205,8 @@ pub enum Expr {
     Scalar(Scalar),
     Unary(Unary, Var),
     Binary(Binary, Var, Var),
+    /// `tl.rand*(seed, offsets)` with a literal seed and an int32 offset tile.
+    Random(RandomKind, Var, i64),
     Cmp(Cmp, Var, Var),
     Where(Var, Var, Var),
     Cast(Var, DType),

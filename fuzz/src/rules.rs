@@ -161,6 +161,25 @@ pub fn infer(e: &Expr, info: &[Option<Info>], p: &Program) -> Result<Info, Inval
         },
         Expr::Unary(op, x) => unary(*op, &get(*x)?)?,
         Expr::Binary(op, a, b) => binary(*op, &get(*a)?, &get(*b)?)?,
+        Expr::Random(kind, x, _) => {
+            let x = get(*x)?;
+            if x.dtype != DType::I32 || !x.exact() {
+                return bad("random offsets must be exact int32");
+            }
+            let (dtype, mag, err) = match kind {
+                RandomKind::Randint => (DType::I32, int_range(DType::I32), 0.0),
+                RandomKind::Rand => (DType::F32, 1.0, 0.0),
+                // |n| <= sqrt(-2 ln 1e-7) < 5.7; the devices' log/sin/cos differ by ulps.
+                RandomKind::Randn => (DType::F32, 5.7, 1e-4),
+            };
+            Info {
+                shape: x.shape.clone(),
+                dtype,
+                mag,
+                err,
+                grid: None,
+            }
+        }
         Expr::Cmp(_, a, b) => {
             let (a, b) = (get(*a)?, get(*b)?);
             if a.dtype != b.dtype || !a.exact() || !b.exact() {
@@ -373,6 +392,7 @@ fn binary(op: Binary, a: &Info, b: &Info) -> Result<Info, Invalid> {
                 Binary::Add | Binary::Sub => (a.mag + b.mag).min(int_range(dt)),
                 Binary::Mul => (a.mag * b.mag).min(int_range(dt)),
                 Binary::FloorDiv | Binary::Mod => a.mag.max(b.mag),
+                Binary::MulHi if dt.bits() < 32 => return bad("umulhi of a narrow integer"),
                 _ => int_range(dt),
             },
             err: 0.0,

@@ -102,6 +102,7 @@ fn block_of<'a>(body: &'a mut Vec<Stmt>, path: &[usize]) -> (&'a mut Vec<Stmt>, 
 fn operands(e: &Expr) -> Vec<Var> {
     match e {
         Expr::Unary(_, x)
+        | Expr::Random(_, x, _)
         | Expr::Cast(x, _)
         | Expr::ExpandDims(x, _)
         | Expr::BroadcastTo(x, _)

@@ -507,6 +507,12 @@ fn tw_erf(x: f32) -> f32 {
 }
 fn tw_idiv(a: i32, b: i32) -> i32 { if (b == 0) { return 0; } if (b == -1) { return 0 - a; } return a / b; }
 fn tw_irem(a: i32, b: i32) -> i32 { if (b == 0 || b == -1) { return 0; } return a % b; }
+fn tw_mulhi(a: u32, b: u32) -> u32 {
+  let p00 = (a & 0xffffu) * (b & 0xffffu); let p01 = (a & 0xffffu) * (b >> 16u);
+  let p10 = (a >> 16u) * (b & 0xffffu); let p11 = (a >> 16u) * (b >> 16u);
+  let mid = (p00 >> 16u) + (p01 & 0xffffu) + (p10 & 0xffffu);
+  return p11 + (p01 >> 16u) + (p10 >> 16u) + (mid >> 16u);
+}
 fn tw_udiv(a: u32, b: u32) -> u32 { if (b == 0u) { return 0u; } return a / b; }
 fn tw_urem(a: u32, b: u32) -> u32 { if (b == 0u) { return 0u; } return a % b; }
 ";
@@ -923,6 +929,19 @@ impl Printer<'_> {
                 format!("select({a} >> (bitcast<u32>({b}) % 32u), {a} >> 31u, bitcast<u32>({b}) >= {}u)", dt.bits())
             }
             BinaryOp::Shr => format!("select({a} >> ({b} % 32u), 0u, {b} >= {}u)", dt.bits()),
+            // The high half of the unsigned product (8 and 16 bits are held in 32).
+            BinaryOp::MulHi if dt.bits() == 32 && signed => {
+                format!("bitcast<i32>(tw_mulhi(bitcast<u32>({a}), bitcast<u32>({b})))")
+            }
+            BinaryOp::MulHi if dt.bits() == 32 => format!("tw_mulhi({a}, {b})"),
+            BinaryOp::MulHi => {
+                let m = (1u32 << dt.bits()) - 1;
+                let t = self.rty(dt);
+                format!(
+                    "{t}(((bitcast<u32>({a}) & {m}u) * (bitcast<u32>({b}) & {m}u)) >> {}u)",
+                    dt.bits()
+                )
+            }
             BinaryOp::Min if self.is_f16_native(dt) => format!("tw_minh({a}, {b})"),
             BinaryOp::Max if self.is_f16_native(dt) => format!("tw_maxh({a}, {b})"),
             BinaryOp::Min if dt.is_float() => format!("tw_minf({a}, {b})"),

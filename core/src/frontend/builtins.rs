@@ -211,6 +211,9 @@ impl Tracer<'_> {
             if let Some(v) = self.call_reduce(short, &args, &kwargs, span)? {
                 return Ok(v);
             }
+            if let Some(v) = self.call_random(short, &args, &kwargs, span)? {
+                return Ok(v);
+            }
         }
         let t = |v: &Val| v.clone();
         match name {

@@ -192,9 +192,8 @@ impl Tracer<'_> {
                     return Ok(Val::DType(d));
                 }
                 Ok(match attr {
-                    "math" | "extra" | "libdevice" | "cuda" | "language" | "core" | "standard" => {
-                        Val::Module(Namespace::Tl)
-                    }
+                    "math" | "extra" | "libdevice" | "cuda" | "language" | "core" | "standard"
+                    | "random" => Val::Module(Namespace::Tl),
                     "float8e4nv" | "float8e5" | "float8e4b15" => {
                         return Err(err(
                             ErrorKind::Unsupported,

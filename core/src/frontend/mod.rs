@@ -8,7 +8,8 @@
 //! - `expr`: expressions and Python operators;
 //! - `semantic`: Triton's typing rules (promotion, broadcasting, casts);
 //! - `builtins`: the `tl` library and Python builtins;
-//! - `reduce`: reductions, scans and `tl.dot`.
+//! - `reduce`: reductions, scans and `tl.dot`;
+//! - `random`: Philox random numbers (`tl.rand`, `tl.randint`, ...) and `tl.umulhi`.
 //!
 //! [`Module::specialize`] binds launch arguments to parameters (constexprs are folded,
 //! pointers and scalars become kernel parameters), traces the body, and verifies the
@@ -18,6 +19,7 @@ mod builtins;
 mod control;
 mod expr;
 mod parse;
+mod random;
 mod reduce;
 mod semantic;
 mod tracer;

@@ -85,6 +85,7 @@ fn namespace_of_module(path: &str) -> Option<Namespace> {
         "triton.language"
         | "tilewise.language"
         | "triton.language.math"
+        | "triton.language.random"
         | "triton.language.extra.libdevice"
         | "triton.language.extra.cuda.libdevice"
         | "triton.language.extra" => Some(Namespace::Tl),

@@ -184,6 +184,13 @@ pub fn binary(op: BinaryOp, dt: DType, a: &Data, b: &Data) -> Result<Data, Strin
                 B::Max if u64_ => zip_i(a, b, |x, y| (x as u64).max(y as u64) as i64),
                 B::Min => zip_i(a, b, i64::min),
                 B::Max => zip_i(a, b, i64::max),
+                B::MulHi => {
+                    let mask = u128::MAX >> (128 - bits);
+                    zip_i(a, b, |x, y| {
+                        let (x, y) = (x as u128 & mask, y as u128 & mask);
+                        ((x * y) >> bits) as i64
+                    })
+                }
                 B::Pow => return Err(format!("`pow` of integer ({dt}) tiles")),
             };
             wrap_i(dt, &mut v);

@@ -94,6 +94,9 @@ pub enum BinaryOp {
     Max,
     /// Float power.
     Pow,
+    /// The high half of the double-width product of two integers taken as unsigned
+    /// (`tl.umulhi`, for every integer dtype as in Triton).
+    MulHi,
 }
 
 impl BinaryOp {
@@ -112,6 +115,7 @@ impl BinaryOp {
             BinaryOp::Min => "min",
             BinaryOp::Max => "max",
             BinaryOp::Pow => "pow",
+            BinaryOp::MulHi => "mulhi",
         }
     }
 
@@ -119,7 +123,12 @@ impl BinaryOp {
     pub fn int_only(self) -> bool {
         matches!(
             self,
-            BinaryOp::And | BinaryOp::Or | BinaryOp::Xor | BinaryOp::Shl | BinaryOp::Shr
+            BinaryOp::And
+                | BinaryOp::Or
+                | BinaryOp::Xor
+                | BinaryOp::Shl
+                | BinaryOp::Shr
+                | BinaryOp::MulHi
         )
     }
 }
