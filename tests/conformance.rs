@@ -1959,6 +1959,85 @@ fn random_numbers_are_tritons_philox() {
     }
 }
 
+/// Bit-exact with Triton itself: the streams Triton 3.6 produced on the H200 for the
+/// same seeds and offsets (`tests/data/triton_rand_h200.txt`), integers and uniforms
+/// exactly, normals to the GPUs' transcendental error.
+#[test]
+fn random_numbers_match_triton_on_the_h200() {
+    let text = include_str!("data/triton_rand_h200.txt");
+    let mut lines = text.lines().filter(|l| !l.starts_with('#'));
+    assert!(lines.next().unwrap().starts_with("triton"));
+    let hex = |l: &str, tag: &str| -> Vec<u32> {
+        let rest = l
+            .strip_prefix(tag)
+            .unwrap_or_else(|| panic!("expected {tag}: {l}"));
+        rest.split_whitespace()
+            .map(|w| u32::from_str_radix(w, 16).unwrap())
+            .collect()
+    };
+    let n = 64usize;
+    let mut streams = 0;
+    while let Some(head) = lines.next() {
+        if let Some(seed) = head.strip_prefix("wide seed ") {
+            let seed: i64 = seed.parse().unwrap();
+            let want = hex(lines.next().unwrap(), "ints ");
+            let offs: Vec<i64> = (0..32).map(|i| i * 0x1_2345_6789 - 77).collect();
+            let case = Case {
+                name: "random_wide_triton",
+                src: RANDOM,
+                kernel: "random_wide",
+                grid: [1, 1, 1],
+                args: vec![H::I32(vec![i32::MIN; 64]), s(seed), H::I64(offs)],
+                constexprs: vec![("N", c(32i64))],
+                tol: 0.0,
+                tf32: false,
+            };
+            let got = run(&case, &Device::interpreter()).unwrap();
+            let got: Vec<u32> = got[0][..32].iter().map(|&x| x as i64 as u32).collect();
+            assert_eq!(got, want, "randint with int64 offsets, seed {seed}");
+            streams += 1;
+            continue;
+        }
+        let f: Vec<&str> = head.split_whitespace().collect();
+        let (seed, base): (i32, i32) = (f[1].parse().unwrap(), f[3].parse().unwrap());
+        let ints = hex(lines.next().unwrap(), "ints ");
+        let rand = hex(lines.next().unwrap(), "rand ");
+        let randn: Vec<f64> = lines.next().unwrap()["randn ".len()..]
+            .split_whitespace()
+            .map(|w| w.parse().unwrap())
+            .collect();
+        let case = Case {
+            name: "random_streams_triton",
+            src: RANDOM,
+            kernel: "random_streams",
+            grid: [1, 1, 1],
+            args: vec![
+                H::I32(vec![i32::MIN; 7 * n]),
+                poison_f32(3 * n),
+                poison_f32(3 * n),
+                s(seed),
+                s(base),
+            ],
+            constexprs: vec![("N", c(n as i64)), ("ROUNDS", c(10i64))],
+            tol: 0.0,
+            tf32: false,
+        };
+        let got = run(&case, &Device::interpreter()).unwrap();
+        let got_ints: Vec<u32> = got[0][..4 * n].iter().map(|&x| x as i64 as u32).collect();
+        assert_eq!(got_ints, ints, "randint4x, seed {seed}, base {base}");
+        let got_rand: Vec<u32> = got[1][..n].iter().map(|&x| (x as f32).to_bits()).collect();
+        assert_eq!(got_rand, rand, "rand, seed {seed}, base {base}");
+        for (i, (&g, &w)) in got[2][..n].iter().zip(&randn).enumerate() {
+            assert!(
+                (g - w).abs() <= 1e-5 * w.abs().max(1.0),
+                "randn[{i}], seed {seed}: {g} vs Triton's {w}"
+            );
+        }
+        streams += 1;
+    }
+    assert_eq!(streams, 4);
+}
+
 /// 64-bit offsets and seeds (issue 14): the counter's second word is the offset's
 /// upper half and the key's second word the seed's, as in Triton 3.4 and later; WGSL
 /// has no 64-bit integers and says so.

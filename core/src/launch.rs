@@ -168,6 +168,16 @@ impl Grid {
     pub fn total(&self) -> u64 {
         self.0.iter().map(|&d| d as u64).product()
     }
+
+    /// The program id of the `i`-th program in launch order (x fastest, then y, z).
+    pub fn pid(&self, i: u64) -> [u32; 3] {
+        let [gx, gy, _] = self.0.map(|d| d.max(1) as u64);
+        [
+            (i % gx) as u32,
+            (i / gx % gy) as u32,
+            (i / (gx * gy)) as u32,
+        ]
+    }
 }
 
 impl From<u32> for Grid {

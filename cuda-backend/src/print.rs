@@ -799,6 +799,7 @@ impl Printer<'_> {
                 cond_body,
                 cond,
                 body,
+                ..
             } => {
                 let (head, end) = (self.new_label("while"), self.new_label("endwhile"));
                 self.label(&head);

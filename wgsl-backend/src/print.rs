@@ -1453,6 +1453,7 @@ impl Printer<'_> {
                     cond_body,
                     cond,
                     body,
+                    ..
                 } => {
                     self.line(depth, "loop {");
                     self.stmts(cond_body, depth + 1)?;

@@ -5,11 +5,52 @@
 //! terminator's values (cloned out of the value table) become the next carried values.
 
 use super::eval::{Interp, Term};
+use super::schedule::Baton;
 use super::value::{wrap1, Data, RtValue, Tile};
-use crate::diag::Result;
+use crate::diag::{Result, Span};
 use crate::ir::{Block, Inst, Value};
 
 impl<'a> Interp<'a> {
+    /// Counts a loop iteration against `TILEWISE_STEP_LIMIT`.
+    fn step(&mut self, loop_span: Span) -> Result<()> {
+        self.steps += 1;
+        match self.step_limit {
+            Some(limit) if self.steps > limit => Err(self.rt_err(
+                loop_span,
+                "step limit reached",
+                &format!("the launch ran more than {limit} loop iterations (TILEWISE_STEP_LIMIT); this loop was running"),
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// Hands the memory to the scheduler until another program has changed it.
+    fn wait_for_others(&mut self, loop_span: Span) -> Result<()> {
+        let Some(handle) = &self.handle else {
+            return Ok(());
+        };
+        let baton = Baton {
+            bufs: std::mem::take(&mut self.mem.bufs),
+            writes: self.mem.writes,
+            reads: self.mem.reads,
+            steps: self.steps,
+        };
+        match handle.wait(baton, loop_span) {
+            Some(b) => {
+                self.mem.bufs = b.bufs;
+                self.mem.writes = b.writes;
+                self.mem.reads = b.reads;
+                self.steps = b.steps;
+                Ok(())
+            }
+            None => Err(self.rt_err(
+                loop_span,
+                "abandoned",
+                "the launch stopped while this program waited",
+            )),
+        }
+    }
+
     fn bind(&mut self, args: &[Value], vals: Vec<RtValue>) {
         for (a, v) in args.iter().zip(vals) {
             self.set(*a, v);
@@ -76,6 +117,7 @@ impl<'a> Interp<'a> {
                 RtValue::Data(Tile::new(dt, Data::I(vec![wrap1(dt, iv as i64)]))),
             );
             self.bind(&body.args[1..], carried);
+            self.step(sp)?;
             let t = self.exec_block(body)?;
             carried = self.yielded(inst, t)?;
             iv += st;
@@ -109,6 +151,10 @@ impl<'a> Interp<'a> {
             .map(|v| self.get(*v, sp).cloned())
             .collect::<Result<_>>()?;
         loop {
+            self.step(sp)?;
+            let (writes, reads) = (self.mem.writes, self.mem.reads);
+            // The loop's state, kept only while programs are interleaved.
+            let state = self.handle.as_ref().map(|_| carried.clone());
             self.bind(&before.args, carried);
             match self.exec_block(before)? {
                 Term::Cond(false, args) => return self.bind_results(inst, args),
@@ -116,6 +162,15 @@ impl<'a> Interp<'a> {
                     self.bind(&after.args, args);
                     let t = self.exec_block(after)?;
                     carried = self.yielded(inst, t)?;
+                    // An iteration that read memory, changed none and left the loop's
+                    // state as it found it would repeat itself exactly until another
+                    // program writes: a spin-wait; let the others run.
+                    if self.mem.writes == writes
+                        && self.mem.reads > reads
+                        && state.is_some_and(|s| s == carried)
+                    {
+                        self.wait_for_others(sp)?;
+                    }
                 }
                 _ => return Err(self.ierr(sp, "while before-block does not end with condition")),
             }

@@ -17,6 +17,31 @@ pub fn runtime(k: &Kernel, span: Span, pid: [u32; 3], what: &str, detail: &str) 
         .with_source(&k.source)
 }
 
+/// No program can progress: every unfinished program waits in a loop for memory that
+/// no running program will change.
+pub fn deadlock(k: &Kernel, span: Span, programs: &[String]) -> Diagnostic {
+    let line = k.line_of(span);
+    let shown: Vec<&str> = programs.iter().take(8).map(String::as_str).collect();
+    let more = if programs.len() > 8 {
+        format!(" and {} more", programs.len() - 8)
+    } else {
+        String::new()
+    };
+    Diagnostic::new(
+        ErrorKind::Runtime,
+        format!(
+            "no program can progress in kernel `{}`: program{} {}{more} wait{} in the loop at line {line} for memory that no other program will change",
+            k.name,
+            if programs.len() == 1 { "" } else { "s" },
+            shown.join(", "),
+            if programs.len() == 1 { "s" } else { "" },
+        ),
+    )
+    .at(span, "waiting here")
+    .with_source(&k.source)
+    .with_note("every other program has finished or waits too (a lock never released, a flag never set)")
+}
+
 /// A launch error (bad arguments).
 pub fn launch(k: &Kernel, msg: String) -> Diagnostic {
     Diagnostic::new(

@@ -7,6 +7,7 @@
 use super::arith;
 use super::error::{self, Oob};
 use super::memory::{self, Memory, SKIP};
+use super::schedule::Handle;
 use super::value::{
     round1, row_major, strided, wrap1, BlockPtr, Data, PtrTile, Roots, RtValue, Tile,
 };
@@ -34,6 +35,12 @@ pub struct Interp<'a> {
     pub grid: [u32; 3],
     pub mem: Memory<'a>,
     pub checked: bool,
+    /// Loop iterations run by the launch so far (all programs).
+    pub steps: u64,
+    /// `TILEWISE_STEP_LIMIT`, when set.
+    pub step_limit: Option<u64>,
+    /// The scheduler, when programs are interleaved (the kernel has a `while`).
+    pub handle: Option<Handle<'a>>,
     /// Scratch for lane resolution.
     lanes: Vec<usize>,
 }
@@ -47,6 +54,9 @@ impl<'a> Interp<'a> {
             grid,
             mem,
             checked,
+            steps: 0,
+            step_limit: None,
+            handle: None,
             lanes: vec![],
         }
     }

@@ -29,6 +29,13 @@ pub struct View {
 pub struct Memory<'a> {
     pub bufs: &'a mut [HostBuffer],
     pub views: Vec<Option<View>>,
+    /// Writes that changed memory (for the program scheduler, `schedule.rs`).
+    pub writes: u64,
+    /// Reads (loads and atomics).
+    pub reads: u64,
+    /// Whether `writes` counts only writes that change bytes (programs interleaved);
+    /// otherwise every write counts, which costs nothing.
+    pub track: bool,
 }
 
 impl Memory<'_> {
@@ -68,13 +75,34 @@ impl Memory<'_> {
     }
 
     /// Gathers the non-skipped `lanes` of buffer `buffer` (decoded as `dtype`) into `out`.
-    pub fn gather(&self, buffer: usize, dtype: DType, lanes: &[usize], out: &mut Data) -> bool {
+    pub fn gather(&mut self, buffer: usize, dtype: DType, lanes: &[usize], out: &mut Data) -> bool {
+        self.reads += 1;
         gather_into(&self.bufs[buffer].bytes, dtype, lanes, out)
     }
 
     /// Scatters `vals` (already of `dtype`) into the non-skipped `lanes` of `buffer`.
     pub fn scatter(&mut self, buffer: usize, dtype: DType, lanes: &[usize], vals: &Data) -> bool {
-        scatter_from(&mut self.bufs[buffer].bytes, dtype, lanes, vals)
+        let bytes = &mut self.bufs[buffer].bytes;
+        if !self.track {
+            self.writes += 1;
+            return scatter_from(bytes, dtype, lanes, vals);
+        }
+        let w = dtype.size_bytes();
+        let before: Vec<u8> = lanes
+            .iter()
+            .filter(|&&l| l != SKIP)
+            .flat_map(|&l| bytes[l * w..l * w + w].iter().copied())
+            .collect();
+        let ok = scatter_from(bytes, dtype, lanes, vals);
+        let changed = lanes
+            .iter()
+            .filter(|&&l| l != SKIP)
+            .flat_map(|&l| bytes[l * w..l * w + w].iter().copied())
+            .ne(before);
+        if changed {
+            self.writes += 1;
+        }
+        ok
     }
 }
 

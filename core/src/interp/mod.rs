@@ -13,6 +13,8 @@
 //! - [`dot`]: the blocked GEMM behind `dot`.
 //! - [`reduce`]: reductions and scans.
 //! - [`debug`]: `device_print`, `device_assert`, checked-mode hint verification.
+//! - [`schedule`]: programs interleaved where one waits for another (spin locks and
+//!   flags), deadlocks and the step limit reported.
 //! - [`error`]: how errors are worded and located.
 //!
 //! An unmasked access outside its buffer view is a [`ErrorKind::Runtime`] diagnostic
@@ -31,6 +33,7 @@ mod error;
 mod eval;
 pub(crate) mod memory;
 mod reduce;
+pub(crate) mod schedule;
 pub(crate) mod value;
 
 use crate::diag::Result;
@@ -38,6 +41,7 @@ use crate::ir::{DType, Elem, Kernel, Type};
 use crate::launch::{Grid, ScalarValue};
 use eval::{Interp, Term};
 use memory::{Memory, View};
+use schedule::{Baton, Handle};
 use value::{round1, wrap1, Data, PtrTile, Roots, RtValue, Tile};
 
 /// A host buffer: raw little-endian bytes of `dtype` elements (`i1` one byte each).
@@ -191,6 +195,48 @@ fn bind_args(
     Ok((views, vals))
 }
 
+/// Runs one program with the launch's memory in `baton`; returns the memory.
+#[allow(clippy::too_many_arguments)]
+fn run_program<'m>(
+    kernel: &'m Kernel,
+    grid: Grid,
+    views: &[Option<View>],
+    vals: &[RtValue],
+    checked: bool,
+    limit: Option<u64>,
+    pid: [u32; 3],
+    baton: Baton<'m>,
+    handle: Option<Handle<'m>>,
+) -> (Baton<'m>, Result<()>) {
+    let mem = Memory {
+        bufs: baton.bufs,
+        views: views.to_vec(),
+        writes: baton.writes,
+        reads: baton.reads,
+        track: handle.is_some(),
+    };
+    let mut it = Interp::new(kernel, grid.0, mem, checked);
+    it.steps = baton.steps;
+    it.step_limit = limit;
+    it.handle = handle;
+    it.pid = pid;
+    for (p, v) in kernel.params.iter().zip(vals.iter().cloned()) {
+        it.set(p.value, v);
+    }
+    let r = match it.exec_block(&kernel.body) {
+        Ok(Term::Fall) => Ok(()),
+        Ok(_) => Err(it.ierr(kernel.span, "the kernel body ends with a terminator")),
+        Err(e) => Err(e),
+    };
+    let back = Baton {
+        bufs: std::mem::take(&mut it.mem.bufs),
+        writes: it.mem.writes,
+        reads: it.mem.reads,
+        steps: it.steps,
+    };
+    (back, r)
+}
+
 /// Runs `kernel` over `grid`. `args[i]` feeds `kernel.params[i]`.
 pub fn run(
     kernel: &Kernel,
@@ -203,25 +249,58 @@ pub fn run(
     if grid.total() == 0 {
         return Ok(());
     }
-    let mem = Memory {
+    let limit = schedule::step_limit();
+    let mut has_while = false;
+    kernel.walk(&mut |i| has_while |= matches!(i.op, crate::ir::Op::While { .. }));
+    let baton = Baton {
         bufs: buffers,
-        views,
+        writes: 0,
+        reads: 0,
+        steps: 0,
     };
-    let mut it = Interp::new(kernel, grid.0, mem, options.checked);
-    for (p, v) in kernel.params.iter().zip(vals) {
-        it.set(p.value, v);
-    }
-    let [gx, gy, gz] = grid.0;
-    for z in 0..gz {
-        for y in 0..gy {
-            for x in 0..gx {
-                it.pid = [x, y, z];
-                match it.exec_block(&kernel.body)? {
-                    Term::Fall => {}
-                    _ => return Err(it.ierr(kernel.span, "the kernel body ends with a terminator")),
-                }
+    if !has_while {
+        // Nothing can wait for another program: one after another, on this thread,
+        // with one evaluator.
+        let mem = Memory {
+            bufs: baton.bufs,
+            views,
+            writes: 0,
+            reads: 0,
+            track: false,
+        };
+        let mut it = Interp::new(kernel, grid.0, mem, options.checked);
+        it.step_limit = limit;
+        for (p, v) in kernel.params.iter().zip(vals) {
+            it.set(p.value, v);
+        }
+        for i in 0..grid.total() {
+            it.pid = grid.pid(i);
+            match it.exec_block(&kernel.body)? {
+                Term::Fall => {}
+                _ => return Err(it.ierr(kernel.span, "the kernel body ends with a terminator")),
             }
         }
+        return Ok(());
     }
-    Ok(())
+    let run_one = |pid: [u32; 3], baton, handle| {
+        run_program(
+            kernel,
+            grid,
+            &views,
+            &vals,
+            options.checked,
+            limit,
+            pid,
+            baton,
+            handle,
+        )
+    };
+    let deadlock = |span: crate::diag::Span, stuck: &[[u32; 3]]| {
+        let progs: Vec<String> = stuck
+            .iter()
+            .map(|p| format!("({}, {}, {})", p[0], p[1], p[2]))
+            .collect();
+        error::deadlock(kernel, span, &progs)
+    };
+    schedule::run_interleaved(grid, baton, |pid, b, h| run_one(pid, b, Some(h)), &deadlock)
 }

@@ -268,6 +268,7 @@ impl Numbering<'_> {
                     cond_body,
                     cond,
                     body,
+                    span,
                 } => {
                     // The condition's statements and the body share one block (they
                     // print as one loop body), and the condition register is read
@@ -284,6 +285,7 @@ impl Numbering<'_> {
                         cond_body,
                         cond,
                         body,
+                        span,
                     });
                 }
                 other => out.push(other),
@@ -403,6 +405,7 @@ mod tests {
             frags: vec![],
             body,
             notes: vec![],
+            source: None,
         };
         value_numbering(&mut k);
         let text: Vec<String> = k.body.iter().map(|s| format!("{s:?}")).collect();

@@ -323,6 +323,8 @@ pub enum Stmt {
         cond_body: Vec<Stmt>,
         cond: Reg,
         body: Vec<Stmt>,
+        /// The tile-IR loop's source span (diagnostics: a program waiting forever).
+        span: crate::diag::Span,
     },
 }
 
@@ -460,6 +462,8 @@ pub struct ThreadKernel {
     /// What the lowering chose where it had a choice (each `dot`'s form and tiling),
     /// for the compiled kernel's description.
     pub notes: Vec<String>,
+    /// The source the spans in statements refer to.
+    pub source: Option<std::sync::Arc<crate::diag::SourceFile>>,
 }
 
 impl ThreadKernel {

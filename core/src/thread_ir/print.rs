@@ -267,6 +267,7 @@ fn stmts(k: &ThreadKernel, body: &[Stmt], depth: usize, out: &mut String) {
                 cond_body,
                 cond,
                 body,
+                ..
             } => {
                 let _ = writeln!(out, "{pad}while {{");
                 stmts(k, cond_body, depth + 1, out);

@@ -73,6 +73,7 @@ impl Walk {
                 cond_body,
                 cond,
                 body,
+                ..
             } = s
             {
                 // One block: the condition's statements, the condition, the body.
@@ -163,6 +164,7 @@ mod tests {
             frags: vec![],
             body,
             notes: vec![],
+            source: None,
         };
         use Binding::{Let, Unused, Var};
         let mut regs = k.regs.clone();

@@ -17,6 +17,7 @@ use super::{Expr, MmaKind, ParamKind, Reg, Special, Stmt, ThreadKernel};
 use crate::diag::{Diagnostic, ErrorKind, Result};
 use crate::interp::arith;
 use crate::interp::memory::{gather_into, scatter_from};
+use crate::interp::schedule::{self, Baton, Handle};
 use crate::interp::value::Data;
 use crate::interp::{HostBuffer, RtArg};
 use crate::ir::{AtomicOp, BinaryOp, Const, DType};
@@ -35,42 +36,124 @@ pub fn simulate(
             format!("{} arguments for {} parameters", args.len(), k.params.len()),
         ));
     }
-    let t = k.threads as usize;
-    for z in 0..grid.0[2] {
-        for y in 0..grid.0[1] {
-            for x in 0..grid.0[0] {
-                let mut s = Sim {
-                    k,
-                    t,
-                    pid: [x, y, z],
-                    grid: grid.0,
-                    args,
-                    buffers,
-                    regs: vec![None; k.regs.len()],
-                    frags: vec![None; k.frags.len()],
-                    branch_depth: 0,
-                    shared: k
-                        .shared
-                        .iter()
-                        .map(|a| Data::zeros(a.dtype, a.len as usize))
-                        .collect(),
-                    lanes_of_expr_dst: 1,
-                    copies_open: vec![],
-                    copies_committed: Default::default(),
-                    races: Races {
-                        epoch: 0,
-                        touch: k
-                            .shared
-                            .iter()
-                            .map(|a| vec![Touch::default(); a.len as usize])
-                            .collect(),
-                    },
-                };
-                s.run(&k.body, &vec![true; t])?;
-            }
-        }
+    if grid.total() == 0 {
+        return Ok(());
     }
-    Ok(())
+    let limit = schedule::step_limit();
+    let baton = Baton {
+        bufs: buffers,
+        writes: 0,
+        reads: 0,
+        steps: 0,
+    };
+    if !has_while(&k.body) {
+        let mut baton = baton;
+        for i in 0..grid.total() {
+            let (b, r) = run_program(k, grid, args, limit, grid.pid(i), baton, None);
+            r?;
+            baton = b;
+        }
+        return Ok(());
+    }
+    let deadlock = |span: crate::diag::Span, stuck: &[[u32; 3]]| {
+        let progs: Vec<String> = stuck
+            .iter()
+            .map(|p| format!("({}, {}, {})", p[0], p[1], p[2]))
+            .collect();
+        let line = k
+            .source
+            .as_ref()
+            .map(|src| format!(" at line {}", src.line_col(span.start).0))
+            .unwrap_or_default();
+        let d = Diagnostic::new(
+            ErrorKind::Runtime,
+            format!(
+                "no program can progress in kernel `{}`: program{} {} wait{} in the loop{line} for memory that no other program will change",
+                k.name,
+                if progs.len() == 1 { "" } else { "s" },
+                progs.join(", "),
+                if progs.len() == 1 { "s" } else { "" },
+            ),
+        )
+        .with_note("every other program has finished or waits too (a lock never released, a flag never set)");
+        match &k.source {
+            Some(src) => d.at(span, "waiting here").with_source(src),
+            None => d,
+        }
+    };
+    schedule::run_interleaved(
+        grid,
+        baton,
+        |pid, b, h| run_program(k, grid, args, limit, pid, b, Some(h)),
+        &deadlock,
+    )
+}
+
+/// Whether a body has a `While` (then programs may wait for each other).
+fn has_while(body: &[Stmt]) -> bool {
+    body.iter().any(|s| match s {
+        Stmt::While { .. } => true,
+        Stmt::If {
+            then_body,
+            else_body,
+            ..
+        } => has_while(then_body) || has_while(else_body),
+        Stmt::For { body, .. } => has_while(body),
+        _ => false,
+    })
+}
+
+/// Runs one program with the launch's memory in `baton`; returns the memory.
+fn run_program<'a>(
+    k: &'a ThreadKernel,
+    grid: Grid,
+    args: &'a [RtArg],
+    step_limit: Option<u64>,
+    pid: [u32; 3],
+    baton: Baton<'a>,
+    handle: Option<Handle<'a>>,
+) -> (Baton<'a>, Result<()>) {
+    let t = k.threads as usize;
+    let mut s = Sim {
+        k,
+        t,
+        pid,
+        grid: grid.0,
+        args,
+        buffers: baton.bufs,
+        regs: vec![None; k.regs.len()],
+        frags: vec![None; k.frags.len()],
+        branch_depth: 0,
+        shared: k
+            .shared
+            .iter()
+            .map(|a| Data::zeros(a.dtype, a.len as usize))
+            .collect(),
+        lanes_of_expr_dst: 1,
+        copies_open: vec![],
+        copies_committed: Default::default(),
+        races: Races {
+            epoch: 0,
+            touch: k
+                .shared
+                .iter()
+                .map(|a| vec![Touch::default(); a.len as usize])
+                .collect(),
+        },
+        writes: baton.writes,
+        reads: baton.reads,
+        steps: baton.steps,
+        step_limit,
+        handle,
+    };
+    let r = s.run(&k.body, &vec![true; t]);
+    let back = Baton {
+        bufs: std::mem::take(&mut s.buffers),
+        writes: s.writes,
+        reads: s.reads,
+        steps: s.steps,
+    };
+    (back, r)
 }
 
 struct Sim<'a> {
@@ -96,6 +179,14 @@ struct Sim<'a> {
     /// serves them all.
     copies_committed: std::collections::VecDeque<Vec<PendingCopy>>,
     races: Races,
+    /// Global writes that changed memory, global reads, loop iterations (all programs;
+    /// see `interp::schedule`).
+    writes: u64,
+    reads: u64,
+    steps: u64,
+    step_limit: Option<u64>,
+    /// The scheduler, when programs are interleaved (the kernel has a `While`).
+    handle: Option<Handle<'a>>,
 }
 
 /// An asynchronous copy's element: (array, element, value, issuing thread).
@@ -275,6 +366,64 @@ fn ints(d: &Data) -> Result<&[i64]> {
 }
 
 impl Sim<'_> {
+    /// Reads one element of a global buffer.
+    fn load_global(&mut self, b: usize, dt: DType, e: usize, out: &mut Data) {
+        self.reads += 1;
+        gather_into(&self.buffers[b].bytes, dt, &[e], out);
+    }
+
+    /// Writes one element of a global buffer, counting writes that change it.
+    fn store_global(&mut self, b: usize, dt: DType, e: usize, v: &Data) {
+        let w = dt.size_bytes();
+        let bytes = &mut self.buffers[b].bytes;
+        let before: Vec<u8> = bytes[e * w..e * w + w].to_vec();
+        scatter_from(bytes, dt, &[e], v);
+        if bytes[e * w..e * w + w] != before[..] {
+            self.writes += 1;
+        }
+    }
+
+    /// Counts a loop iteration against `TILEWISE_STEP_LIMIT`.
+    fn step(&mut self) -> Result<()> {
+        self.steps += 1;
+        match self.step_limit {
+            Some(limit) if self.steps > limit => Err(Diagnostic::new(
+                ErrorKind::Runtime,
+                format!(
+                    "step limit reached in kernel `{}`, program ({}, {}, {}): the launch ran more than {limit} loop iterations (TILEWISE_STEP_LIMIT)",
+                    self.k.name, self.pid[0], self.pid[1], self.pid[2]
+                ),
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// Hands the memory to the scheduler until another program has changed it.
+    fn wait_for_others(&mut self, loop_span: crate::diag::Span) -> Result<()> {
+        let Some(handle) = &self.handle else {
+            return Ok(());
+        };
+        let baton = Baton {
+            bufs: std::mem::take(&mut self.buffers),
+            writes: self.writes,
+            reads: self.reads,
+            steps: self.steps,
+        };
+        match handle.wait(baton, loop_span) {
+            Some(b) => {
+                self.buffers = b.bufs;
+                self.writes = b.writes;
+                self.reads = b.reads;
+                self.steps = b.steps;
+                Ok(())
+            }
+            None => Err(Diagnostic::new(
+                ErrorKind::Runtime,
+                "the launch stopped while this program waited",
+            )),
+        }
+    }
+
     fn reg(&self, r: Reg) -> Result<&Data> {
         self.regs
             .get(r.0 as usize)
@@ -502,7 +651,7 @@ impl Sim<'_> {
                     for l in 0..lanes {
                         let (b, e, bdt) = self.element(*buf, idx[i] + l as i64)?;
                         let mut one = Data::zeros(bdt, 1);
-                        gather_into(&self.buffers[b].bytes, bdt, &[e], &mut one);
+                        self.load_global(b, bdt, e, &mut one);
                         set1(&mut out, i * lanes + l, &one);
                     }
                 }
@@ -706,7 +855,7 @@ impl Sim<'_> {
                         let v =
                             arith::cast(self.dt(*value), bdt, &get1(&vals, i * lanes + l), false)
                                 .map_err(bug)?;
-                        scatter_from(&mut self.buffers[b].bytes, bdt, &[e], &v);
+                        self.store_global(b, bdt, e, &v);
                     }
                 }
             }
@@ -747,7 +896,7 @@ impl Sim<'_> {
                         let v = if live {
                             let (b, e, bdt) = self.element(*buf, idx[i] + l as i64)?;
                             let mut one = Data::zeros(bdt, 1);
-                            gather_into(&self.buffers[b].bytes, bdt, &[e], &mut one);
+                            self.load_global(b, bdt, e, &mut one);
                             arith::cast(bdt, sdt, &one, false).map_err(bug)?
                         } else {
                             Data::zeros(sdt, 1)
@@ -840,7 +989,7 @@ impl Sim<'_> {
                     }
                     let (b, e, bdt) = self.element(*buf, idx[i])?;
                     let mut old = Data::zeros(bdt, 1);
-                    gather_into(&self.buffers[b].bytes, bdt, &[e], &mut old);
+                    self.load_global(b, bdt, e, &mut old);
                     let v = get1(&vals, i);
                     let new = match op {
                         AtomicOp::Xchg => v.clone(),
@@ -861,7 +1010,7 @@ impl Sim<'_> {
                             arith::binary(BinaryOp::Xor, bdt, &old, &v).map_err(bug)?
                         }
                     };
-                    scatter_from(&mut self.buffers[b].bytes, bdt, &[e], &new);
+                    self.store_global(b, bdt, e, &new);
                     set1(&mut old_all, i, &old);
                 }
                 self.regs[dst.0 as usize] = Some(old_all);
@@ -885,9 +1034,9 @@ impl Sim<'_> {
                     }
                     let (b, e, bdt) = self.element(*buf, idx[i])?;
                     let mut old = Data::zeros(bdt, 1);
-                    gather_into(&self.buffers[b].bytes, bdt, &[e], &mut old);
+                    self.load_global(b, bdt, e, &mut old);
                     if old == get1(&cmps, i) {
-                        scatter_from(&mut self.buffers[b].bytes, bdt, &[e], &get1(&vals, i));
+                        self.store_global(b, bdt, e, &get1(&vals, i));
                     }
                     set1(&mut old_all, i, &old);
                 }
@@ -947,7 +1096,13 @@ impl Sim<'_> {
                 cond_body,
                 cond,
                 body,
+                span,
             } => loop {
+                self.step()?;
+                let (writes, reads) = (self.writes, self.reads);
+                // The program's state (its registers), kept only while programs are
+                // interleaved.
+                let state = self.handle.as_ref().map(|_| self.regs.clone());
                 self.run(cond_body, active)?;
                 let c = ints(self.reg(*cond)?)?.to_vec();
                 let on: Vec<bool> = active.iter().zip(&c).map(|(a, c)| *a && *c != 0).collect();
@@ -958,6 +1113,15 @@ impl Sim<'_> {
                     return Err(bug("while condition diverges across the program"));
                 }
                 self.run(body, &on)?;
+                // An iteration that read memory, changed none and left every register
+                // as it found it would repeat itself exactly until another program
+                // writes: a spin-wait; let the others run.
+                if self.writes == writes
+                    && self.reads > reads
+                    && state.is_some_and(|s| s == self.regs)
+                {
+                    self.wait_for_others(*span)?;
+                }
             },
         }
         Ok(())
@@ -1065,6 +1229,7 @@ mod tests {
             frags: vec![],
             body,
             notes: vec![],
+            source: None,
         };
         let mut bufs = vec![HostBuffer {
             dtype: DType::F32,

@@ -207,10 +207,11 @@ impl Stmt {
                 then_body: vec![],
                 else_body: vec![],
             },
-            Stmt::While { cond, .. } => Stmt::While {
+            Stmt::While { cond, span, .. } => Stmt::While {
                 cond_body: vec![],
                 cond: *cond,
                 body: vec![],
+                span: *span,
             },
             other => other.clone(),
         }

@@ -289,6 +289,7 @@ impl<'k> Expander<'k> {
                 frags: vec![],
                 body: vec![],
                 notes: vec![],
+                source: Some(k.source.clone()),
             },
             stmts: vec![vec![]],
             vals: HashMap::new(),
@@ -1476,6 +1477,7 @@ impl<'k> Expander<'k> {
             cond_body,
             cond: c,
             body,
+            span: inst.span,
         });
         for s in &fslots {
             self.unpack_slot(s);
