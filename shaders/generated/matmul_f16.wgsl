@@ -68,6 +68,12 @@ fn tw_erf(x: f32) -> f32 {
 }
 fn tw_idiv(a: i32, b: i32) -> i32 { if (b == 0) { return 0; } if (b == -1) { return 0 - a; } return a / b; }
 fn tw_irem(a: i32, b: i32) -> i32 { if (b == 0 || b == -1) { return 0; } return a % b; }
+fn tw_mulhi(a: u32, b: u32) -> u32 {
+  let p00 = (a & 0xffffu) * (b & 0xffffu); let p01 = (a & 0xffffu) * (b >> 16u);
+  let p10 = (a >> 16u) * (b & 0xffffu); let p11 = (a >> 16u) * (b >> 16u);
+  let mid = (p00 >> 16u) + (p01 & 0xffffu) + (p10 & 0xffffu);
+  return p11 + (p01 >> 16u) + (p10 >> 16u) + (mid >> 16u);
+}
 fn tw_udiv(a: u32, b: u32) -> u32 { if (b == 0u) { return 0u; } return a / b; }
 fn tw_urem(a: u32, b: u32) -> u32 { if (b == 0u) { return 0u; } return a % b; }
 
