@@ -96,6 +96,18 @@ pub struct BufferView {
     pub(crate) len: usize,
 }
 
+impl From<&Buffer> for BufferView {
+    fn from(b: &Buffer) -> BufferView {
+        b.view()
+    }
+}
+
+impl From<&BufferView> for BufferView {
+    fn from(v: &BufferView) -> BufferView {
+        v.clone()
+    }
+}
+
 impl BufferView {
     pub fn buffer(&self) -> &Buffer {
         &self.buffer

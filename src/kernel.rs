@@ -129,6 +129,100 @@ impl Kernel {
 pub enum Arg {
     Buffer(BufferView),
     Scalar(ScalarValue),
+    Descriptor(TensorDescriptor),
+}
+
+/// A buffer seen as a tensor of `shape` with `strides` (in elements), read and written
+/// by the kernel in blocks of `block_shape` (Triton's host-side `TensorDescriptor`):
+/// the kernel's parameter is used as `desc.load([i, j])` / `desc.store([i, j], x)`;
+/// elements outside `shape` read as zero and are not written.
+#[derive(Clone, Debug)]
+pub struct TensorDescriptor {
+    pub view: BufferView,
+    pub shape: Vec<i64>,
+    pub strides: Vec<i64>,
+    pub block_shape: Vec<u32>,
+}
+
+impl TensorDescriptor {
+    /// A descriptor of `buffer` (or a view of it). Checked at launch: one to five
+    /// dimensions, as many strides as dimensions, non-negative sizes and strides, block
+    /// dimensions powers of two, and every element of the tensor inside the view.
+    pub fn new(
+        buffer: impl Into<BufferView>,
+        shape: &[i64],
+        strides: &[i64],
+        block_shape: &[u32],
+    ) -> TensorDescriptor {
+        TensorDescriptor {
+            view: buffer.into(),
+            shape: shape.to_vec(),
+            strides: strides.to_vec(),
+            block_shape: block_shape.to_vec(),
+        }
+    }
+
+    /// A row-major (contiguous) descriptor of `shape`.
+    pub fn contiguous(buffer: impl Into<BufferView>, shape: &[i64], block_shape: &[u32]) -> Self {
+        let mut strides = vec![1i64; shape.len()];
+        for d in (0..shape.len().saturating_sub(1)).rev() {
+            strides[d] = strides[d + 1] * shape[d + 1].max(1);
+        }
+        Self::new(buffer, shape, &strides, block_shape)
+    }
+
+    fn check(&self, index: usize) -> Result<()> {
+        let bad = |msg: String| {
+            Err(Diagnostic::new(
+                ErrorKind::Launch,
+                format!("launch argument {index} (a tensor descriptor): {msg}"),
+            ))
+        };
+        let rank = self.shape.len();
+        if !(1..=5).contains(&rank) {
+            return bad(format!("{rank} dimensions; descriptors have 1 to 5"));
+        }
+        if self.strides.len() != rank || self.block_shape.len() != rank {
+            return bad(format!(
+                "{rank} dimensions but {} strides and a block shape of {} dimensions",
+                self.strides.len(),
+                self.block_shape.len()
+            ));
+        }
+        if let Some(d) = (0..rank).find(|&d| self.shape[d] < 0 || self.strides[d] < 0) {
+            return bad(format!(
+                "dimension {d} has size {} and stride {}; both must be non-negative",
+                self.shape[d], self.strides[d]
+            ));
+        }
+        if let Some(b) = self.block_shape.iter().find(|b| !b.is_power_of_two()) {
+            return bad(format!("block dimension {b} is not a power of two"));
+        }
+        if self.shape.contains(&0) {
+            return Ok(());
+        }
+        let last = (0..rank).try_fold(0i64, |acc, d| {
+            (self.shape[d] - 1)
+                .checked_mul(self.strides[d])
+                .and_then(|x| x.checked_add(acc))
+        });
+        match last {
+            Some(l) if (l as u64) < self.view.len as u64 => Ok(()),
+            _ => bad(format!(
+                "shape {:?} with strides {:?} reaches element {} but the view has {} elements",
+                self.shape,
+                self.strides,
+                last.map_or("beyond i64".to_string(), |l| l.to_string()),
+                self.view.len
+            )),
+        }
+    }
+}
+
+impl From<TensorDescriptor> for Arg {
+    fn from(d: TensorDescriptor) -> Arg {
+        Arg::Descriptor(d)
+    }
 }
 
 impl From<&Buffer> for Arg {
@@ -295,6 +389,23 @@ impl<'a> Launch<'a> {
                     })
                 }
                 Arg::Scalar(s) => Ok(ArgSpec::Scalar(*s)),
+                Arg::Descriptor(d) => {
+                    self.device.check_owner(&d.view.buffer)?;
+                    let index = self
+                        .args
+                        .iter()
+                        .position(|x| std::ptr::eq(x, a))
+                        .unwrap_or(0);
+                    d.check(index)?;
+                    let byte_offset = d.view.offset * d.view.buffer.dtype().size_bytes();
+                    Ok(ArgSpec::Descriptor {
+                        dtype: d.view.buffer.dtype(),
+                        aligned16: byte_offset % 16 == 0,
+                        shape: d.shape.clone(),
+                        strides: d.strides.clone(),
+                        block_shape: d.block_shape.clone(),
+                    })
+                }
             })
             .collect()
     }
@@ -327,19 +438,35 @@ impl<'a> Launch<'a> {
                 format!("grid {:?} is too large", self.grid.0),
             ));
         }
+        // Every runtime value of the arguments in order (a descriptor's buffer, shape
+        // and strides); the specialization's parameters pick from them.
+        let mut values = vec![];
+        for arg in &self.args {
+            let buffer = |v: &BufferView| BoundArg::Buffer {
+                id: v.buffer.id(),
+                offset: v.offset,
+                len: v.len,
+            };
+            match arg {
+                Arg::Buffer(v) => values.push(buffer(v)),
+                Arg::Scalar(s) => values.push(BoundArg::Scalar(*s)),
+                Arg::Descriptor(d) => {
+                    values.push(buffer(&d.view));
+                    let it = ArgSpec::descriptor_index_dtype(&d.shape, &d.strides);
+                    for &x in d.shape.iter().chain(&d.strides) {
+                        values.push(BoundArg::Scalar(ScalarValue::Int(it, x)));
+                    }
+                }
+            }
+        }
         let mut bound = Vec::with_capacity(spec.arg_indices.len());
         for &i in &spec.arg_indices {
-            let arg = self.args.get(i).ok_or_else(|| {
-                Diagnostic::internal(format!("specialization refers to missing argument {i}"))
+            let value = values.get(i).ok_or_else(|| {
+                Diagnostic::internal(format!(
+                    "specialization refers to missing argument value {i}"
+                ))
             })?;
-            bound.push(match arg {
-                Arg::Buffer(v) => BoundArg::Buffer {
-                    id: v.buffer.id(),
-                    offset: v.offset,
-                    len: v.len,
-                },
-                Arg::Scalar(s) => BoundArg::Scalar(*s),
-            });
+            bound.push(*value);
         }
         self.device
             .backend

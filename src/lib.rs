@@ -46,7 +46,7 @@ mod wgpu_device;
 pub use buffer::{Buffer, BufferView};
 pub use device::{Device, DeviceKind};
 pub use element::Element;
-pub use kernel::{Arg, Compiled, Kernel, Launch, Module};
+pub use kernel::{Arg, Compiled, Kernel, Launch, Module, TensorDescriptor};
 pub use tilewise_core::ir::DType;
 pub use tilewise_core::launch::{ConstValue, Grid};
 pub use tilewise_core::{Diagnostic, ErrorKind, Result};

@@ -13,7 +13,7 @@
 use std::sync::OnceLock;
 use tilewise::cuda::PtxTarget;
 use tilewise::half::{bf16, f16};
-use tilewise::{Arg, Buffer, ConstValue, DType, Device, Kernel, Launch, Module};
+use tilewise::{Arg, Buffer, ConstValue, DType, Device, Kernel, Launch, Module, TensorDescriptor};
 
 struct Rng(u64);
 impl Rng {
@@ -47,6 +47,8 @@ enum H {
     I64(Vec<i64>),
     U8(Vec<u8>),
     S(Arg),
+    /// A tensor descriptor over the data: (data, shape, strides, block shape).
+    Desc(Box<H>, Vec<i64>, Vec<i64>, Vec<u32>),
 }
 
 /// The scalar arguments of the matmul kernels for contiguous row-major operands: M, N,
@@ -84,6 +86,7 @@ fn upload(dev: &Device, h: &H) -> Option<Buffer> {
         H::I32(v) => dev.upload(v).unwrap(),
         H::I64(v) => dev.upload(v).unwrap(),
         H::U8(v) => dev.upload(v).unwrap(),
+        H::Desc(data, ..) => return upload(dev, data),
         H::S(_) => return None,
     })
 }
@@ -99,6 +102,9 @@ fn launch<'a>(
     for (h, b) in case.args.iter().zip(bufs) {
         launch = match (h, b) {
             (H::S(a), _) => launch.arg(a.clone()),
+            (H::Desc(_, shape, strides, block), Some(b)) => {
+                launch.arg(TensorDescriptor::new(b, shape, strides, block))
+            }
             (_, Some(b)) => launch.arg(b),
             _ => unreachable!(),
         };
@@ -2070,6 +2076,164 @@ fn random_numbers_with_64_bit_offsets_and_seeds() {
         );
     }
     check_except_wgpu(case, Some("64-bit"));
+}
+
+const DESCRIPTORS: &str = r#"
+import triton
+import triton.language as tl
+
+@triton.jit
+def desc_scale(x_ptr, y_ptr, M, N, sxm, sxn, BM: tl.constexpr, BN: tl.constexpr):
+    # Device-side descriptors over a strided input and a contiguous output; ragged
+    # edges read as zero and are not written.
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    x_desc = tl.make_tensor_descriptor(x_ptr, shape=[M, N], strides=[sxm, sxn], block_shape=[BM, BN])
+    y_desc = tl.make_tensor_descriptor(y_ptr, [M, N], [N, 1], [BM, BN])
+    x = x_desc.load([pid_m * BM, pid_n * BN])
+    tl.static_assert(x_desc.block_shape == [BM, BN] and x_desc.dtype == tl.float32)
+    y_desc.store([pid_m * BM, pid_n * BN], x * 2.0 + (x == 0.0).to(tl.float32))
+
+@triton.jit
+def desc_matmul(a_desc, b_desc, c_desc, K, BK: tl.constexpr):
+    # Host-side descriptors, as the persistent-matmul tutorial passes them.
+    BM: tl.constexpr = a_desc.block_shape[0]
+    BN: tl.constexpr = b_desc.block_shape[1]
+    off_m = tl.program_id(0) * BM
+    off_n = tl.program_id(1) * BN
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BK)):
+        a = a_desc.load([off_m, k * BK])
+        b = b_desc.load([k * BK, off_n])
+        acc = tl.dot(a, b, acc)
+    c_desc.store([off_m, off_n], acc.to(c_desc.dtype))
+
+@triton.jit
+def desc_experimental(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    x_desc = tl._experimental_make_tensor_descriptor(x_ptr, [n], [1], [BLOCK])
+    y_desc = tl._experimental_make_tensor_descriptor(y_ptr, [n], [1], [BLOCK])
+    x = tl._experimental_descriptor_load(x_desc, [pid * BLOCK], [BLOCK], tl.float32)
+    tl._experimental_descriptor_store(y_desc, x + 1.0, [pid * BLOCK])
+    z = tl.load_tensor_descriptor(x_desc, [pid * BLOCK])
+    tl.store_tensor_descriptor(y_desc, [n + pid * BLOCK], z * 0.0 + 7.0)
+"#;
+
+/// Tensor descriptors made in the kernel (issue 14): loads of a transposed view with
+/// ragged edges (zero fill), stores that drop the out-of-bounds part.
+#[test]
+fn tensor_descriptors_made_in_the_kernel() {
+    let (m, n) = (37usize, 45usize);
+    let mut r = Rng(41);
+    // x is stored transposed: element (i, j) at j * m + i.
+    let x = r.f32s(m * n);
+    let case = Case {
+        name: "desc_scale",
+        src: DESCRIPTORS,
+        kernel: "desc_scale",
+        grid: [3, 2, 1],
+        args: vec![
+            H::F32(x.clone()),
+            poison_f32(m * n + 8),
+            s(m as i32),
+            s(n as i32),
+            s(1i32),
+            s(m as i32),
+        ],
+        constexprs: vec![("BM", c(16i64)), ("BN", c(32i64))],
+        tol: 0.0,
+        tf32: false,
+    };
+    let got = run(&case, &Device::interpreter()).unwrap();
+    for i in 0..m {
+        for j in 0..n {
+            let v = x[j * m + i] as f64;
+            let want = v * 2.0 + if v == 0.0 { 1.0 } else { 0.0 };
+            assert_eq!(got[1][i * n + j], want, "({i}, {j})");
+        }
+    }
+    // Past the tensor: never written.
+    assert!(got[1][m * n..].iter().all(|v| v.is_nan()));
+    check(case);
+}
+
+/// Host-side descriptor arguments (`TensorDescriptor`): an f16 matmul with ragged M,
+/// N, K, against a float64 reference, then on every executor.
+#[test]
+fn tensor_descriptor_arguments() {
+    let (m, n, k) = (50usize, 40usize, 70usize);
+    let mut r = Rng(42);
+    let a: Vec<f16> = r.f32s(m * k).into_iter().map(f16::from_f32).collect();
+    let b: Vec<f16> = r.f32s(k * n).into_iter().map(f16::from_f32).collect();
+    let case = Case {
+        name: "desc_matmul",
+        src: DESCRIPTORS,
+        kernel: "desc_matmul",
+        grid: [2, 2, 1],
+        args: vec![
+            H::Desc(
+                Box::new(H::F16(a.clone())),
+                vec![m as i64, k as i64],
+                vec![k as i64, 1],
+                vec![32, 16],
+            ),
+            H::Desc(
+                Box::new(H::F16(b.clone())),
+                vec![k as i64, n as i64],
+                vec![n as i64, 1],
+                vec![16, 32],
+            ),
+            H::Desc(
+                Box::new(poison_f32(m * n)),
+                vec![m as i64, n as i64],
+                vec![n as i64, 1],
+                vec![32, 32],
+            ),
+            s(k as i32),
+        ],
+        constexprs: vec![("BK", c(16i64))],
+        tol: 1e-5,
+        tf32: false,
+    };
+    let got = run(&case, &Device::interpreter()).unwrap();
+    for i in 0..m {
+        for j in 0..n {
+            let want: f64 = (0..k)
+                .map(|p| a[i * k + p].to_f64() * b[p * n + j].to_f64())
+                .sum();
+            let g = got[2][i * n + j];
+            assert!(
+                (g - want).abs() <= 1e-4 * want.abs().max(1.0),
+                "({i}, {j}): {g} vs {want}"
+            );
+        }
+    }
+    check(case);
+}
+
+/// The older spellings (`_experimental_make_tensor_descriptor`,
+/// `_experimental_descriptor_load/store`) and the functional forms.
+#[test]
+fn tensor_descriptors_experimental_spellings() {
+    let n = 100usize;
+    let x = Rng(43).f32s(n);
+    let case = Case {
+        name: "desc_experimental",
+        src: DESCRIPTORS,
+        kernel: "desc_experimental",
+        grid: [4, 1, 1],
+        args: vec![H::F32(x.clone()), poison_f32(2 * n + 28), s(n as i32)],
+        constexprs: vec![("BLOCK", c(32i64))],
+        tol: 0.0,
+        tf32: false,
+    };
+    let got = run(&case, &Device::interpreter()).unwrap();
+    for i in 0..n {
+        assert_eq!(got[1][i], (x[i] + 1.0) as f64);
+    }
+    // The second store's descriptor ends at n: [n, 2n) stays poisoned.
+    assert!(got[1][n..].iter().all(|v| v.is_nan()));
+    check(case);
 }
 
 const LONG_SCANS: &str = r#"

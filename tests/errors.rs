@@ -432,3 +432,110 @@ fn mangled_sources_never_panic() {
         "the mangling should break most variants ({oks} ok, {errs} errors)"
     );
 }
+
+/// Tensor descriptors' misuse is located (issue 14): the offsets' count, a stored
+/// tile's shape, something else where a descriptor belongs, a method not supported.
+#[test]
+fn tensor_descriptor_misuse() {
+    let mk = "    d = tl.make_tensor_descriptor(x_ptr, [8, 8], [8, 1], [4, 8])\n";
+    let (src, e) = trace_err(
+        &format!(
+            "@triton.jit\ndef k(x_ptr):\n{mk}    x = d.load([0, 0, 4])\n    d.store([0, 0], x)\n"
+        ),
+        "k",
+        &[],
+    );
+    expect(
+        &src,
+        &e,
+        ErrorKind::Shape,
+        "3 offsets for a tensor descriptor of rank 2",
+        "[0, 0, 4]",
+    );
+    let (src, e) = trace_err(
+        &format!("@triton.jit\ndef k(x_ptr):\n{mk}    d.store([0, 0], tl.zeros((8, 4), dtype=tl.float32))\n"),
+        "k",
+        &[],
+    );
+    expect(
+        &src,
+        &e,
+        ErrorKind::Shape,
+        "block shape [4, 8]",
+        "tl.zeros((8, 4)",
+    );
+    let (src, e) = trace_err(
+        "@triton.jit\ndef k(x_ptr):\n    x = tl.load_tensor_descriptor((x_ptr, 8), [0])\n",
+        "k",
+        &[],
+    );
+    expect(
+        &src,
+        &e,
+        ErrorKind::Type,
+        "expected a tensor descriptor",
+        "(x_ptr, 8)",
+    );
+    let (src, e) = trace_err(
+        &format!("@triton.jit\ndef k(x_ptr):\n{mk}    d.atomic_add([0, 0], tl.zeros((4, 8), dtype=tl.float32))\n"),
+        "k",
+        &[],
+    );
+    expect(
+        &src,
+        &e,
+        ErrorKind::Unsupported,
+        "atomic_add",
+        "d.atomic_add",
+    );
+    let (src, e) = trace_err(
+        "@triton.jit\ndef k(x_ptr):\n    d = tl.make_tensor_descriptor(x_ptr, [8, 8], [8], [4, 8])\n",
+        "k",
+        &[],
+    );
+    expect(&src, &e, ErrorKind::Shape, "`strides` has 1 entries", "[8]");
+}
+
+/// A descriptor argument whose tensor reaches past its buffer is a launch error, as
+/// are ill-formed descriptors; nothing runs.
+#[test]
+fn tensor_descriptor_arguments_are_checked_at_launch() {
+    let src =
+        format!("{HEADER}@triton.jit\ndef k(d):\n    d.store([0, 0], d.load([0, 0]) + 1.0)\n");
+    let m = module("desc.py", &src);
+    let k = m.kernel("k").unwrap();
+    let dev = device();
+    let x = dev.upload(&[0f32; 64]).unwrap();
+    for (shape, strides, block, msg) in [
+        (
+            vec![8i64, 9],
+            vec![8i64, 1],
+            vec![4u32, 8],
+            "reaches element 64",
+        ),
+        (
+            vec![8, 8],
+            vec![8],
+            vec![4, 8],
+            "2 dimensions but 1 strides",
+        ),
+        (vec![8, 8], vec![8, 1], vec![4, 6], "not a power of two"),
+        (vec![8, -1], vec![8, 1], vec![4, 8], "non-negative"),
+    ] {
+        let e = err(k
+            .launch(&dev, 1)
+            .arg(tilewise::TensorDescriptor::new(
+                &x, &shape, &strides, &block,
+            ))
+            .run());
+        assert_eq!(e.kind, ErrorKind::Launch, "{}", e.render());
+        assert!(e.message.contains(msg), "{msg}: {}", e.render());
+    }
+    assert_eq!(dev.download::<f32>(&x).unwrap(), vec![0f32; 64]);
+    // Within the buffer: runs.
+    let d = tilewise::TensorDescriptor::contiguous(&x, &[8, 8], &[4, 8]);
+    ok(k.launch(&dev, 1).arg(d).run());
+    let got = dev.download::<f32>(&x).unwrap();
+    assert_eq!(&got[..32], &[1f32; 32]);
+    assert_eq!(&got[32..], &[0f32; 32]);
+}

@@ -126,6 +126,19 @@ pub enum ArgSpec {
     /// A runtime scalar (its value is not part of the key, but is available so that a
     /// scalar passed to a constexpr parameter can be folded).
     Scalar(ScalarValue),
+    /// A tensor descriptor (Triton's host-side `TensorDescriptor`): a buffer of `dtype`
+    /// seen as a tensor of `shape` with `strides` (elements), read and written in
+    /// blocks of `block_shape`. The block shape is part of the key, the shape and
+    /// strides are runtime values (specialized like integer scalars: equal to 1,
+    /// divisible by 16). It feeds `1 + 2 * rank` runtime values, in this order: the
+    /// buffer, the shape, the strides.
+    Descriptor {
+        dtype: DType,
+        aligned16: bool,
+        shape: Vec<i64>,
+        strides: Vec<i64>,
+        block_shape: Vec<u32>,
+    },
 }
 
 impl ArgSpec {
@@ -140,6 +153,49 @@ impl ArgSpec {
                 format!("{d}{}", if v % 16 == 0 { ":16" } else { "" })
             }
             ArgSpec::Scalar(s) => s.dtype().to_string(),
+            ArgSpec::Descriptor {
+                dtype,
+                aligned16,
+                shape,
+                strides,
+                block_shape,
+            } => {
+                let it = ArgSpec::descriptor_index_dtype(shape, strides);
+                let int = |v: &i64| ArgSpec::Scalar(ScalarValue::Int(it, *v)).key();
+                let s: Vec<String> = shape.iter().map(int).collect();
+                let t: Vec<String> = strides.iter().map(int).collect();
+                let b: Vec<String> = block_shape.iter().map(|d| d.to_string()).collect();
+                format!(
+                    "desc<*{dtype}{}, [{}], [{}], [{}]>",
+                    if *aligned16 { ":16" } else { "" },
+                    s.join(","),
+                    t.join(","),
+                    b.join(",")
+                )
+            }
+        }
+    }
+
+    /// The dtype of a descriptor's shape and stride values: i32 where every one fits
+    /// (so that a backend without 64-bit integers takes it), else i64.
+    pub fn descriptor_index_dtype(shape: &[i64], strides: &[i64]) -> DType {
+        if shape
+            .iter()
+            .chain(strides)
+            .all(|&v| i32::try_from(v).is_ok())
+        {
+            DType::I32
+        } else {
+            DType::I64
+        }
+    }
+
+    /// How many runtime values the argument feeds (a descriptor: buffer, shape,
+    /// strides).
+    pub fn parts(&self) -> usize {
+        match self {
+            ArgSpec::Descriptor { shape, .. } => 1 + 2 * shape.len(),
+            _ => 1,
         }
     }
 }

@@ -328,6 +328,8 @@ impl Gen {
             cols_arg: cols,
             padding,
             row_offset,
+            // Derived from values already drawn, so that every seed keeps its program.
+            descriptor: padding == Padding::Zero && (r + c) % 2 == 0,
         })
     }
 

@@ -234,9 +234,16 @@ impl Program {
                 cols_arg,
                 padding,
                 row_offset,
+                descriptor,
             } => {
                 let row_off =
                     row_offset.map_or("0".to_string(), |v| format!("v{v} * {}", shape[0]));
+                if *descriptor {
+                    return format!(
+                        "tl.make_tensor_descriptor(in{input} + pid * {span}, shape=[s{rows_arg}, s{cols_arg}], strides=[{stride}, 1], block_shape=[{}, {}]).load([{row_off}, 0])",
+                        shape[0], shape[1]
+                    );
+                }
                 let pad = match padding {
                     Padding::Zero => "zero",
                     Padding::Nan => "nan",

@@ -194,6 +194,9 @@ pub enum Expr {
         padding: Padding,
         /// The block's offsets: rows advanced by a loop index when present.
         row_offset: Option<Var>,
+        /// Written as a tensor descriptor's `load` (zero padding only; the same
+        /// semantics).
+        descriptor: bool,
     },
     Full {
         shape: Vec<u32>,

@@ -214,6 +214,9 @@ impl Tracer<'_> {
             if let Some(v) = self.call_random(short, &args, &kwargs, span)? {
                 return Ok(v);
             }
+            if let Some(v) = self.call_descriptor(short, &args, &kwargs, span)? {
+                return Ok(v);
+            }
         }
         let t = |v: &Val| v.clone();
         match name {
@@ -1171,7 +1174,7 @@ impl Tracer<'_> {
         }
     }
 
-    fn load(&mut self, args: Args, kwargs: Kwargs, span: Span) -> Result<Val> {
+    pub fn load(&mut self, args: Args, kwargs: Kwargs, span: Span) -> Result<Val> {
         let b = bind(
             "tl.load",
             args,
@@ -1288,7 +1291,7 @@ impl Tracer<'_> {
         )))
     }
 
-    fn store(&mut self, args: Args, kwargs: Kwargs, span: Span) -> Result<Val> {
+    pub fn store(&mut self, args: Args, kwargs: Kwargs, span: Span) -> Result<Val> {
         let b = bind(
             "tl.store",
             args,
@@ -1400,7 +1403,7 @@ impl Tracer<'_> {
         Ok(out)
     }
 
-    fn make_block_ptr(&mut self, args: Args, kwargs: Kwargs, span: Span) -> Result<Val> {
+    pub fn make_block_ptr(&mut self, args: Args, kwargs: Kwargs, span: Span) -> Result<Val> {
         let b = bind(
             "tl.make_block_ptr",
             args,

@@ -290,6 +290,10 @@ impl Tracer<'_> {
                 _ => Ok(Val::Method(Box::new(v.clone()), attr.to_string())),
             },
             Val::Jit(_) if attr == "fn" => Ok(v.clone()),
+            Val::Desc(d) => {
+                let d = (**d).clone();
+                self.descriptor_attr(&d, &v, attr, span)
+            }
             // A Python number is a scalar tensor to Triton once assigned (`i = 0` in a
             // loop), so `i.to(tl.int64)` works there.
             other if other.is_number() && attr == "to" => {
@@ -438,6 +442,10 @@ impl Tracer<'_> {
         kwargs: Kwargs,
         span: Span,
     ) -> Result<Val> {
+        if let Val::Desc(d) = &recv {
+            let d = (**d).clone();
+            return self.descriptor_method(&d, name, args, kwargs, span);
+        }
         if let Val::BlockType(_, shape) = &recv {
             if name == "get_block_shapes" {
                 return Ok(Val::Tuple(

@@ -8,6 +8,8 @@
 //! - `expr`: expressions and Python operators;
 //! - `semantic`: Triton's typing rules (promotion, broadcasting, casts);
 //! - `builtins`: the `tl` library and Python builtins;
+//! - `descriptor`: tensor descriptors (host-side arguments and
+//!   `tl.make_tensor_descriptor`), loaded and stored through block pointers;
 //! - `reduce`: reductions, scans and `tl.dot`;
 //! - `random`: Philox random numbers (`tl.rand`, `tl.randint`, ...) and `tl.umulhi`.
 //!
@@ -17,6 +19,7 @@
 
 mod builtins;
 mod control;
+mod descriptor;
 mod expr;
 mod parse;
 mod random;
@@ -62,8 +65,9 @@ pub struct Signature {
 #[derive(Clone, Debug)]
 pub struct Specialized {
     pub kernel: Kernel,
-    /// For each parameter of `kernel`, the index of the positional launch argument
-    /// that feeds it.
+    /// For each parameter of `kernel`, the index of the runtime value that feeds it,
+    /// counting the launch arguments' values in order (each [`ArgSpec`] feeds
+    /// [`ArgSpec::parts`] of them: one, or a descriptor's buffer, shape and strides).
     pub arg_indices: Vec<usize>,
     /// Lines printed by `tl.static_print` while tracing.
     pub static_prints: Vec<String>,
@@ -157,13 +161,16 @@ impl Module {
         let mut env = tracer::Env::new();
         let mut arg_indices = vec![];
         let mut next = 0usize;
+        // The index of the first runtime value of argument `next`.
+        let mut flat = 0usize;
         for p in &f.params {
             if let Some((_, c)) = constexprs.iter().find(|(n, _)| n == &p.name) {
                 env.insert(p.name.clone(), Val::from_const(c));
                 continue;
             }
             if let Some(a) = args.get(next) {
-                let idx = next;
+                let idx = flat;
+                flat += a.parts();
                 next += 1;
                 match a {
                     ArgSpec::Ptr { dtype, aligned16 } => {
@@ -199,6 +206,61 @@ impl Module {
                         let v = t.b.add_param(&p.name, Type::scalar(s.dtype()), p.span, div);
                         env.insert(p.name.clone(), Val::T(v));
                         arg_indices.push(idx);
+                    }
+                    ArgSpec::Descriptor {
+                        dtype,
+                        aligned16,
+                        shape,
+                        strides,
+                        block_shape,
+                    } => {
+                        if p.constexpr {
+                            return Err(err(
+                                ErrorKind::Argument,
+                                format!("parameter `{}` is a tl.constexpr, but launch argument {} is a tensor descriptor", p.name, next - 1),
+                                p.span,
+                            ));
+                        }
+                        let div = if *aligned16 {
+                            (16 / dtype.size_bytes()).max(1) as u32
+                        } else {
+                            1
+                        };
+                        let base =
+                            t.b.add_param(&p.name, Type::ptr(*dtype, vec![]), p.span, div);
+                        arg_indices.push(idx);
+                        // Shape and strides: runtime i64 values, 1 folded to a constant as
+                        // for integer scalars.
+                        let it = ArgSpec::descriptor_index_dtype(shape, strides);
+                        let mut dims = |values: &[i64], what: &str, first: usize| -> Vec<Val> {
+                            values
+                                .iter()
+                                .enumerate()
+                                .map(|(d, &v)| {
+                                    if v == 1 {
+                                        return Val::Int(1);
+                                    }
+                                    let div = if v % 16 == 0 { 16 } else { 1 };
+                                    let name = format!("{}.{what}{d}", p.name);
+                                    let x = t.b.add_param(&name, Type::scalar(it), p.span, div);
+                                    arg_indices.push(first + d);
+                                    Val::T(x)
+                                })
+                                .collect()
+                        };
+                        let rank = shape.len();
+                        let shape_v = dims(shape, "shape", idx + 1);
+                        let strides_v = dims(strides, "stride", idx + 1 + rank);
+                        env.insert(
+                            p.name.clone(),
+                            Val::Desc(Box::new(value::Descriptor {
+                                base: Val::T(base),
+                                dtype: *dtype,
+                                shape: shape_v,
+                                strides: strides_v,
+                                block_shape: block_shape.iter().map(|&b| b as i64).collect(),
+                            })),
+                        );
                     }
                 }
                 continue;

@@ -46,6 +46,22 @@ pub enum Val {
     NonJit(String),
     /// A method bound to a receiver (`x.to`, `x.sum`).
     Method(Box<Val>, String),
+    /// A tensor descriptor (`tl.make_tensor_descriptor`, or a descriptor argument).
+    Desc(Box<Descriptor>),
+}
+
+/// A tensor descriptor: a scalar pointer seen as a tensor of `shape` with `strides`,
+/// accessed in blocks of `block_shape` (out-of-bounds elements read as zero and are
+/// not written).
+#[derive(Clone, Debug)]
+pub struct Descriptor {
+    /// The base pointer (a scalar pointer value).
+    pub base: Val,
+    pub dtype: DType,
+    /// Numbers or runtime integer scalars, one a dimension.
+    pub shape: Vec<Val>,
+    pub strides: Vec<Val>,
+    pub block_shape: Vec<i64>,
 }
 
 impl Val {
@@ -77,6 +93,16 @@ impl Val {
             | (Val::Jit(a), Val::Jit(b))
             | (Val::NonJit(a), Val::NonJit(b)) => a == b,
             (Val::Method(a, n), Val::Method(b, m)) => n == m && a.same(b),
+            (Val::Desc(a), Val::Desc(b)) => {
+                let all = |x: &[Val], y: &[Val]| {
+                    x.len() == y.len() && x.iter().zip(y).all(|(p, q)| p.same(q))
+                };
+                a.base.same(&b.base)
+                    && a.dtype == b.dtype
+                    && a.block_shape == b.block_shape
+                    && all(&a.shape, &b.shape)
+                    && all(&a.strides, &b.strides)
+            }
             _ => false,
         }
     }
@@ -105,6 +131,11 @@ impl Val {
             Val::Jit(n) => format!("the jit function `{n}`"),
             Val::NonJit(n) => format!("the Python function `{n}`"),
             Val::Method(_, n) => format!("the method `{n}`"),
+            Val::Desc(d) => format!(
+                "a tensor descriptor of {} with block shape {:?}",
+                d.dtype.triton_name(),
+                d.block_shape
+            ),
         }
     }
 
@@ -181,6 +212,15 @@ pub fn format_val(v: &Val, ty_of: &dyn Fn(Value) -> String) -> String {
         Val::DType(d) => s.push_str(d.triton_name()),
         Val::PtrType(d) => {
             let _ = write!(s, "pointer<{}>", d.triton_name());
+        }
+        Val::Desc(d) => {
+            let dims: Vec<String> = d.block_shape.iter().map(|x| x.to_string()).collect();
+            let _ = write!(
+                s,
+                "tensor_descriptor<{}, [{}]>",
+                d.dtype.triton_name(),
+                dims.join(", ")
+            );
         }
         Val::BlockType(elem, shape) => {
             let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
