@@ -59,3 +59,41 @@ pub fn from_bytes<T: Element>(bytes: &[u8]) -> Vec<T> {
         .map(T::read_le)
         .collect()
 }
+
+/// An 8-bit float, OCP E4M3FN (Triton's `tl.float8e4nv`), by its code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub struct F8E4M3(pub u8);
+
+/// An 8-bit float, E5M2 (Triton's `tl.float8e5`), by its code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub struct F8E5M2(pub u8);
+
+macro_rules! fp8_element {
+    ($($t:ident => $d:ident, $f:ident);* $(;)?) => {$(
+        impl $t {
+            /// `x` rounded to nearest (ties to even), saturated to the largest finite
+            /// value; NaN stays NaN (`tilewise::core::ir::fp8`).
+            pub fn from_f32(x: f32) -> Self {
+                $t(tilewise_core::ir::fp8::$f.encode(x as f64))
+            }
+            /// The exact value.
+            pub fn to_f32(self) -> f32 {
+                tilewise_core::ir::fp8::$f.decode(self.0) as f32
+            }
+        }
+        impl Element for $t {
+            const DTYPE: DType = DType::$d;
+            fn write_le(self, out: &mut Vec<u8>) {
+                out.push(self.0);
+            }
+            fn read_le(bytes: &[u8]) -> Self {
+                $t(bytes[0])
+            }
+        }
+    )*};
+}
+
+fp8_element! {
+    F8E4M3 => F8E4M3, E4M3;
+    F8E5M2 => F8E5M2, E5M2;
+}

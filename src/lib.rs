@@ -45,7 +45,7 @@ mod wgpu_device;
 
 pub use buffer::{Buffer, BufferView};
 pub use device::{Device, DeviceKind};
-pub use element::Element;
+pub use element::{Element, F8E4M3, F8E5M2};
 pub use kernel::{Arg, Compiled, Kernel, Launch, Module, TensorDescriptor};
 pub use tilewise_core::ir::DType;
 pub use tilewise_core::launch::{ConstValue, Grid};

@@ -13,7 +13,10 @@
 use std::sync::OnceLock;
 use tilewise::cuda::PtxTarget;
 use tilewise::half::{bf16, f16};
-use tilewise::{Arg, Buffer, ConstValue, DType, Device, Kernel, Launch, Module, TensorDescriptor};
+use tilewise::{
+    Arg, Buffer, ConstValue, DType, Device, Kernel, Launch, Module, TensorDescriptor, F8E4M3,
+    F8E5M2,
+};
 
 struct Rng(u64);
 impl Rng {
@@ -46,6 +49,9 @@ enum H {
     I32(Vec<i32>),
     I64(Vec<i64>),
     U8(Vec<u8>),
+    /// fp8 buffers, by their codes (downloaded as codes, so executors agree bit for bit).
+    F8E4M3(Vec<u8>),
+    F8E5M2(Vec<u8>),
     S(Arg),
     /// A tensor descriptor over the data: (data, shape, strides, block shape).
     Desc(Box<H>, Vec<i64>, Vec<i64>, Vec<u32>),
@@ -86,6 +92,12 @@ fn upload(dev: &Device, h: &H) -> Option<Buffer> {
         H::I32(v) => dev.upload(v).unwrap(),
         H::I64(v) => dev.upload(v).unwrap(),
         H::U8(v) => dev.upload(v).unwrap(),
+        H::F8E4M3(v) => dev
+            .upload(&v.iter().map(|&c| F8E4M3(c)).collect::<Vec<_>>())
+            .unwrap(),
+        H::F8E5M2(v) => dev
+            .upload(&v.iter().map(|&c| F8E5M2(c)).collect::<Vec<_>>())
+            .unwrap(),
         H::Desc(data, ..) => return upload(dev, data),
         H::S(_) => return None,
     })
@@ -161,6 +173,18 @@ fn run(case: &Case, dev: &Device) -> Result<Vec<Vec<f64>>, String> {
                 .map_err(|e| format!("download: {e}"))?
                 .iter()
                 .map(|&x| x as f64)
+                .collect(),
+            DType::F8E4M3 => dev
+                .download::<F8E4M3>(b)
+                .map_err(|e| format!("download: {e}"))?
+                .iter()
+                .map(|x| x.0 as f64)
+                .collect(),
+            DType::F8E5M2 => dev
+                .download::<F8E5M2>(b)
+                .map_err(|e| format!("download: {e}"))?
+                .iter()
+                .map(|x| x.0 as f64)
                 .collect(),
             other => panic!("no download for {other}"),
         });
@@ -2233,6 +2257,277 @@ fn tensor_descriptors_experimental_spellings() {
     }
     // The second store's descriptor ends at n: [n, 2n) stays poisoned.
     assert!(got[1][n..].iter().all(|v| v.is_nan()));
+    check(case);
+}
+
+const FP8: &str = r#"
+import triton
+import triton.language as tl
+
+@triton.jit
+def fp8_widen(e4_ptr, e5_ptr, f32_ptr, f16_ptr, bf16_ptr, flags_ptr, N: tl.constexpr):
+    # Every code of both formats widened (exactly), compared, selected.
+    i = tl.arange(0, N)
+    a = tl.load(e4_ptr + i)
+    b = tl.load(e5_ptr + i)
+    tl.static_assert(a.dtype == tl.float8e4nv and b.dtype.is_fp8() and b.dtype.is_fp8e5())
+    tl.store(f32_ptr + i, a.to(tl.float32))
+    tl.store(f32_ptr + N + i, b.to(tl.float32))
+    tl.store(f16_ptr + i, a.to(tl.float16))
+    tl.store(f16_ptr + N + i, b.to(tl.float16))
+    tl.store(bf16_ptr + i, a.to(tl.bfloat16))
+    tl.store(bf16_ptr + N + i, b.to(tl.bfloat16))
+    tl.store(flags_ptr + i, (a < 0.5).to(tl.int32) + 2 * (a == a).to(tl.int32) + 4 * (b >= 1.0).to(tl.int32))
+    tl.store(flags_ptr + N + i, (a > tl.load(e4_ptr + (N - 1 - i))).to(tl.int32))
+    # Selection and minimum/maximum move codes; a mix of formats meets in f16.
+    c = tl.where(i % 3 == 0, a, tl.maximum(a, tl.load(e4_ptr + (i * 7) % N)))
+    tl.store(e4_ptr + N + i, c)
+    tl.store(f16_ptr + 2 * N + i, a + b)
+
+@triton.jit
+def fp8_round(x_ptr, h_ptr, e4_ptr, e5_ptr, N: tl.constexpr):
+    # f32, f16 and bf16 to both formats (nearest even, saturating); fp8 to fp8.
+    i = tl.arange(0, N)
+    x = tl.load(x_ptr + i)
+    h = tl.load(h_ptr + i)
+    tl.store(e4_ptr + i, x.to(tl.float8e4nv))
+    tl.store(e5_ptr + i, x.to(tl.float8e5))
+    tl.store(e4_ptr + N + i, h)
+    tl.store(e5_ptr + N + i, h.to(tl.float8e5))
+    tl.store(e4_ptr + 2 * N + i, x.to(tl.bfloat16).to(tl.float8e4nv))
+    tl.store(e5_ptr + 2 * N + i, x.to(tl.float8e4nv).to(tl.float8e5))
+    tl.store(e4_ptr + 3 * N + i, x.to(tl.float8e5).to(tl.float8e4nv))
+    tl.store(e5_ptr + 3 * N + i, tl.load(e5_ptr + i, mask=i < N // 2, other=-3.0))
+
+@triton.jit
+def fp8_dot(a_ptr, b_ptr, c_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr):
+    rm = tl.arange(0, M)
+    rn = tl.arange(0, N)
+    rk = tl.arange(0, K)
+    a = tl.load(a_ptr + rm[:, None] * K + rk[None, :])
+    b = tl.load(b_ptr + rk[:, None] * N + rn[None, :])
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], tl.dot(a, b))
+    h = tl.dot(a, tl.trans(a.to(tl.float32).to(tl.float8e5)), out_dtype=tl.float16)
+    tl.store(c_ptr + M * N + rm[:, None] * M + tl.arange(0, M)[None, :], h.to(tl.float32))
+"#;
+
+fn e4() -> tilewise::core::ir::fp8::Format {
+    tilewise::core::ir::fp8::E4M3
+}
+
+fn e5() -> tilewise::core::ir::fp8::Format {
+    tilewise::core::ir::fp8::E5M2
+}
+
+/// Every fp8 code of both formats, widened to f32, f16 and bf16 (exactly), compared
+/// with floats and with each other, selected and max'ed, and two formats added in
+/// f16 (issue 14): the interpreter against the format model, every executor against
+/// the interpreter, codes compared bit for bit.
+#[test]
+fn fp8_codes_widen_compare_and_move() {
+    let n = 256usize;
+    let codes: Vec<u8> = (0..=255u8).collect();
+    let rev: Vec<u8> = codes.iter().rev().copied().collect();
+    let case = Case {
+        name: "fp8_widen",
+        src: FP8,
+        kernel: "fp8_widen",
+        grid: [1, 1, 1],
+        args: vec![
+            H::F8E4M3([codes.clone(), vec![0x55; n]].concat()),
+            H::F8E5M2(rev.clone()),
+            poison_f32(2 * n),
+            H::F16(vec![f16::NAN; 3 * n]),
+            H::BF16(vec![bf16::NAN; 2 * n]),
+            H::I32(vec![-1; 2 * n]),
+        ],
+        constexprs: vec![("N", c(n as i64))],
+        tol: 0.0,
+        tf32: false,
+    };
+    let got = run(&case, &Device::interpreter()).unwrap();
+    let same = |g: f64, w: f64| {
+        (g.is_nan() && w.is_nan()) || (g == w && g.is_sign_negative() == w.is_sign_negative())
+    };
+    for i in 0..n {
+        let (a, b) = (e4().decode(codes[i]), e5().decode(rev[i]));
+        assert!(
+            same(got[2][i], a),
+            "e4m3 {:#x}: {} vs {a}",
+            codes[i],
+            got[2][i]
+        );
+        assert!(
+            same(got[2][n + i], b),
+            "e5m2 {:#x}: {} vs {b}",
+            rev[i],
+            got[2][n + i]
+        );
+        assert!(same(got[3][i], a) && same(got[3][n + i], b), "f16 at {i}");
+        assert!(same(got[4][i], a) && same(got[4][n + i], b), "bf16 at {i}");
+        let flags = (a < 0.5) as i32 + 2 * (a == a) as i32 + 4 * (b >= 1.0) as i32;
+        assert_eq!(got[5][i] as i32, flags, "flags at {i}");
+        assert_eq!(
+            got[5][n + i] as i32,
+            (a > e4().decode(codes[n - 1 - i])) as i32
+        );
+        let sum = f16::from_f64(a + b).to_f64();
+        assert!(
+            same(got[3][2 * n + i], sum),
+            "a + b at {i}: {} vs {sum}",
+            got[3][2 * n + i]
+        );
+    }
+    check(case);
+}
+
+/// f32 / f16 / bf16 to both fp8 formats on the values that matter (ties at every
+/// exponent, subnormal ties, the largest finite value and just beyond, infinities,
+/// NaNs, zeros of both signs, f32 subnormals, random values over the whole range),
+/// fp8 to fp8, and a masked load's fill (issue 14): codes bit for bit against the
+/// model, on every executor.
+#[test]
+fn fp8_rounding_is_nearest_even_and_saturating() {
+    let mut xs: Vec<f32> = vec![
+        0.0,
+        -0.0,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::NAN,
+        -f32::NAN,
+        448.0,
+        464.0,
+        479.9,
+        480.0,
+        1e9,
+        57344.0,
+        61439.0,
+        61440.0,
+        1e-30,
+        -1e-30,
+        f32::from_bits(1),
+        f32::MIN_POSITIVE,
+        65504.0,
+        70000.0,
+    ];
+    for e in -20..17 {
+        for m in 0..16u32 {
+            // Values on and between the representable ones, ties included.
+            let v = 2f32.powi(e) * (1.0 + m as f32 / 16.0);
+            xs.push(v);
+            xs.push(-v);
+            xs.push(v * (1.0 + 1.0 / 64.0));
+        }
+    }
+    let mut r = Rng(44);
+    while xs.len() < 2048 {
+        let mag = 2f32.powf(r.f32s(1)[0] * 20.0);
+        xs.push(mag * r.f32s(1)[0]);
+    }
+    let n = xs.len();
+    let hs: Vec<f16> = xs.iter().map(|&x| f16::from_f32(x)).collect();
+    let case = Case {
+        name: "fp8_round",
+        src: FP8,
+        kernel: "fp8_round",
+        grid: [1, 1, 1],
+        args: vec![
+            H::F32(xs.clone()),
+            H::F16(hs.clone()),
+            H::F8E4M3(vec![0xAA; 4 * n]),
+            H::F8E5M2(vec![0xAA; 4 * n]),
+        ],
+        constexprs: vec![("N", c(n as i64))],
+        tol: 0.0,
+        tf32: false,
+    };
+    let got = run(&case, &Device::interpreter()).unwrap();
+    for (i, &x) in xs.iter().enumerate() {
+        let x = x as f64;
+        let (c4, c5) = (got[2][i] as u8, got[3][i] as u8);
+        assert_eq!(c4, e4().encode(x), "e4m3 of {x}");
+        assert_eq!(c5, e5().encode(x), "e5m2 of {x}");
+        assert_eq!(
+            got[2][n + i] as u8,
+            e4().encode(hs[i].to_f64()),
+            "e4m3 of f16 {}",
+            hs[i]
+        );
+        assert_eq!(
+            got[3][n + i] as u8,
+            e5().encode(hs[i].to_f64()),
+            "e5m2 of f16 {}",
+            hs[i]
+        );
+        let bf = bf16::from_f64(x).to_f64();
+        assert_eq!(
+            got[2][2 * n + i] as u8,
+            e4().encode(bf),
+            "e4m3 of bf16 {bf}"
+        );
+        assert_eq!(
+            got[3][2 * n + i] as u8,
+            e5().encode(e4().round(x)),
+            "e4m3 to e5m2 of {x}"
+        );
+        assert_eq!(
+            got[2][3 * n + i] as u8,
+            e4().encode(e5().round(x)),
+            "e5m2 to e4m3 of {x}"
+        );
+        let fill = if i < n / 2 {
+            e5().encode(x)
+        } else {
+            e5().encode(-3.0)
+        };
+        assert_eq!(got[3][3 * n + i] as u8, fill, "masked load at {i}");
+    }
+    check(case);
+}
+
+/// `tl.dot` of fp8 operands (e4m3 times e5m2, f32 accumulation; e4m3 times e5m2 with
+/// f16 output), against a float64 reference of the decoded values.
+#[test]
+fn fp8_dot_mixes_formats() {
+    let (m, n, k) = (16usize, 16usize, 32usize);
+    let mut r = Rng(45);
+    let a: Vec<u8> = r
+        .f32s(m * k)
+        .iter()
+        .map(|&x| e4().encode(x as f64 * 4.0))
+        .collect();
+    let b: Vec<u8> = r
+        .f32s(k * n)
+        .iter()
+        .map(|&x| e5().encode(x as f64 * 4.0))
+        .collect();
+    let case = Case {
+        name: "fp8_dot",
+        src: FP8,
+        kernel: "fp8_dot",
+        grid: [1, 1, 1],
+        args: vec![
+            H::F8E4M3(a.clone()),
+            H::F8E5M2(b.clone()),
+            poison_f32(m * n + m * m),
+        ],
+        constexprs: vec![("M", c(m as i64)), ("N", c(n as i64)), ("K", c(k as i64))],
+        tol: 2e-3,
+        tf32: false,
+    };
+    let got = run(&case, &Device::interpreter()).unwrap();
+    for i in 0..m {
+        for j in 0..n {
+            let want: f64 = (0..k)
+                .map(|p| e4().decode(a[i * k + p]) * e5().decode(b[p * n + j]))
+                .sum();
+            let g = got[2][i * n + j];
+            assert!(
+                (g - want).abs() <= 1e-5 * want.abs().max(1.0),
+                "({i}, {j}): {g} vs {want}"
+            );
+        }
+    }
     check(case);
 }
 

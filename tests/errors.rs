@@ -539,3 +539,102 @@ fn tensor_descriptor_arguments_are_checked_at_launch() {
     assert_eq!(&got[..32], &[1f32; 32]);
     assert_eq!(&got[32..], &[0f32; 32]);
 }
+
+/// fp8 is a storage, conversion and `dot`-operand type (issue 14): arithmetic,
+/// reductions, atomics, integer conversions and comparisons with integers are located
+/// errors; the formats tilewise lacks are values that compare but cannot be used.
+#[test]
+fn fp8_misuse_is_located() {
+    let head = "@triton.jit\ndef k(x_ptr):\n    i = tl.arange(0, 8)\n    a = tl.load(x_ptr + i).to(tl.float8e4nv)\n";
+    let cases: &[(&str, ErrorKind, &str, &str)] = &[
+        (
+            "    b = a + a\n",
+            ErrorKind::Type,
+            "`+` on float8e4nv values",
+            "a + a",
+        ),
+        (
+            "    b = a * 2.0\n",
+            ErrorKind::Type,
+            "`*` on float8e4nv values",
+            "a * 2.0",
+        ),
+        (
+            "    b = -a\n",
+            ErrorKind::Type,
+            "unary `-` of float8e4nv",
+            "-a",
+        ),
+        (
+            "    b = a < 0\n",
+            ErrorKind::Type,
+            "cannot compare an fp8 value with the integer 0",
+            "a < 0",
+        ),
+        (
+            "    b = a + i\n",
+            ErrorKind::Type,
+            "unexpected types float8e4nv and int32",
+            "a + i",
+        ),
+        (
+            "    b = tl.sum(a, axis=0)\n",
+            ErrorKind::Type,
+            "tl.sum of float8e4nv",
+            "a, axis=0",
+        ),
+        (
+            "    b = i.to(tl.float8e5)\n",
+            ErrorKind::Type,
+            "cannot convert int32 to float8e5",
+            "i.to(tl.float8e5)",
+        ),
+        (
+            "    b = a.to(tl.float64)\n",
+            ErrorKind::Type,
+            "cannot convert float8e4nv to float64",
+            "a.to(tl.float64)",
+        ),
+        (
+            "    b = a.to(tl.float8e4b15)\n",
+            ErrorKind::Unsupported,
+            "tl.float8e4b15 is not supported",
+            "tl.float8e4b15)",
+        ),
+        (
+            "    b = tl.exp(a)\n",
+            ErrorKind::Type,
+            "tl.exp of float8e4nv",
+            "a)",
+        ),
+        (
+            "    tl.atomic_add(x_ptr.to(tl.pointer_type(tl.float8e5)) + i, 1.0)\n",
+            ErrorKind::Unsupported,
+            "pointers as data",
+            "x_ptr.to(",
+        ),
+        (
+            "    b = tl.load(x_ptr + i).to(tl.float16, fp_downcast_rounding=\"rtz\")\n",
+            ErrorKind::Unsupported,
+            "rtz",
+            "\"rtz\"",
+        ),
+    ];
+    for (body, kind, msg, at) in cases {
+        let (src, e) = trace_err(&format!("{head}{body}"), "k", &[]);
+        expect(&src, &e, *kind, msg, at);
+    }
+    // The other fp8 names are values: comparing with them traces.
+    let src = format!(
+        "{HEADER}@triton.jit\ndef k(x_ptr):\n    i = tl.arange(0, 8)\n    x = tl.load(x_ptr + i)\n    if x.dtype == tl.float8e4b15 or x.dtype == tl.float8e5b16:\n        x = x * 2\n    tl.static_assert(tl.float8e4b8.is_fp8() and not tl.float32.is_fp8())\n    tl.store(x_ptr + i, x)\n"
+    );
+    let dev = device();
+    let x = dev.upload(&[1.5f32; 64]).unwrap();
+    ok(module("fp8names.py", &src)
+        .kernel("k")
+        .unwrap()
+        .launch(&dev, 1)
+        .arg(&x)
+        .run());
+    assert_eq!(dev.download::<f32>(&x).unwrap()[0], 1.5);
+}

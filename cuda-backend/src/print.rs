@@ -117,6 +117,10 @@ pub fn encode_scalar(dtype: DType, value: ScalarValue) -> u64 {
         DType::U16 => as_i64 as u16 as u64,
         DType::U32 => as_i64 as u32 as u64,
         DType::I64 | DType::U64 => as_i64 as u64,
+        // The shared lowering turns fp8 into its codes (u8); a code if one remains.
+        DType::F8E4M3 | DType::F8E5M2 => {
+            tilewise_core::ir::fp8::Format::of(dtype).map_or(0, |f| f.encode(as_f64)) as u64
+        }
     }
 }
 
@@ -497,6 +501,9 @@ impl Printer<'_> {
             DType::I16 => (as_i as i16).to_string(),
             DType::I32 => (as_i as i32).to_string(),
             DType::U8 => (as_i as u8).to_string(),
+            DType::F8E4M3 | DType::F8E5M2 => tilewise_core::ir::fp8::Format::of(dt)
+                .map_or(0, |f| f.encode(as_f))
+                .to_string(),
             DType::U16 => (as_i as u16).to_string(),
             DType::U32 => (as_i as u32).to_string(),
             DType::I64 => as_i.to_string(),

@@ -441,6 +441,8 @@ impl Gen {
                     Unary::Ceil,
                     Unary::Erf,
                     Unary::Sigmoid,
+                    Unary::Fp8E4,
+                    Unary::Fp8E5,
                 ]
             } else {
                 vec![Unary::Neg, Unary::Abs, Unary::Not]

@@ -294,6 +294,8 @@ impl Program {
                     Unary::Ceil => format!("tl.ceil({x})"),
                     Unary::Erf => format!("tl.erf({x})"),
                     Unary::Sigmoid => format!("tl.sigmoid({x})"),
+                    Unary::Fp8E4 => format!("{x}.to(tl.float8e4nv)"),
+                    Unary::Fp8E5 => format!("{x}.to(tl.float8e5)"),
                 };
                 if matches!(op, Unary::Neg | Unary::Abs | Unary::Not) {
                     e

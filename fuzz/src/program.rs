@@ -96,6 +96,10 @@ pub enum Unary {
     Ceil,
     Erf,
     Sigmoid,
+    /// Rounded to `tl.float8e4nv` and back (`x.to(tl.float8e4nv).to(x.dtype)`).
+    Fp8E4,
+    /// Rounded to `tl.float8e5` and back.
+    Fp8E5,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -360,6 +360,27 @@ fn unary(op: Unary, x: &Info) -> Result<Info, Invalid> {
             grid: Some(0).filter(|&q| fits(x.mag + 1.0, q, x.dtype)),
         },
         (Unary::Erf, true) => approx(x, 1.0, 1.2, 1e-4),
+        // Rounding to fp8 is exact and deterministic (nearest even, saturating): the
+        // same on every executor for the same input; an inexact input may land one
+        // fp8 step away.
+        (Unary::Fp8E4 | Unary::Fp8E5, true) if x.dtype != DType::F64 => {
+            let (max, m) = if op == Unary::Fp8E4 {
+                (448.0, 3)
+            } else {
+                (57344.0, 2)
+            };
+            Info {
+                shape: s,
+                dtype: x.dtype,
+                mag: x.mag.min(max),
+                err: if x.err == 0.0 {
+                    0.0
+                } else {
+                    x.err + (x.mag + x.err).max(2f64.powi(-6)) * 2f64.powi(-m)
+                },
+                grid: None,
+            }
+        }
         (Unary::Sigmoid, true) if x.mag <= 16.0 => approx(x, 1.0, 0.25, 1e-4),
         _ => return bad(format!("{op:?} on {}", x.dtype)),
     })

@@ -432,7 +432,8 @@ fn reg_ty(dt: DType, f16: bool) -> &'static str {
     match dt {
         DType::I1 => "bool",
         DType::I8 | DType::I16 | DType::I32 => "i32",
-        DType::U8 | DType::U16 | DType::U32 => "u32",
+        // fp8 is lowered to its codes (u8) before printing.
+        DType::U8 | DType::U16 | DType::U32 | DType::F8E4M3 | DType::F8E5M2 => "u32",
         DType::F16 if f16 => "f16",
         DType::F16 | DType::BF16 | DType::F32 => "f32",
         DType::I64 | DType::U64 | DType::F64 => "i32", // rejected by check_type

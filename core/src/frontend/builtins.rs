@@ -123,6 +123,11 @@ pub fn const_ints(v: &Val, span: Span, what: &str) -> Result<Vec<i64>> {
 pub fn const_dtype(v: &Val, span: Span) -> Result<DType> {
     match v {
         Val::DType(d) => Ok(*d),
+        Val::OtherDType(n) => Err(err(
+            ErrorKind::Unsupported,
+            format!("tl.{n} is not supported by tilewise (it is an AMD or pre-Hopper Triton format); use tl.float8e4nv or tl.float8e5"),
+            span,
+        )),
         Val::Str(s) => DType::from_name(s)
             .ok_or_else(|| err(ErrorKind::Type, format!("unknown dtype {s:?}"), span)),
         other => Err(err(
@@ -451,6 +456,26 @@ impl Tracer<'_> {
                     span,
                 )?;
                 let v = b.req(0)?.0.clone();
+                if let Some((r, rs)) = b.get(2) {
+                    match r {
+                        Val::None => {}
+                        Val::Str(m) if m == "rtne" => {}
+                        Val::Str(m) if m == "rtz" => {
+                            return Err(err(
+                                ErrorKind::Unsupported,
+                                "fp_downcast_rounding=\"rtz\" is not supported yet: tilewise rounds float downcasts to nearest, ties to even",
+                                *rs,
+                            ))
+                        }
+                        other => {
+                            return Err(err(
+                                ErrorKind::Argument,
+                                format!("fp_downcast_rounding must be \"rtne\" or \"rtz\", got {}", self.describe(other)),
+                                *rs,
+                            ))
+                        }
+                    }
+                }
                 if let Val::PtrType(target) = &b.req(1)?.0 {
                     // A pointer cast: the identity when the element type is the same;
                     // pointers as data (int64 <-> pointer, reinterpretation) are not there yet.
@@ -768,6 +793,13 @@ impl Tracer<'_> {
                     span,
                 )?;
                 let (p, pointee) = self.pointer_tile(&b.req(0)?.0.clone(), b.span_of(0), f)?;
+                if pointee.is_fp8() {
+                    return Err(err(
+                        ErrorKind::Type,
+                        format!("tl.{f} on {} memory is not supported (atomics need 16 bits or more, as in Triton)", pointee.triton_name()),
+                        span,
+                    ));
+                }
                 let v = self.materialize(&b.req(1)?.0.clone(), pointee, b.span_of(1))?;
                 let mut shape = self.shape(p);
                 let vshape = self.shape(v);
@@ -810,6 +842,13 @@ impl Tracer<'_> {
                     span,
                 )?;
                 let (p, pointee) = self.pointer_tile(&b.req(0)?.0.clone(), b.span_of(0), f)?;
+                if pointee.is_fp8() {
+                    return Err(err(
+                        ErrorKind::Type,
+                        format!("tl.atomic_cas on {} memory is not supported (atomics need 16 bits or more, as in Triton)", pointee.triton_name()),
+                        span,
+                    ));
+                }
                 let c = self.materialize(&b.req(1)?.0.clone(), pointee, b.span_of(1))?;
                 let v = self.materialize(&b.req(2)?.0.clone(), pointee, b.span_of(2))?;
                 let mut shape = self.shape(p);

@@ -6,6 +6,7 @@
 //! per Triton's `truediv`, pointer arithmetic as `AddPtr`.
 
 use super::parse::span_of;
+use super::semantic::computation_type;
 use super::tracer::{err, unsupported, Tracer};
 use super::value::{format_val, Namespace, Val};
 use crate::diag::{ErrorKind, Result, Span};
@@ -194,13 +195,9 @@ impl Tracer<'_> {
                 Ok(match attr {
                     "math" | "extra" | "libdevice" | "cuda" | "language" | "core" | "standard"
                     | "random" => Val::Module(Namespace::Tl),
-                    "float8e4nv" | "float8e5" | "float8e4b15" => {
-                        return Err(err(
-                            ErrorKind::Unsupported,
-                            format!("the dtype tl.{attr} is not supported by tilewise"),
-                            span,
-                        ))
-                    }
+                    "float8e4b15" => Val::OtherDType("float8e4b15"),
+                    "float8e4b8" => Val::OtherDType("float8e4b8"),
+                    "float8e5b16" => Val::OtherDType("float8e5b16"),
                     _ => Val::Builtin(format!("tl.{attr}")),
                 })
             }
@@ -290,6 +287,18 @@ impl Tracer<'_> {
                 _ => Ok(Val::Method(Box::new(v.clone()), attr.to_string())),
             },
             Val::Jit(_) if attr == "fn" => Ok(v.clone()),
+            Val::OtherDType(n) => match attr {
+                "primitive_bitwidth" => Ok(Val::Int(8)),
+                "name" => Ok(Val::Str(n.to_string())),
+                _ if TYPE_PREDICATES.contains(&attr) => {
+                    Ok(Val::Method(Box::new(v.clone()), attr.to_string()))
+                }
+                _ => Err(err(
+                    ErrorKind::Name,
+                    format!("tl.{n} has no attribute `{attr}` in tilewise"),
+                    span,
+                )),
+            },
             Val::Desc(d) => {
                 let d = (**d).clone();
                 self.descriptor_attr(&d, &v, attr, span)
@@ -454,6 +463,9 @@ impl Tracer<'_> {
                 ));
             }
         }
+        if let Val::OtherDType(_) = recv {
+            return Ok(Val::Bool(matches!(name, "is_fp8" | "is_floating")));
+        }
         if let Val::PtrType(_) | Val::BlockType(..) = recv {
             // Triton's type predicates on pointer and block types; the dtype
             // predicates (`is_floating`, ...) are false on both.
@@ -473,9 +485,11 @@ impl Tracer<'_> {
         }
         if let Val::DType(d) = recv {
             let r = match name {
-                "is_ptr" | "is_block" | "is_fp8" | "is_fp8e4nv" | "is_fp8e5" | "is_fp8e4b15" => {
-                    false
-                }
+                "is_ptr" | "is_block" | "is_fp8e4b15" | "is_fp8e4b8" | "is_fp8e5b16" => false,
+                "is_fp8" => d.is_fp8(),
+                "is_fp8e4nv" => d == DType::F8E4M3,
+                "is_fp8e5" => d == DType::F8E5M2,
+                "is_standard_floating" => d.is_float() && !d.is_fp8(),
                 "is_floating" => d.is_float(),
                 "is_int" => d.is_int(),
                 "is_int_signed" => d.is_signed_int(),
@@ -528,6 +542,23 @@ impl Tracer<'_> {
                 (Operator::Sub, Elem::Ptr(_), Elem::Data(d)) if d.is_int() => self.add_ptr(&a, &b, true, span),
                 _ => Err(err(ErrorKind::Type, format!("operator `{sym}` is not defined for {ea} and {eb}; a pointer only supports `+` and `-` with an integer offset"), span)),
             };
+        }
+        if let (Elem::Data(da), Elem::Data(db)) = (ea, eb) {
+            if da.is_fp8() || db.is_fp8() {
+                let div = matches!(op, Operator::Div | Operator::Mod | Operator::FloorDiv);
+                if let Ok(dt) = computation_type(da, a.is_number(), db, b.is_number(), div) {
+                    if dt.is_fp8() {
+                        return Err(err(
+                            ErrorKind::Type,
+                            format!(
+                                "`{sym}` on {} values is not supported: fp8 is a storage and dot-operand type (Triton cannot lower fp8 arithmetic either); convert first (x.to(tl.float32))",
+                                dt.triton_name()
+                            ),
+                            span,
+                        ));
+                    }
+                }
+            }
         }
         let bin = |t: &mut Self, op: BinaryOp, x, y| -> Val {
             let ty = t.ty(x);
@@ -716,6 +747,28 @@ impl Tracer<'_> {
             let y = self.tensor_of(&b, span)?;
             self.broadcast_pair(x, y, span)?
         } else {
+            // Triton compares an fp8 tile with a Python float in f32 (the float becomes
+            // an f32 tensor first) and rejects a Python int.
+            let fp8 = |e: Elem| e.dtype().is_some_and(DType::is_fp8);
+            let (a, b) = match (&a, &b) {
+                (n, _) | (_, n) if n.is_number() && (fp8(ea) || fp8(eb)) => {
+                    if !matches!(n, Val::Float(_)) {
+                        return Err(err(
+                            ErrorKind::Type,
+                            format!("cannot compare an fp8 value with the integer {}; use a float (x {sym} 0.0)", format_val(n, &|_| String::new())),
+                            span,
+                        ));
+                    }
+                    let f32_of = |t: &mut Self, v: &Val| -> Result<Val> {
+                        Ok(match v {
+                            Val::Float(_) => Val::T(t.materialize(v, DType::F32, span)?),
+                            other => other.clone(),
+                        })
+                    };
+                    (f32_of(self, &a)?, f32_of(self, &b)?)
+                }
+                _ => (a, b),
+            };
             let (x, y, _) = self.promote_pair(&a, &b, false, span, sym)?;
             (x, y)
         };
@@ -873,6 +926,7 @@ impl Tracer<'_> {
                     // -x == x modulo 2 (see `bool_arith`).
                     return Ok(v);
                 }
+                self.no_fp8(*x, "unary `-`", span)?;
                 Ok(Val::T(self.b.push1(
                     Op::Unary {
                         op: UnaryOp::Neg,
@@ -1071,6 +1125,12 @@ fn fold_binop(op: Operator, a: &Val, b: &Val, span: Span) -> Result<Val> {
 
 /// Triton's type predicates, callable on every type object.
 const TYPE_PREDICATES: &[&str] = &[
+    "is_fp8e4nv",
+    "is_fp8e5",
+    "is_fp8e4b15",
+    "is_fp8e4b8",
+    "is_fp8e5b16",
+    "is_standard_floating",
     "is_ptr",
     "is_block",
     "is_floating",

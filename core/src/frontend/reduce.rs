@@ -520,8 +520,25 @@ impl Tracer<'_> {
             2,
             span,
         )?;
-        let (a, da) = self.data_tensor(&b.req(0)?.0.clone(), b.span_of(0), "tl.dot")?;
-        let (bb, db) = self.data_tensor(&b.req(1)?.0.clone(), b.span_of(1), "tl.dot")?;
+        let (mut a, mut da) = self.data_tensor_any(&b.req(0)?.0.clone(), b.span_of(0), "tl.dot")?;
+        let (mut bb, mut db) =
+            self.data_tensor_any(&b.req(1)?.0.clone(), b.span_of(1), "tl.dot")?;
+        // fp8 operands (any mix of the two formats, as in Triton) multiply as f16: every
+        // fp8 value is exactly an f16, and the products accumulate in `out_dtype`.
+        if da.is_fp8() && db.is_fp8() {
+            if let Some((v, s)) = b.get(6) {
+                if const_dtype(v, *s)? == DType::BF16 {
+                    return Err(err(
+                        ErrorKind::Type,
+                        "tl.dot of fp8 operands accumulates in float32 or float16, not bfloat16",
+                        *s,
+                    ));
+                }
+            }
+            a = self.cast(a, DType::F16, span);
+            bb = self.cast(bb, DType::F16, span);
+            (da, db) = (DType::F16, DType::F16);
+        }
         let (sa, sb) = (self.shape(a), self.shape(bb));
         if sa.len() != 2 || sb.len() != 2 {
             return Err(err(

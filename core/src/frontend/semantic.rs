@@ -62,6 +62,10 @@ pub fn computation_type(
     if a == F64 || b == F64 {
         return Ok(F64);
     }
+    // `/` and `%` with an fp8 operand compute in f32 (Triton since its PR 10883).
+    if div_or_mod && (a.is_fp8() || b.is_fp8()) {
+        return Ok(F32);
+    }
     if a == F32 || b == F32 {
         return Ok(F32);
     }
@@ -73,6 +77,18 @@ pub fn computation_type(
     }
     if a == BF16 || b == BF16 {
         return Ok(F32);
+    }
+    // fp8 with fp8: the same format stays (and only data movement is allowed on it);
+    // two formats meet in f16, which holds both exactly.
+    if a.is_fp8() && b.is_fp8() {
+        return Ok(if a == b { a } else { F16 });
+    }
+    if a.is_fp8() || b.is_fp8() {
+        return Err(format!(
+            "unexpected types {} and {}: an fp8 value meets an integer only through a float (x.to(tl.float32))",
+            a.triton_name(),
+            b.triton_name()
+        ));
     }
     if div_or_mod && a.is_signed_int() != b.is_signed_int() && !a.is_bool() && !b.is_bool() {
         return Err(format!(
@@ -160,7 +176,15 @@ impl Tracer<'_> {
     }
 
     /// A runtime data value (not a pointer or block pointer).
+    /// A data tile for a computation (`what`): fp8 is rejected (see [`Self::no_fp8`]).
     pub fn data_tensor(&mut self, v: &Val, span: Span, what: &str) -> Result<(Value, DType)> {
+        let (x, d) = self.data_tensor_any(v, span, what)?;
+        self.no_fp8(x, what, span)?;
+        Ok((x, d))
+    }
+
+    /// A data tile of any dtype, fp8 included.
+    pub fn data_tensor_any(&mut self, v: &Val, span: Span, what: &str) -> Result<(Value, DType)> {
         let x = self.tensor_of(v, span)?;
         match self.b.ty(x).dtype() {
             Some(d) => Ok((x, d)),
@@ -201,14 +225,45 @@ impl Tracer<'_> {
     /// [`Self::cast`], rejecting pointers and block pointers.
     pub fn cast_checked(&mut self, v: Value, dtype: DType, span: Span) -> Result<Value> {
         let ty = self.ty(v);
-        if ty.dtype().is_none() {
+        let Some(from) = ty.dtype() else {
             return Err(err(
                 ErrorKind::Type,
                 format!("cannot convert a value of type {ty} to {dtype}"),
                 span,
             ));
+        };
+        // fp8 converts to and from f16, bf16 and f32 (and the other fp8), as in Triton.
+        if from != dtype && (from.is_fp8() || dtype.is_fp8()) {
+            let other = if from.is_fp8() { dtype } else { from };
+            if !matches!(other, DType::F16 | DType::BF16 | DType::F32) && !other.is_fp8() {
+                return Err(err(
+                    ErrorKind::Type,
+                    format!(
+                        "cannot convert {} to {}: fp8 converts only to and from float16, bfloat16 and float32 (go through one of them)",
+                        from.triton_name(),
+                        dtype.triton_name()
+                    ),
+                    span,
+                ));
+            }
         }
         Ok(self.cast(v, dtype, span))
+    }
+
+    /// Rejects fp8 operands of `what` (only storage, casts, `where`, `minimum` /
+    /// `maximum`, comparisons and `dot` take them).
+    pub fn no_fp8(&self, x: Value, what: &str, span: Span) -> Result<()> {
+        match self.b.ty(x).dtype() {
+            Some(d) if d.is_fp8() => Err(err(
+                ErrorKind::Type,
+                format!(
+                    "{what} of {} values is not supported: fp8 is a storage and dot-operand type; convert first (x.to(tl.float32))",
+                    d.triton_name()
+                ),
+                span,
+            )),
+            _ => Ok(()),
+        }
     }
 
     pub fn bitcast(&mut self, v: Value, dtype: DType, span: Span) -> Result<Value> {

@@ -48,6 +48,10 @@ pub enum Val {
     Method(Box<Val>, String),
     /// A tensor descriptor (`tl.make_tensor_descriptor`, or a descriptor argument).
     Desc(Box<Descriptor>),
+    /// A Triton dtype tilewise has no storage for (`tl.float8e4b15`, `tl.float8e4b8`,
+    /// `tl.float8e5b16`): it compares and answers `is_fp8()`, and any use that needs
+    /// the type is an error.
+    OtherDType(&'static str),
 }
 
 /// A tensor descriptor: a scalar pointer seen as a tensor of `shape` with `strides`,
@@ -93,6 +97,7 @@ impl Val {
             | (Val::Jit(a), Val::Jit(b))
             | (Val::NonJit(a), Val::NonJit(b)) => a == b,
             (Val::Method(a, n), Val::Method(b, m)) => n == m && a.same(b),
+            (Val::OtherDType(a), Val::OtherDType(b)) => a == b,
             (Val::Desc(a), Val::Desc(b)) => {
                 let all = |x: &[Val], y: &[Val]| {
                     x.len() == y.len() && x.iter().zip(y).all(|(p, q)| p.same(q))
@@ -131,6 +136,7 @@ impl Val {
             Val::Jit(n) => format!("the jit function `{n}`"),
             Val::NonJit(n) => format!("the Python function `{n}`"),
             Val::Method(_, n) => format!("the method `{n}`"),
+            Val::OtherDType(n) => format!("the dtype tl.{n} (which tilewise does not support)"),
             Val::Desc(d) => format!(
                 "a tensor descriptor of {} with block shape {:?}",
                 d.dtype.triton_name(),
@@ -213,6 +219,7 @@ pub fn format_val(v: &Val, ty_of: &dyn Fn(Value) -> String) -> String {
         Val::PtrType(d) => {
             let _ = write!(s, "pointer<{}>", d.triton_name());
         }
+        Val::OtherDType(n) => s.push_str(n),
         Val::Desc(d) => {
             let dims: Vec<String> = d.block_shape.iter().map(|x| x.to_string()).collect();
             let _ = write!(

@@ -291,6 +291,9 @@ pub fn i2f(x: i64, from: DType, to: DType) -> f64 {
 }
 
 fn float_bits(x: f64, dt: DType) -> i64 {
+    if let Some(f) = crate::ir::fp8::Format::of(dt) {
+        return f.store_code(x) as i64;
+    }
     match dt {
         DType::F16 => crate::ir::f16_from_f64(x).to_bits() as i64,
         DType::BF16 => crate::ir::bf16_from_f64(x).to_bits() as i64,
@@ -300,6 +303,9 @@ fn float_bits(x: f64, dt: DType) -> i64 {
 }
 
 fn bits_float(x: i64, dt: DType) -> f64 {
+    if let Some(f) = crate::ir::fp8::Format::of(dt) {
+        return f.decode(x as u8);
+    }
     match dt {
         DType::F16 => f16::from_bits(x as u16).to_f64(),
         DType::BF16 => bf16::from_bits(x as u16).to_f64(),

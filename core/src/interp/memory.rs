@@ -132,6 +132,12 @@ pub fn gather_into(b: &[u8], dtype: DType, lanes: &[usize], out: &mut Data) -> b
         (DType::F64, Data::F(o)) => g(b, lanes, o, f64::from_le_bytes),
         (DType::F16, Data::F(o)) => g(b, lanes, o, |c| f16::from_le_bytes(c).to_f64()),
         (DType::BF16, Data::F(o)) => g(b, lanes, o, |c| bf16::from_le_bytes(c).to_f64()),
+        (DType::F8E4M3, Data::F(o)) => {
+            g(b, lanes, o, |c: [u8; 1]| crate::ir::fp8::E4M3.decode(c[0]))
+        }
+        (DType::F8E5M2, Data::F(o)) => {
+            g(b, lanes, o, |c: [u8; 1]| crate::ir::fp8::E5M2.decode(c[0]))
+        }
         (DType::I1, Data::I(o)) => g(b, lanes, o, |c: [u8; 1]| (c[0] != 0) as i64),
         (DType::I8, Data::I(o)) => g(b, lanes, o, |c| i8::from_le_bytes(c) as i64),
         (DType::U8, Data::I(o)) => g(b, lanes, o, |c| u8::from_le_bytes(c) as i64),
@@ -153,6 +159,8 @@ pub fn scatter_from(b: &mut [u8], dtype: DType, lanes: &[usize], vals: &Data) ->
         (DType::F64, Data::F(v)) => s(b, lanes, v, f64::to_le_bytes),
         (DType::F16, Data::F(v)) => s(b, lanes, v, |x| crate::ir::f16_from_f64(x).to_le_bytes()),
         (DType::BF16, Data::F(v)) => s(b, lanes, v, |x| crate::ir::bf16_from_f64(x).to_le_bytes()),
+        (DType::F8E4M3, Data::F(v)) => s(b, lanes, v, |x| [crate::ir::fp8::E4M3.store_code(x)]),
+        (DType::F8E5M2, Data::F(v)) => s(b, lanes, v, |x| [crate::ir::fp8::E5M2.store_code(x)]),
         (DType::I1, Data::I(v)) => s(b, lanes, v, |x| [(x != 0) as u8]),
         (DType::I8 | DType::U8, Data::I(v)) => s(b, lanes, v, |x| [x as u8]),
         (DType::I16 | DType::U16, Data::I(v)) => s(b, lanes, v, |x| (x as u16).to_le_bytes()),

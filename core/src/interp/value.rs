@@ -105,6 +105,8 @@ pub fn round1(dtype: DType, x: f64) -> f64 {
         DType::F32 => x as f32 as f64,
         DType::F16 => crate::ir::f16_from_f64(x).to_f64(),
         DType::BF16 => crate::ir::bf16_from_f64(x).to_f64(),
+        DType::F8E4M3 => crate::ir::fp8::E4M3.round(x),
+        DType::F8E5M2 => crate::ir::fp8::E5M2.round(x),
         _ => x,
     }
 }
@@ -119,6 +121,7 @@ pub fn round_f(dtype: DType, v: &mut [f64]) {
         DType::BF16 => v
             .iter_mut()
             .for_each(|x| *x = crate::ir::bf16_from_f64(*x).to_f64()),
+        DType::F8E4M3 | DType::F8E5M2 => v.iter_mut().for_each(|x| *x = round1(dtype, *x)),
         _ => {}
     }
 }

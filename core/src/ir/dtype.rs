@@ -24,6 +24,11 @@ pub enum DType {
     BF16,
     F32,
     F64,
+    /// OCP E4M3FN (`tl.float8e4nv`): bias 7, no infinities, max 448; a storage and
+    /// `dot`-operand type (see [`crate::ir::fp8`]).
+    F8E4M3,
+    /// E5M2 (`tl.float8e5`): bias 15, IEEE infinities and NaNs, max 57344.
+    F8E5M2,
 }
 
 /// The three kinds Triton orders for its scalar promotion rule (bool < int < float).
@@ -36,7 +41,7 @@ pub enum Kind {
 
 impl DType {
     /// Every element type, in declaration order.
-    pub const ALL: [DType; 13] = [
+    pub const ALL: [DType; 15] = [
         DType::I1,
         DType::I8,
         DType::I16,
@@ -50,13 +55,15 @@ impl DType {
         DType::BF16,
         DType::F32,
         DType::F64,
+        DType::F8E4M3,
+        DType::F8E5M2,
     ];
 
     /// Width in bits (1 for `i1`).
     pub fn bits(self) -> u32 {
         match self {
             DType::I1 => 1,
-            DType::I8 | DType::U8 => 8,
+            DType::I8 | DType::U8 | DType::F8E4M3 | DType::F8E5M2 => 8,
             DType::I16 | DType::U16 | DType::F16 | DType::BF16 => 16,
             DType::I32 | DType::U32 | DType::F32 => 32,
             DType::I64 | DType::U64 | DType::F64 => 64,
@@ -72,7 +79,16 @@ impl DType {
     }
 
     pub fn is_float(self) -> bool {
-        matches!(self, DType::F16 | DType::BF16 | DType::F32 | DType::F64)
+        matches!(
+            self,
+            DType::F16 | DType::BF16 | DType::F32 | DType::F64 | DType::F8E4M3 | DType::F8E5M2
+        )
+    }
+
+    /// The 8-bit floats: storage and `dot` operands only (arithmetic goes through a
+    /// wider float).
+    pub fn is_fp8(self) -> bool {
+        matches!(self, DType::F8E4M3 | DType::F8E5M2)
     }
 
     /// Integers, including `i1`.
@@ -113,6 +129,8 @@ impl DType {
             DType::BF16 => 7,
             DType::F32 => 23,
             DType::F64 => 52,
+            DType::F8E4M3 => 3,
+            DType::F8E5M2 => 2,
             _ => 0,
         }
     }
@@ -149,6 +167,8 @@ impl DType {
             DType::BF16 => "bf16",
             DType::F32 => "f32",
             DType::F64 => "f64",
+            DType::F8E4M3 => "f8e4m3",
+            DType::F8E5M2 => "f8e5m2",
         }
     }
 
@@ -168,6 +188,8 @@ impl DType {
             DType::BF16 => "bfloat16",
             DType::F32 => "float32",
             DType::F64 => "float64",
+            DType::F8E4M3 => "float8e4nv",
+            DType::F8E5M2 => "float8e5",
         }
     }
 
@@ -187,6 +209,8 @@ impl DType {
             "bf16" | "bfloat16" => DType::BF16,
             "f32" | "fp32" | "float32" => DType::F32,
             "f64" | "fp64" | "float64" => DType::F64,
+            "f8e4m3" | "fp8e4nv" | "float8e4nv" => DType::F8E4M3,
+            "f8e5m2" | "fp8e5" | "float8e5" => DType::F8E5M2,
             _ => return None,
         })
     }

@@ -22,6 +22,7 @@
 //! `ptr<f16>`, `block_ptr<f16, 64x32>`; [`verify`] checks the invariants above.
 
 mod dtype;
+pub mod fp8;
 mod kernel;
 pub mod ops;
 mod print;

@@ -2,6 +2,7 @@
 //!
 //! Passes, one a file, in pipeline order:
 //! - [`block_ptr`]: block pointers become pointer tiles and boundary masks.
+//! - [`fp8`]: 8-bit floats become their codes (`u8`) and integer arithmetic.
 //! - [`simplify`]: folds round-trip integer casts, removes dead code.
 //! - [`pipeline`]: issues the loads feeding a `dot` iterations ahead (registers, or
 //!   shared-memory rings filled by asynchronous copies).
@@ -15,6 +16,7 @@
 pub mod axis_info;
 pub mod block_ptr;
 pub mod expand;
+pub mod fp8;
 pub mod layout;
 pub mod pipeline;
 pub mod rewrite;
@@ -30,6 +32,7 @@ use crate::ir::{DType, Kernel};
 /// `options` allow asynchronous copies).
 pub fn prepare(kernel: &Kernel, index: DType, options: &expand::ExpandOptions) -> Result<Kernel> {
     let k = block_ptr::lower_block_pointers(kernel, index)?;
+    let k = fp8::lower_fp8(&k)?;
     let k = simplify::simplify(&k)?;
     pipeline::pipeline_dot_loads(&k, options)
 }

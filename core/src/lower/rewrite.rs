@@ -94,9 +94,12 @@ pub fn rewrite(
         expand,
     };
     for p in &kernel.params {
-        let v = ctx
-            .b
-            .add_param(&p.name, p.ty.clone(), p.span, p.divisibility);
+        // A parameter keeps its type unless the pass maps it to exactly one other.
+        let ty = match (ctx.expand)(&p.ty).as_slice() {
+            [t] => t.clone(),
+            _ => p.ty.clone(),
+        };
+        let v = ctx.b.add_param(&p.name, ty, p.span, p.divisibility);
         ctx.map.insert(p.value, vec![v]);
     }
     block_body(&mut ctx, &kernel.body, hook)?;
