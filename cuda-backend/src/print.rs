@@ -23,7 +23,8 @@
 //! - **Semantics.** Integer division by zero gives 0 and `x / -1` wraps; PTX clamps shift
 //!   amounts at the width, which is exactly the tile IR's rule; `min`/`max` are PTX's,
 //!   which let a number win over NaN; float-to-int `cvt.rzi` saturates and maps NaN to
-//!   0; float `!=` is unordered. `+ - * /` and `sqrt` are correctly rounded (`.rn`, never
+//!   0 (for 64-bit results the printer sets NaN's 0 itself: the H200 gave the most
+//!   negative integer); float `!=` is unordered. `+ - * /` and `sqrt` are correctly rounded (`.rn`, never
 //!   contracted); `exp`, `log`, `exp2`, `log2`, `rsqrt`, `sin`, `cos` use the `.approx`
 //!   instructions as Triton does (`sin`/`cos` after a reduction to one period).
 //! - **Memory.** A masked load moves `other` in first and predicates the load
@@ -1596,6 +1597,14 @@ impl Printer<'_> {
                         let hi = if to == DType::U8 { 255 } else { 65535 };
                         self.ins(format!("cvt.rzi.u32.{f} {t}, {x};"));
                         self.ins(format!("min.u32 {t}, {t}, {hi};"));
+                    }
+                    // The H200 converts NaN to the most negative 64-bit integer (found
+                    // by the fuzzer, seed 518702); the tile IR says 0.
+                    DType::I64 | DType::U64 => {
+                        let nan = self.tmp(Class::Pred);
+                        self.ins(format!("cvt.rzi.{}.{f} {t}, {x};", ity(to)));
+                        self.ins(format!("setp.nan.{f} {nan}, {x}, {x};"));
+                        self.ins(format!("@{nan} mov.b64 {t}, 0;"));
                     }
                     _ => self.ins(format!("cvt.rzi.{}.{f} {t}, {x};", ity(to))),
                 }
