@@ -2588,6 +2588,113 @@ fn float_to_int_of_nan_and_out_of_range() {
     );
 }
 
+const ATTENTION: &str = r#"
+import triton
+import triton.language as tl
+
+@triton.jit
+def attention_fwd(q_ptr, k_ptr, v_ptr, o_ptr, N, M: tl.constexpr, D: tl.constexpr, BN: tl.constexpr):
+    # Online-softmax attention of one block of queries: two dots, reductions and
+    # layout changes in a loop, whose shared arrays take turns (shared_reuse.rs).
+    pid = tl.program_id(0)
+    rm = pid * M + tl.arange(0, M)
+    rd = tl.arange(0, D)
+    q = tl.load(q_ptr + rm[:, None] * D + rd[None, :])
+    m_i = tl.full((M,), -float("inf"), tl.float32)
+    l_i = tl.zeros((M,), tl.float32)
+    acc = tl.zeros((M, D), tl.float32)
+    for start in range(0, N, BN):
+        rn = start + tl.arange(0, BN)
+        k = tl.load(k_ptr + rd[:, None] + rn[None, :] * D, mask=rn[None, :] < N, other=0.0)
+        s = tl.dot(q, k)
+        s = tl.where(rn[None, :] < N, s, -float("inf"))
+        m_new = tl.maximum(m_i, tl.max(s, axis=1))
+        p = tl.exp(s - m_new[:, None])
+        alpha = tl.exp(m_i - m_new)
+        l_i = l_i * alpha + tl.sum(p, axis=1)
+        v = tl.load(v_ptr + rn[:, None] * D + rd[None, :], mask=rn[:, None] < N, other=0.0)
+        acc = acc * alpha[:, None] + tl.dot(p.to(tl.float16), v)
+        m_i = m_new
+    tl.store(o_ptr + rm[:, None] * D + rd[None, :], acc / l_i[:, None])
+"#;
+
+/// Attention's loop of two dots (issue 14, shared memory by liveness): the lowering
+/// shares memory between arrays whose lifetimes a barrier separates, the kernel's
+/// description says how much, and every executor (the simulators' race detectors
+/// included) agrees with the interpreter and a float64 reference.
+#[test]
+fn attention_shares_shared_memory_between_its_dots() {
+    let (n, m, d, bn) = (100usize, 32usize, 32usize, 32usize);
+    let mut r = Rng(46);
+    let q: Vec<f16> = r
+        .f32s(2 * m * d)
+        .into_iter()
+        .map(|x| f16::from_f32(x * 0.5))
+        .collect();
+    let kk: Vec<f16> = r
+        .f32s(n * d)
+        .into_iter()
+        .map(|x| f16::from_f32(x * 0.5))
+        .collect();
+    let v: Vec<f16> = r.f32s(n * d).into_iter().map(f16::from_f32).collect();
+    let case = Case {
+        name: "attention_fwd",
+        src: ATTENTION,
+        kernel: "attention_fwd",
+        grid: [2, 1, 1],
+        args: vec![
+            H::F16(q.clone()),
+            H::F16(kk.clone()),
+            H::F16(v.clone()),
+            poison_f32(2 * m * d),
+            s(n as i32),
+        ],
+        constexprs: vec![("M", c(m as i64)), ("D", c(d as i64)), ("BN", c(bn as i64))],
+        tol: 2e-3,
+        tf32: false,
+    };
+    // The description of the compiled kernel reports the reuse.
+    let dev = Device::interpreter();
+    let module = Module::parse(case.name, case.src).unwrap();
+    let kernel = module.kernel(case.kernel).unwrap();
+    let bufs: Vec<Option<Buffer>> = case.args.iter().map(|h| upload(&dev, h)).collect();
+    let compiled = launch(&case, &kernel, &dev, &bufs).compile().unwrap();
+    let w = compiled
+        .wgsl_for(&tilewise::wgsl::Capabilities::offline(true, false), 4)
+        .unwrap();
+    let note = w
+        .notes
+        .iter()
+        .find(|n| n.contains("after reuse by lifetime"))
+        .unwrap_or_else(|| panic!("no reuse note in {:?}", w.notes));
+    let nums: Vec<u64> = note
+        .split(|c: char| !c.is_ascii_digit())
+        .filter_map(|x| x.parse().ok())
+        .collect();
+    assert!(nums[0] < nums[1], "{note}");
+    assert_eq!(nums[0], w.workgroup_bytes as u64, "{note}");
+    // Against float64.
+    let got = run(&case, &dev).unwrap();
+    for row in 0..2 * m {
+        let sc: Vec<f64> = (0..n)
+            .map(|j| {
+                (0..d)
+                    .map(|e| q[row * d + e].to_f64() * kk[j * d + e].to_f64())
+                    .sum()
+            })
+            .collect();
+        let mx = sc.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+        let p: Vec<f64> = sc.iter().map(|x| (x - mx).exp()).collect();
+        let l: f64 = p.iter().sum();
+        for e in 0..d {
+            let want: f64 = (0..n).map(|j| p[j] * v[j * d + e].to_f64()).sum::<f64>() / l;
+            let g = got[3][row * d + e];
+            assert!((g - want).abs() <= 5e-3, "({row}, {e}): {g} vs {want}");
+        }
+    }
+    check(case);
+}
+
 const LONG_SCANS: &str = r#"
 import triton
 import triton.language as tl

@@ -83,8 +83,7 @@ struct Params {
 @group(0) @binding(0) var<storage, read_write> b0: array<f32>; // output_ptr: f32
 @group(0) @binding(1) var<storage, read> b1: array<f32>; // input_ptr: f32
 @group(0) @binding(2) var<uniform> P: Params;
-var<workgroup> s0: array<f32, 4>; // reduce_f32_0
-var<workgroup> s1: array<f32, 4>; // reduce_f32_1
+var<workgroup> s0: array<f32, 4>; // reduce_f32_0+reduce_f32_1
 
 @compute @workgroup_size(128)
 fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_wg: vec3<u32>, @builtin(num_workgroups) tw_nwg: vec3<u32>, @builtin(subgroup_id) tw_sg: u32, @builtin(subgroup_invocation_id) tw_sgi: u32) {
@@ -245,15 +244,15 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
   workgroupBarrier();
   if (r133) {
     let r184: i32 = (r137 + r130);
-    s1[r184] = r176;
+    s0[r184] = r176;
   }
   workgroupBarrier();
-  let r188: f32 = s1[r137];
-  let r191: f32 = s1[r142];
+  let r188: f32 = s0[r137];
+  let r191: f32 = s0[r142];
   let r192: f32 = (r188 + r191);
-  let r195: f32 = s1[r146];
+  let r195: f32 = s0[r146];
   let r196: f32 = (r192 + r195);
-  let r199: f32 = s1[r150];
+  let r199: f32 = s0[r150];
   let r200: f32 = (r196 + r199);
   let r201: f32 = (r161 / r200);
   let r202: f32 = (r162 / r200);

@@ -83,8 +83,7 @@ struct Params {
 @group(0) @binding(0) var<storage, read_write> b0: array<f32>; // output_ptr: f32
 @group(0) @binding(1) var<storage, read> b1: array<f32>; // input_ptr: f32
 @group(0) @binding(2) var<uniform> P: Params;
-var<workgroup> s0: array<f32, 128>; // reduce_f32_0
-var<workgroup> s1: array<f32, 128>; // reduce_f32_1
+var<workgroup> s0: array<f32, 128>; // reduce_f32_0+reduce_f32_1
 
 @compute @workgroup_size(128)
 fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_wg: vec3<u32>, @builtin(num_workgroups) tw_nwg: vec3<u32>) {
@@ -287,65 +286,65 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
   let r234: f32 = (r233 + r227);
   let r235: f32 = (r234 + r228);
   workgroupBarrier();
-  s1[r161] = r235;
+  s0[r161] = r235;
   workgroupBarrier();
   if (r164) {
     let r292: i32 = (r161 + r45);
-    let r293: f32 = s1[r161];
-    let r294: f32 = s1[r292];
+    let r293: f32 = s0[r161];
+    let r294: f32 = s0[r292];
     let r295: f32 = (r293 + r294);
-    s1[r161] = r295;
+    s0[r161] = r295;
   }
   workgroupBarrier();
   if (r171) {
     let r299: i32 = (r161 + r38);
-    let r300: f32 = s1[r161];
-    let r301: f32 = s1[r299];
+    let r300: f32 = s0[r161];
+    let r301: f32 = s0[r299];
     let r302: f32 = (r300 + r301);
-    s1[r161] = r302;
+    s0[r161] = r302;
   }
   workgroupBarrier();
   if (r178) {
     let r306: i32 = (r161 + r31);
-    let r307: f32 = s1[r161];
-    let r308: f32 = s1[r306];
+    let r307: f32 = s0[r161];
+    let r308: f32 = s0[r306];
     let r309: f32 = (r307 + r308);
-    s1[r161] = r309;
+    s0[r161] = r309;
   }
   workgroupBarrier();
   if (r185) {
     let r313: i32 = (r161 + r24);
-    let r314: f32 = s1[r161];
-    let r315: f32 = s1[r313];
+    let r314: f32 = s0[r161];
+    let r315: f32 = s0[r313];
     let r316: f32 = (r314 + r315);
-    s1[r161] = r316;
+    s0[r161] = r316;
   }
   workgroupBarrier();
   if (r192) {
     let r320: i32 = (r161 + r18);
-    let r321: f32 = s1[r161];
-    let r322: f32 = s1[r320];
+    let r321: f32 = s0[r161];
+    let r322: f32 = s0[r320];
     let r323: f32 = (r321 + r322);
-    s1[r161] = r323;
+    s0[r161] = r323;
   }
   workgroupBarrier();
   if (r199) {
     let r327: i32 = (r161 + r27);
-    let r328: f32 = s1[r161];
-    let r329: f32 = s1[r327];
+    let r328: f32 = s0[r161];
+    let r329: f32 = s0[r327];
     let r330: f32 = (r328 + r329);
-    s1[r161] = r330;
+    s0[r161] = r330;
   }
   workgroupBarrier();
   if (r206) {
     let r334: i32 = (r161 + r16);
-    let r335: f32 = s1[r161];
-    let r336: f32 = s1[r334];
+    let r335: f32 = s0[r161];
+    let r336: f32 = s0[r334];
     let r337: f32 = (r335 + r336);
-    s1[r161] = r337;
+    s0[r161] = r337;
   }
   workgroupBarrier();
-  let r338: f32 = s1[r160];
+  let r338: f32 = s0[r160];
   let r339: f32 = (r221 / r338);
   let r340: f32 = (r222 / r338);
   let r341: f32 = (r223 / r338);

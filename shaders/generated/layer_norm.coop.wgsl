@@ -87,8 +87,7 @@ struct Params {
 @group(0) @binding(4) var<storage, read_write> b4: array<f32>; // Mean: f32
 @group(0) @binding(5) var<storage, read_write> b5: array<f32>; // Rstd: f32
 @group(0) @binding(6) var<uniform> P: Params;
-var<workgroup> s0: array<f32, 4>; // reduce_f32_0
-var<workgroup> s1: array<f32, 4>; // reduce_f32_1
+var<workgroup> s0: array<f32, 4>; // reduce_f32_0+reduce_f32_1
 
 @compute @workgroup_size(128)
 fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_wg: vec3<u32>, @builtin(num_workgroups) tw_nwg: vec3<u32>, @builtin(subgroup_id) tw_sg: u32, @builtin(subgroup_invocation_id) tw_sgi: u32) {
@@ -367,15 +366,15 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
   workgroupBarrier();
   if (r156) {
     let r303: i32 = (r160 + r153);
-    s1[r303] = r295;
+    s0[r303] = r295;
   }
   workgroupBarrier();
-  let r307: f32 = s1[r160];
-  let r310: f32 = s1[r165];
+  let r307: f32 = s0[r160];
+  let r310: f32 = s0[r165];
   let r311: f32 = (r307 + r310);
-  let r314: f32 = s1[r169];
+  let r314: f32 = s0[r169];
   let r315: f32 = (r311 + r314);
-  let r318: f32 = s1[r173];
+  let r318: f32 = s0[r173];
   let r319: f32 = (r315 + r318);
   let r321: f32 = (r319 / r176);
   let r322: f32 = (r321 + r13);

@@ -87,8 +87,7 @@ struct Params {
 @group(0) @binding(4) var<storage, read_write> b4: array<f32>; // Mean: f32
 @group(0) @binding(5) var<storage, read_write> b5: array<f32>; // Rstd: f32
 @group(0) @binding(6) var<uniform> P: Params;
-var<workgroup> s0: array<f32, 128>; // reduce_f32_0
-var<workgroup> s1: array<f32, 128>; // reduce_f32_1
+var<workgroup> s0: array<f32, 128>; // reduce_f32_0+reduce_f32_1
 
 @compute @workgroup_size(128)
 fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_wg: vec3<u32>, @builtin(num_workgroups) tw_nwg: vec3<u32>) {
@@ -424,65 +423,65 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
   let r371: f32 = (r370 + r265);
   let r372: f32 = (r371 + r266);
   workgroupBarrier();
-  s1[r202] = r372;
+  s0[r202] = r372;
   workgroupBarrier();
   if (r205) {
     let r429: i32 = (r202 + r62);
-    let r430: f32 = s1[r202];
-    let r431: f32 = s1[r429];
+    let r430: f32 = s0[r202];
+    let r431: f32 = s0[r429];
     let r432: f32 = (r430 + r431);
-    s1[r202] = r432;
+    s0[r202] = r432;
   }
   workgroupBarrier();
   if (r212) {
     let r436: i32 = (r202 + r55);
-    let r437: f32 = s1[r202];
-    let r438: f32 = s1[r436];
+    let r437: f32 = s0[r202];
+    let r438: f32 = s0[r436];
     let r439: f32 = (r437 + r438);
-    s1[r202] = r439;
+    s0[r202] = r439;
   }
   workgroupBarrier();
   if (r219) {
     let r443: i32 = (r202 + r48);
-    let r444: f32 = s1[r202];
-    let r445: f32 = s1[r443];
+    let r444: f32 = s0[r202];
+    let r445: f32 = s0[r443];
     let r446: f32 = (r444 + r445);
-    s1[r202] = r446;
+    s0[r202] = r446;
   }
   workgroupBarrier();
   if (r226) {
     let r450: i32 = (r202 + r41);
-    let r451: f32 = s1[r202];
-    let r452: f32 = s1[r450];
+    let r451: f32 = s0[r202];
+    let r452: f32 = s0[r450];
     let r453: f32 = (r451 + r452);
-    s1[r202] = r453;
+    s0[r202] = r453;
   }
   workgroupBarrier();
   if (r233) {
     let r457: i32 = (r202 + r35);
-    let r458: f32 = s1[r202];
-    let r459: f32 = s1[r457];
+    let r458: f32 = s0[r202];
+    let r459: f32 = s0[r457];
     let r460: f32 = (r458 + r459);
-    s1[r202] = r460;
+    s0[r202] = r460;
   }
   workgroupBarrier();
   if (r240) {
     let r464: i32 = (r202 + r44);
-    let r465: f32 = s1[r202];
-    let r466: f32 = s1[r464];
+    let r465: f32 = s0[r202];
+    let r466: f32 = s0[r464];
     let r467: f32 = (r465 + r466);
-    s1[r202] = r467;
+    s0[r202] = r467;
   }
   workgroupBarrier();
   if (r247) {
     let r471: i32 = (r202 + r33);
-    let r472: f32 = s1[r202];
-    let r473: f32 = s1[r471];
+    let r472: f32 = s0[r202];
+    let r473: f32 = s0[r471];
     let r474: f32 = (r472 + r473);
-    s1[r202] = r474;
+    s0[r202] = r474;
   }
   workgroupBarrier();
-  let r475: f32 = s1[r201];
+  let r475: f32 = s0[r201];
   let r477: f32 = (r475 / r254);
   let r478: f32 = (r477 + r13);
   let r479: f32 = sqrt(r478);

@@ -8,6 +8,7 @@
 //!   shared-memory rings filled by asynchronous copies).
 //! - [`expand`]: tile IR to Thread IR (layouts, per-thread registers, shared memory).
 //! - [`value_numbering`]: Thread IR: shares repeated computations, removes dead ones.
+//! - [`shared_reuse`]: Thread IR: shared arrays with disjoint lifetimes share memory.
 //!
 //! Infrastructure:
 //! - [`rewrite`]: rebuilds a kernel op by op; the skeleton of tile-IR-to-tile-IR passes.
@@ -20,6 +21,7 @@ pub mod fp8;
 pub mod layout;
 pub mod pipeline;
 pub mod rewrite;
+pub mod shared_reuse;
 pub mod simplify;
 pub mod value_numbering;
 
@@ -47,5 +49,6 @@ pub fn to_thread_ir(
     let k = prepare(kernel, DType::I32, options)?;
     let mut t = expand::expand(&k, options)?;
     value_numbering::value_numbering(&mut t);
+    shared_reuse::reuse_shared(&mut t);
     Ok(t)
 }

@@ -154,6 +154,39 @@ impl Stmt {
         }
     }
 
+    /// Visits the shared array indices the statement itself (not its nested bodies)
+    /// reads or writes; `f` may change them.
+    pub fn map_shared_arrays(&mut self, f: &mut impl FnMut(&mut u32)) {
+        match self {
+            Stmt::Assign {
+                expr: Expr::SharedLoad { arr, .. },
+                ..
+            }
+            | Stmt::SharedStore { arr, .. }
+            | Stmt::AsyncCopy { arr, .. }
+            | Stmt::LdMatrix { arr, .. }
+            | Stmt::CoopLoad { arr, .. }
+            | Stmt::CoopStore { arr, .. } => f(arr),
+            _ => {}
+        }
+    }
+
+    /// The shared arrays the statement itself (not its nested bodies) accesses.
+    pub fn shared_arrays(&self) -> Vec<u32> {
+        match self {
+            Stmt::Assign {
+                expr: Expr::SharedLoad { arr, .. },
+                ..
+            }
+            | Stmt::SharedStore { arr, .. }
+            | Stmt::AsyncCopy { arr, .. }
+            | Stmt::LdMatrix { arr, .. }
+            | Stmt::CoopLoad { arr, .. }
+            | Stmt::CoopStore { arr, .. } => vec![*arr],
+            _ => vec![],
+        }
+    }
+
     /// The nested bodies of the statement, in program order.
     pub fn bodies(&self) -> Vec<&Vec<Stmt>> {
         match self {

@@ -1,0 +1,379 @@
+//! Pass (Thread IR): shared arrays whose lifetimes do not overlap share memory.
+//!
+//! The expansion gives every staged `dot` operand, layout conversion and reduction its
+//! own shared array, so a kernel with several dots (attention) asks for the sum of
+//! them. This pass lets arrays of one dtype take turns in one array when a barrier
+//! separates their uses, as Triton's allocator reuses shared memory by liveness.
+//!
+//! Lifetimes are intervals of statement positions in a block, computed bottom-up:
+//! an array used only inside one `For` body is placed there first; seen from the
+//! block around the loop, the loop's arrays (merged or not) occupy the loop statement
+//! alone. `If` and `While` statements are not entered (their arrays occupy the whole
+//! statement). Two arrays of a block may share when a barrier directly in that block
+//! lies strictly between the last statement using the first and the first statement
+//! using the second; in a loop body also around the back edge (between the second's
+//! last use and the first's first use of the next trip), since the body repeats.
+//! Destinations of asynchronous copies (the pipelined rings) keep their own memory.
+//! Merging is greedy by start position, per dtype (WGSL's workgroup arrays are typed).
+//! The simulator's race detector checks the result on every kernel the tests run.
+
+use crate::thread_ir::{SharedArray, Stmt, ThreadKernel};
+use std::collections::BTreeMap;
+
+/// A group of original arrays that share one array.
+#[derive(Clone, Debug)]
+struct Slot {
+    members: Vec<u32>,
+    dtype: crate::ir::DType,
+    len: u32,
+    /// Destinations of asynchronous copies never share.
+    fixed: bool,
+}
+
+/// Merges shared arrays of `k` where their lifetimes allow; returns the bytes saved.
+pub fn reuse_shared(k: &mut ThreadKernel) -> u64 {
+    if k.shared.len() < 2 {
+        return 0;
+    }
+    let mut fixed = vec![false; k.shared.len()];
+    mark_async_targets(&k.body, &mut fixed);
+    let slots = block_slots(&k.body, k, &fixed, false);
+    // Arrays no statement uses (none in practice) keep their own slot.
+    let mut placed = vec![false; k.shared.len()];
+    for s in &slots {
+        for &m in &s.members {
+            placed[m as usize] = true;
+        }
+    }
+    let mut slots = slots;
+    for (i, a) in k.shared.iter().enumerate() {
+        if !placed[i] {
+            slots.push(Slot {
+                members: vec![i as u32],
+                dtype: a.dtype,
+                len: a.len,
+                fixed: true,
+            });
+        }
+    }
+    if slots.len() == k.shared.len() {
+        return 0;
+    }
+    slots.sort_by_key(|s| s.members.iter().copied().min());
+    let before = k.shared_bytes();
+    let mut map = vec![0u32; k.shared.len()];
+    let mut shared = vec![];
+    for (new, s) in slots.iter().enumerate() {
+        for &m in &s.members {
+            map[m as usize] = new as u32;
+        }
+        let names: Vec<&str> = s
+            .members
+            .iter()
+            .map(|&m| k.shared[m as usize].name.as_str())
+            .collect();
+        shared.push(SharedArray {
+            name: names.join("+"),
+            dtype: s.dtype,
+            len: s.len,
+        });
+    }
+    k.shared = shared;
+    renumber(&mut k.body, &map);
+    let after = k.shared_bytes();
+    if after < before {
+        k.notes.push(format!(
+            "shared memory: {after} bytes after reuse by lifetime ({before} without)"
+        ));
+    }
+    before.saturating_sub(after)
+}
+
+fn mark_async_targets(body: &[Stmt], fixed: &mut [bool]) {
+    for s in body {
+        if let Stmt::AsyncCopy { arr, .. } = s {
+            fixed[*arr as usize] = true;
+        }
+        for b in s.bodies() {
+            mark_async_targets(b, fixed);
+        }
+    }
+}
+
+fn renumber(body: &mut [Stmt], map: &[u32]) {
+    for s in body {
+        s.map_shared_arrays(&mut |a| *a = map[*a as usize]);
+        for b in s.bodies_mut() {
+            renumber(b, map);
+        }
+    }
+}
+
+/// Every shared array a statement uses, its nested bodies included.
+fn arrays_within(s: &Stmt, out: &mut Vec<u32>) {
+    out.extend(s.shared_arrays());
+    for b in s.bodies() {
+        for t in b {
+            arrays_within(t, out);
+        }
+    }
+}
+
+/// The slots of a block: arrays (or inner loops' slots) placed by their lifetimes in
+/// this block. `cyclic`: the block is a loop body.
+fn block_slots(body: &[Stmt], k: &ThreadKernel, fixed: &[bool], cyclic: bool) -> Vec<Slot> {
+    // Which statements of this block each array (or inner slot) is used by.
+    let mut uses: BTreeMap<u32, (usize, usize)> = BTreeMap::new();
+    let mut inner: Vec<(Slot, usize)> = vec![];
+    let mut inner_members: Vec<bool> = vec![false; k.shared.len()];
+    let mut barriers = vec![];
+    for (i, s) in body.iter().enumerate() {
+        if matches!(s, Stmt::Barrier) {
+            barriers.push(i);
+        }
+        if let Stmt::For { body: b, .. } = s {
+            // Arrays used only inside this loop are placed in its body first.
+            let mut here = vec![];
+            arrays_within(s, &mut here);
+            let mut outside = vec![];
+            for (j, t) in body.iter().enumerate() {
+                if j != i {
+                    arrays_within(t, &mut outside);
+                }
+            }
+            let local: Vec<u32> = here
+                .iter()
+                .copied()
+                .filter(|a| !outside.contains(a))
+                .collect();
+            for slot in block_slots(b, k, fixed, true) {
+                if slot.members.iter().all(|m| local.contains(m)) {
+                    for &m in &slot.members {
+                        inner_members[m as usize] = true;
+                    }
+                    inner.push((slot, i));
+                }
+            }
+        }
+        let mut here = vec![];
+        arrays_within(s, &mut here);
+        for a in here {
+            let e = uses.entry(a).or_insert((i, i));
+            e.0 = e.0.min(i);
+            e.1 = e.1.max(i);
+        }
+    }
+    // Candidates: inner slots at their loop's position, and this block's own arrays.
+    let mut cands: Vec<(Slot, usize, usize)> = inner.into_iter().map(|(s, i)| (s, i, i)).collect();
+    for (&a, &(first, last)) in &uses {
+        if inner_members[a as usize] {
+            continue;
+        }
+        let arr = &k.shared[a as usize];
+        cands.push((
+            Slot {
+                members: vec![a],
+                dtype: arr.dtype,
+                len: arr.len,
+                fixed: fixed[a as usize],
+            },
+            first,
+            last,
+        ));
+    }
+    cands.sort_by_key(|c| (c.1, c.2));
+    let separated = |from: usize, to: usize| barriers.iter().any(|&p| from < p && p < to);
+    let n = body.len();
+    let around = |last: usize, first: usize| barriers.iter().any(|&p| p > last || p < first);
+    // Greedy: each slot keeps (first start, last end) of what it holds.
+    let mut out: Vec<(Slot, usize, usize)> = vec![];
+    for (c, first, last) in cands {
+        let fit = (!c.fixed)
+            .then(|| {
+                out.iter().position(|(s, s_first, s_last)| {
+                    !s.fixed
+                        && s.dtype == c.dtype
+                        && separated(*s_last, first)
+                        && (!cyclic || around(last, *s_first))
+                })
+            })
+            .flatten();
+        match fit {
+            Some(j) => {
+                let (s, _, s_last) = &mut out[j];
+                s.members.extend(&c.members);
+                s.len = s.len.max(c.len);
+                *s_last = last;
+            }
+            None => out.push((c, first, last)),
+        }
+    }
+    let _ = n;
+    out.into_iter().map(|(s, _, _)| s).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::interp::{HostBuffer, RtArg};
+    use crate::ir::{BinaryOp, Const, DType};
+    use crate::launch::Grid;
+    use crate::thread_ir::testing::assign;
+    use crate::thread_ir::{Expr, Param, ParamKind, Reg, RegTy, Special};
+
+    /// Thread `t` writes `t` to array 0, reads its neighbour's, writes that to array 1,
+    /// reads its neighbour's again and stores it: `(t + 2) % 32`. `middle`: a barrier
+    /// between the last use of array 0 and the first of array 1; `in_loop`: the whole
+    /// body inside a loop of two trips, `leading`: a barrier at the top of that body.
+    fn kernel(middle: bool, in_loop: bool, leading: bool) -> ThreadKernel {
+        let i = RegTy::scalar(DType::I32);
+        let f = RegTy::scalar(DType::F32);
+        let mut body = vec![];
+        if leading {
+            body.push(Stmt::Barrier);
+        }
+        body.extend([
+            assign(
+                5,
+                Expr::Cast {
+                    value: Reg(0),
+                    bitcast: false,
+                },
+            ),
+            Stmt::SharedStore {
+                arr: 0,
+                index: Reg(0),
+                value: Reg(5),
+            },
+            Stmt::Barrier,
+            assign(
+                6,
+                Expr::SharedLoad {
+                    arr: 0,
+                    index: Reg(4),
+                },
+            ),
+        ]);
+        if middle {
+            body.push(Stmt::Barrier);
+        }
+        body.extend([
+            Stmt::SharedStore {
+                arr: 1,
+                index: Reg(0),
+                value: Reg(6),
+            },
+            Stmt::Barrier,
+            assign(
+                7,
+                Expr::SharedLoad {
+                    arr: 1,
+                    index: Reg(4),
+                },
+            ),
+            Stmt::Store {
+                buf: 0,
+                index: Reg(0),
+                value: Reg(7),
+                mask: None,
+            },
+        ]);
+        let mut top = vec![
+            assign(0, Expr::Special(Special::ThreadId)),
+            assign(1, Expr::Const(Const::Int(1))),
+            assign(2, Expr::Binary(BinaryOp::Add, Reg(0), Reg(1))),
+            assign(3, Expr::Const(Const::Int(31))),
+            assign(4, Expr::Binary(BinaryOp::And, Reg(2), Reg(3))),
+        ];
+        if in_loop {
+            top.extend([
+                assign(8, Expr::Const(Const::Int(0))),
+                assign(9, Expr::Const(Const::Int(2))),
+                Stmt::For {
+                    iv: Reg(10),
+                    lower: Reg(8),
+                    upper: Reg(9),
+                    step: Reg(1),
+                    body,
+                },
+            ]);
+        } else {
+            top.extend(body);
+        }
+        let array = |name: &str| SharedArray {
+            name: name.into(),
+            dtype: DType::F32,
+            len: 32,
+        };
+        ThreadKernel {
+            name: "t".into(),
+            params: vec![Param {
+                name: "out".into(),
+                kind: ParamKind::Buffer {
+                    dtype: DType::F32,
+                    written: true,
+                },
+            }],
+            threads: 32,
+            shared: vec![array("a"), array("b")],
+            regs: vec![i, i, i, i, i, f, f, f, i, i, i],
+            frags: vec![],
+            body: top,
+            notes: vec![],
+            source: None,
+        }
+    }
+
+    fn run(k: &ThreadKernel) -> crate::diag::Result<Vec<f32>> {
+        let mut bufs = vec![HostBuffer {
+            dtype: DType::F32,
+            bytes: vec![0xff; 128],
+        }];
+        let args = [RtArg::Buffer {
+            buffer: 0,
+            offset: 0,
+            len: 32,
+        }];
+        crate::thread_ir::sim::simulate(k, Grid([1, 1, 1]), &args, &mut bufs)?;
+        Ok(bufs[0]
+            .bytes
+            .chunks(4)
+            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect())
+    }
+
+    #[test]
+    fn arrays_separated_by_a_barrier_share() {
+        let want: Vec<f32> = (0..32).map(|t| ((t + 2) % 32) as f32).collect();
+        for (middle, in_loop, leading, shares) in [
+            (false, false, false, false),
+            (true, false, false, true),
+            // In a loop the body repeats: array 1's last use and array 0's first use
+            // of the next trip need a barrier between them too.
+            (true, true, false, false),
+            (true, true, true, true),
+            (false, true, true, false),
+        ] {
+            let mut k = kernel(middle, in_loop, leading);
+            let saved = reuse_shared(&mut k);
+            assert_eq!(
+                k.shared.len(),
+                if shares { 1 } else { 2 },
+                "{middle} {in_loop} {leading}"
+            );
+            assert_eq!(saved, if shares { 128 } else { 0 });
+            assert_eq!(run(&k).unwrap(), want, "{middle} {in_loop} {leading}");
+        }
+    }
+
+    /// What the barrier rule prevents: the two arrays in one without the middle
+    /// barrier is a race, which the simulator reports.
+    #[test]
+    fn sharing_without_a_barrier_is_a_race_the_simulator_reports() {
+        let mut k = kernel(false, false, false);
+        renumber(&mut k.body, &[0, 0]);
+        k.shared.truncate(1);
+        let e = run(&k).expect_err("a race");
+        assert!(e.to_string().contains("race"), "{e}");
+    }
+}
