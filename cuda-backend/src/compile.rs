@@ -6,7 +6,7 @@
 use crate::print::{print_ptx, PtxKernel, PtxTarget};
 use tilewise_core::ir::Kernel;
 use tilewise_core::lower::expand::{ExpandOptions, DEFAULT_RING_BUDGET};
-use tilewise_core::Result;
+use tilewise_core::{Diagnostic, ErrorKind, Result};
 
 /// What a PTX compilation is for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,8 +42,45 @@ pub fn expand_options(options: &PtxOptions) -> ExpandOptions {
     }
 }
 
-/// Lowers `kernel` for `options` and prints it as PTX.
+/// Lowers `kernel` for `options` and prints it as PTX. Where the device's shared
+/// memory is known and the kernel needs more, the pipelines' rings shrink (fewer
+/// stages, then none: loads go through registers) before it fails, with the need and
+/// the limit in the message; the notes say what was given up.
 pub fn compile(kernel: &Kernel, options: &PtxOptions) -> Result<PtxKernel> {
-    let thread = tilewise_core::lower::to_thread_ir(kernel, &expand_options(options))?;
-    print_ptx(&thread, options.target)
+    let mut expand = expand_options(options);
+    let mut needs: Vec<u32> = vec![];
+    loop {
+        let thread = tilewise_core::lower::to_thread_ir(kernel, &expand)?;
+        let mut ptx = print_ptx(&thread, options.target)?;
+        let Some(limit) = options.max_shared_per_block else {
+            return Ok(ptx);
+        };
+        if ptx.shared_bytes <= limit {
+            if !needs.is_empty() {
+                ptx.notes.push(format!(
+                    "pipelines shortened to fit {limit} bytes of shared memory a block                      (ring budget {} bytes; the longer plans needed {})",
+                    expand.ring_budget,
+                    needs.iter().map(|b| b.to_string()).collect::<Vec<_>>().join(", ")
+                ));
+            }
+            ptx.notes
+                .push(format!("{} bytes of shared memory", ptx.shared_bytes));
+            return Ok(ptx);
+        }
+        if expand.ring_budget == 0 {
+            return Err(Diagnostic::new(
+                ErrorKind::Backend,
+                format!(
+                    "kernel `{}` needs {} bytes of shared memory a block, more than the {limit} this device allows, even without pipelined loads and with arrays sharing memory by lifetime; use smaller blocks",
+                    ptx.name, ptx.shared_bytes
+                ),
+            ));
+        }
+        needs.push(ptx.shared_bytes);
+        // Give the rings less by what is over, and at least a quarter less each time.
+        let over = ptx.shared_bytes - limit;
+        expand.ring_budget = expand
+            .ring_budget
+            .saturating_sub(over.max(expand.ring_budget / 4).max(1));
+    }
 }

@@ -91,6 +91,9 @@ pub struct PtxKernel {
     /// One entry per Thread IR parameter, in order.
     pub params: Vec<PtxParam>,
     pub target: PtxTarget,
+    /// What the lowering chose where it had a choice (each dot's form, shared memory
+    /// reused, pipelines shortened to fit), for the compiled kernel's description.
+    pub notes: Vec<String>,
 }
 
 /// The bits of a scalar argument as the printed kernel reads them: integers sign- or
@@ -300,6 +303,7 @@ pub fn print_ptx(k: &ThreadKernel, target: PtxTarget) -> Result<PtxKernel> {
         shared_bytes,
         params,
         target,
+        notes: k.notes.clone(),
     })
 }
 
