@@ -2695,6 +2695,63 @@ fn attention_shares_shared_memory_between_its_dots() {
     check(case);
 }
 
+const INT64_OFFSETS: &str = r#"
+import triton
+import triton.language as tl
+
+@triton.jit
+def int64_offsets(x_ptr, out_ptr, stride_row, n_cols, BLOCK: tl.constexpr):
+    # Offsets in int64 as the attention tutorials compute them, carried by a loop.
+    row = tl.program_id(0).to(tl.int64)
+    base = row * stride_row
+    cols = tl.arange(0, BLOCK)
+    acc = tl.zeros((BLOCK,), tl.float32)
+    off = base + cols
+    for j in range(0, 3):
+        acc += tl.load(x_ptr + off, mask=cols < n_cols, other=0.0) * (j + 1)
+        off = off + (-row) * 0 + (j % 2)
+    out_off = row * n_cols + cols
+    tl.store(out_ptr + out_off, acc, mask=cols < n_cols)
+
+@triton.jit
+def int64_compared(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    i = tl.arange(0, BLOCK).to(tl.int64)
+    x = tl.load(x_ptr + i)
+    tl.store(out_ptr + i, tl.where(i < n.to(tl.int64), x, 0.0))
+"#;
+
+/// int64 offset arithmetic runs on WGSL too (issue 14): narrowed to 32 bits where only
+/// ring operations feed pointer offsets (exact for every in-bounds access); an int64
+/// comparison keeps 64 bits and WGSL says it has none.
+#[test]
+fn int64_offsets_run_everywhere() {
+    let (rows, cols) = (3usize, 50usize);
+    let x = Rng(47).f32s(rows * 64 + 2);
+    check(Case {
+        name: "int64_offsets",
+        src: INT64_OFFSETS,
+        kernel: "int64_offsets",
+        grid: [rows as u32, 1, 1],
+        args: vec![H::F32(x), poison_f32(rows * cols), s(64i32), s(cols as i32)],
+        constexprs: vec![("BLOCK", c(64i64))],
+        tol: 0.0,
+        tf32: false,
+    });
+    check_except_wgpu(
+        Case {
+            name: "int64_compared",
+            src: INT64_OFFSETS,
+            kernel: "int64_compared",
+            grid: [1, 1, 1],
+            args: vec![H::F32(Rng(48).f32s(64)), poison_f32(64), s(40i32)],
+            constexprs: vec![("BLOCK", c(64i64))],
+            tol: 0.0,
+            tf32: false,
+        },
+        Some("64-bit"),
+    );
+}
+
 const LONG_SCANS: &str = r#"
 import triton
 import triton.language as tl

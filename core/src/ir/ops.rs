@@ -604,6 +604,28 @@ impl Op {
         }
     }
 
+    /// Nested blocks, in order, mutably.
+    pub fn blocks_mut(&mut self) -> Vec<&mut Block> {
+        match self {
+            Op::For { body, .. } => vec![body],
+            Op::If {
+                then_block,
+                else_block,
+                ..
+            } => vec![then_block, else_block],
+            Op::While { before, after, .. } => vec![before, after],
+            Op::Reduce {
+                combiner: Combiner::Region(b),
+                ..
+            }
+            | Op::Scan {
+                combiner: Combiner::Region(b),
+                ..
+            } => vec![b],
+            _ => vec![],
+        }
+    }
+
     pub fn is_terminator(&self) -> bool {
         matches!(self, Op::Yield(_) | Op::Condition { .. })
     }

@@ -3,6 +3,8 @@
 //! Passes, one a file, in pipeline order:
 //! - [`block_ptr`]: block pointers become pointer tiles and boundary masks.
 //! - [`fp8`]: 8-bit floats become their codes (`u8`) and integer arithmetic.
+//! - [`narrow_i64`]: without 64-bit integers (WGSL), 64-bit address arithmetic in 32
+//!   bits where that is exact.
 //! - [`simplify`]: folds round-trip integer casts, removes dead code.
 //! - [`pipeline`]: issues the loads feeding a `dot` iterations ahead (registers, or
 //!   shared-memory rings filled by asynchronous copies).
@@ -19,6 +21,7 @@ pub mod block_ptr;
 pub mod expand;
 pub mod fp8;
 pub mod layout;
+pub mod narrow_i64;
 pub mod pipeline;
 pub mod rewrite;
 pub mod shared_reuse;
@@ -35,6 +38,11 @@ use crate::ir::{DType, Kernel};
 pub fn prepare(kernel: &Kernel, index: DType, options: &expand::ExpandOptions) -> Result<Kernel> {
     let k = block_ptr::lower_block_pointers(kernel, index)?;
     let k = fp8::lower_fp8(&k)?;
+    let k = if options.native_i64 {
+        k
+    } else {
+        narrow_i64::narrow_i64(&k)
+    };
     let k = simplify::simplify(&k)?;
     pipeline::pipeline_dot_loads(&k, options)
 }

@@ -85,6 +85,9 @@ pub struct ExpandOptions {
     /// reaches the threads (rounds of as many fragments a subgroup as fit; at least
     /// one).
     pub coop_scratch_bytes: u32,
+    /// Whether the device has 64-bit integers. Without them (WGSL), 64-bit address
+    /// arithmetic is narrowed to 32 bits where that is exact ([`crate::lower::narrow_i64`]).
+    pub native_i64: bool,
 }
 
 /// A cooperative-matrix product a device offers: `size x size x size`, fragments of
@@ -116,6 +119,7 @@ impl ExpandOptions {
             coop_matrix: vec![],
             subgroup_reduce: false,
             coop_scratch_bytes: 8 * 1024,
+            native_i64: false,
         }
     }
 
@@ -137,6 +141,7 @@ impl ExpandOptions {
             coop_matrix: vec![],
             subgroup_reduce: false,
             coop_scratch_bytes: 8 * 1024,
+            native_i64: true,
         }
     }
 }
@@ -173,6 +178,7 @@ impl Default for ExpandOptions {
             coop_matrix: vec![],
             subgroup_reduce: false,
             coop_scratch_bytes: 8 * 1024,
+            native_i64: true,
         }
     }
 }
