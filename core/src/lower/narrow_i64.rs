@@ -180,10 +180,10 @@ impl Groups {
                     if wf && wt {
                         // Between the two 64-bit types: one group.
                         self.tie(&[r[0], *value]);
-                    } else if wt && !(from.is_int() && !*bitcast) {
+                    } else if wt && (*bitcast || !from.is_int()) {
                         // From a float (or bits): the high bits matter.
                         self.keep(&[r[0]]);
-                    } else if wf && !(to.is_int() && to != DType::I1 && !*bitcast) {
+                    } else if wf && (*bitcast || !to.is_int() || to == DType::I1) {
                         // To a float or a boolean: the high bits matter.
                         self.keep(&[*value]);
                     }
