@@ -64,6 +64,11 @@ pub(crate) trait Backend: Send + Sync {
     /// Copies `bytes` bytes from the start of `src` to the start of `dst` (queued after
     /// earlier launches): the plain buffer copy the benchmarks measure bandwidth with.
     fn copy(&self, src: BufferId, dst: BufferId, bytes: usize) -> Result<()>;
+    /// Warnings the executor collected since the last call (checked mode's false
+    /// hints that cannot change a result).
+    fn take_warnings(&self) -> Vec<Diagnostic> {
+        vec![]
+    }
     /// Waits for queued work (no-op for synchronous executors).
     fn synchronize(&self) -> Result<()> {
         Ok(())
@@ -106,8 +111,18 @@ impl Device {
         }
     }
 
+    /// The warnings of this device's launches since the last call: in checked mode,
+    /// false `multiple_of` / `max_contiguous` / `max_constancy` hints that no memory
+    /// access is widened with (they cannot change a result; the others are errors).
+    /// Each is a located diagnostic; each hint is reported once.
+    pub fn take_warnings(&self) -> Vec<Diagnostic> {
+        self.backend.take_warnings()
+    }
+
     /// The interpreter in checked mode: it also reports false `multiple_of` /
-    /// `max_contiguous` hints and block pointers that reach past their buffer.
+    /// `max_contiguous` hints and block pointers that reach past their buffer. A false
+    /// hint that no memory access is widened with is a warning
+    /// ([`Device::take_warnings`]), the others errors.
     pub fn interpreter_checked() -> Device {
         Device {
             backend: Arc::new(crate::interp_device::InterpreterBackend::new(true)),

@@ -36,6 +36,8 @@ pub(crate) struct InterpreterBackend {
     lowered: Mutex<HashMap<SpecKey, Arc<ThreadKernel>>>,
     /// Slot `i` holds buffer `i`; freed slots are emptied and reused.
     buffers: Mutex<Vec<Option<HostBuffer>>>,
+    /// Checked mode's warnings not yet taken ([`crate::Device::take_warnings`]).
+    warnings: tilewise_core::interp::Warnings,
 }
 
 impl InterpreterBackend {
@@ -46,6 +48,7 @@ impl InterpreterBackend {
             lowering: SimLowering::Wgsl,
             lowered: Mutex::default(),
             buffers: Mutex::new(vec![]),
+            warnings: Default::default(),
         }
     }
 
@@ -57,6 +60,7 @@ impl InterpreterBackend {
             lowering,
             lowered: Mutex::default(),
             buffers: Mutex::new(vec![]),
+            warnings: Default::default(),
         }
     }
 
@@ -186,6 +190,10 @@ impl Backend for InterpreterBackend {
         }
     }
 
+    fn take_warnings(&self) -> Vec<tilewise_core::Diagnostic> {
+        std::mem::take(&mut *self.warnings.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
     fn launch(
         &self,
         key: &SpecKey,
@@ -225,6 +233,7 @@ impl Backend for InterpreterBackend {
             .collect();
         let options = Options {
             checked: self.checked,
+            warnings: Some(self.warnings.clone()),
         };
         let result = rt.and_then(|rt| match &lowered {
             Some(k) => simulate(k, grid, &rt, &mut dense),

@@ -675,3 +675,79 @@ fn fused_swiglu_seed() {
     let got: Vec<f32> = ok(dev.download(&out));
     assert_close("swiglu", &got, &swiglu_ref(&to_f64(&g), &to_f64(&u)), 1e-5);
 }
+
+/// A false hint that no access is widened with (Triton's persistent-matmul tutorial
+/// hints `tl.where(offs < M, offs, 0)` as contiguous multiples of the block, along the
+/// rows of a row-major operand) is a warning in checked mode, and the kernel runs; a
+/// false hint that widens an access is an error (issue 14).
+#[test]
+fn checked_mode_warns_about_false_hints_no_access_uses() {
+    const SRC: &str = r#"
+import triton
+import triton.language as tl
+
+@triton.jit
+def rows_clamped(x_ptr, out_ptr, M, K: tl.constexpr, BLOCK_M: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * BLOCK_M + tl.arange(0, BLOCK_M)
+    rows = tl.where(offs < M, offs, 0)
+    rows = tl.max_contiguous(tl.multiple_of(rows, BLOCK_M), BLOCK_M)
+    cols = tl.arange(0, K)
+    x = tl.load(x_ptr + rows[:, None] * K + cols[None, :])
+    tl.store(out_ptr + offs[:, None] * K + cols[None, :], x * 2.0, mask=offs[:, None] < M)
+
+@triton.jit
+def columns_lied(x_ptr, out_ptr, K: tl.constexpr):
+    cols = tl.arange(0, K)
+    perm = (cols * 5) % K
+    perm = tl.max_contiguous(tl.multiple_of(perm, 4), 4)
+    tl.store(out_ptr + cols, tl.load(x_ptr + perm))
+"#;
+    let dev = Device::interpreter_checked();
+    let m = module("hints.py", SRC);
+    let (rows, k) = (10usize, 16usize);
+    let x: Vec<f32> = (0..rows * k).map(|i| i as f32).collect();
+    let xb = ok(dev.upload(&x));
+    let out = poisoned_f32(&dev, rows * k);
+    ok(ok(m.kernel("rows_clamped"))
+        .launch(&dev, 2)
+        .arg(&xb)
+        .arg(&out)
+        .arg(rows as i32)
+        .constexpr("K", k as i64)
+        .constexpr("BLOCK_M", 8)
+        .run());
+    let want: Vec<f32> = x.iter().map(|v| v * 2.0).collect();
+    assert_eq!(ok(dev.download::<f32>(&out)), want);
+    let w = dev.take_warnings();
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert!(
+        w[0].message.contains("false `max_contiguous` hint")
+            || w[0].message.contains("false `multiple_of` hint"),
+        "{}",
+        w[0].render()
+    );
+    assert!(
+        w[0].render().contains("cannot change a result"),
+        "{}",
+        w[0].render()
+    );
+    assert_eq!(
+        w[0].line_col().map(|(l, _)| l),
+        Some(line_col_of(SRC, "rows = tl.max_contiguous", 0).0)
+    );
+    assert!(dev.take_warnings().is_empty());
+    // The lie that widens the load is an error.
+    let e = err(ok(m.kernel("columns_lied"))
+        .launch(&dev, 1)
+        .arg(&xb)
+        .arg(&out)
+        .constexpr("K", k as i64)
+        .run());
+    assert_eq!(e.kind, ErrorKind::Runtime, "{}", e.render());
+    assert!(
+        e.render().contains("widen a memory access"),
+        "{}",
+        e.render()
+    );
+}

@@ -345,9 +345,13 @@ fn device_assert_fails_the_launch_with_its_message() {
 #[test]
 fn checked_mode_verifies_hints() {
     // The seeds' truthful hint (pid * BLOCK + arange, multiple_of BLOCK, max_contiguous
-    // BLOCK) passes; arange + 3 with multiple_of(BLOCK) is reported.
-    let build = |lie: bool| {
+    // BLOCK) passes; arange + 3 with multiple_of(BLOCK) is reported when the hinted
+    // offsets feed a load (the lowering would widen it), and is only a warning when no
+    // access uses them (`access: false`).
+    let build = |lie: bool, access: bool| {
         let mut k = K::new("hinted_kernel");
+        let xp = k.ptr_param("x", DType::F32);
+        let op = k.ptr_param("o", DType::F32);
         let ar = k.arange(0, 8);
         let offs = if lie {
             let three = k.konst(Const::Int(3), DType::I32, &[8]);
@@ -367,25 +371,38 @@ fn checked_mode_verifies_hints() {
             },
             Type::tile(DType::I32, vec![8]),
         );
-        k.push1(
+        let h = k.push1(
             Op::Hint {
                 value: h,
                 hint: HintKind::MaxContiguous(vec![8]),
             },
             Type::tile(DType::I32, vec![8]),
         );
-        (k.finish(), line)
+        let src = if access { h } else { ar };
+        let p = k.addptr(xp, src);
+        let v = k.load(p, None, None);
+        let q = k.addptr(op, ar);
+        k.store(q, v, None);
+        let mut k = k.finish();
+        // x is 16-byte aligned (as a launch specializes it), so the alignment the hint
+        // claims would let the lowering read it four elements at a time.
+        k.params[0].divisibility = 4;
+        (k, line)
     };
-    let (k, _) = build(false);
-    run_checked(&k, 4, &[], &mut []).unwrap();
-    let (k, line) = build(true);
-    run(&k, 1, &[], &mut []).unwrap();
-    let e = run_checked(&k, 1, &[], &mut []).unwrap_err();
+    let mut bufs = vec![buf(&[1f32; 40]), buf(&[0f32; 8])];
+    let args = [whole(0, &bufs[0]), whole(1, &bufs[1])];
+    let (k, _) = build(false, true);
+    run_checked(&k, 4, &args, &mut bufs).unwrap();
+    let (k, line) = build(true, true);
+    run(&k, 1, &args, &mut bufs).unwrap();
+    let e = run_checked(&k, 1, &args, &mut bufs).unwrap_err();
     assert_eq!(e.kind, ErrorKind::Runtime);
     assert_eq!(
         e.message,
         format!("false `multiple_of` hint in kernel `hinted_kernel` (line {line}), program (0, 0, 0): element (0) is 3, which starts a run and is not a multiple of 8")
     );
+    let (k, _) = build(true, false);
+    run_checked(&k, 1, &args, &mut bufs).unwrap();
 }
 
 #[test]

@@ -16,16 +16,22 @@ use crate::diag::Result;
 use crate::ir::{HintKind, Inst, Value};
 
 impl<'a> Interp<'a> {
-    pub fn check_hint(&self, inst: &Inst, value: Value, hint: &HintKind) -> Result<()> {
+    /// The first element that contradicts `hint`, as a located diagnostic.
+    pub fn check_hint(
+        &self,
+        inst: &Inst,
+        value: Value,
+        hint: &HintKind,
+    ) -> Result<Option<crate::Diagnostic>> {
         let sp = inst.span;
         let shape = self.shape(value);
         let v = match self.get(value, sp)? {
             RtValue::Data(t) => match &t.data {
                 Data::I(v) => v.clone(),
-                Data::F(_) => return Ok(()),
+                Data::F(_) => return Ok(None),
             },
             RtValue::Ptr(p) => p.offs.clone(),
-            RtValue::Block(_) => return Ok(()),
+            RtValue::Block(_) => return Ok(None),
         };
         let (name, per) = match hint {
             HintKind::MultipleOf(p) => ("multiple_of", p),
@@ -38,17 +44,17 @@ impl<'a> Interp<'a> {
             if let HintKind::MultipleOf(p) = hint {
                 if let Some(&k) = p.first() {
                     if k > 1 && v[0].rem_euclid(k as i64) != 0 {
-                        return Err(self.false_hint(
+                        return Ok(Some(self.false_hint(
                             inst,
                             name,
                             &[],
                             v[0],
                             &format!("not a multiple of {k}"),
-                        ));
+                        )));
                     }
                 }
             }
-            return Ok(());
+            return Ok(None);
         }
         if per.len() == rank {
             dims.extend(per.iter().enumerate().map(|(d, &k)| (d, k as i64)));
@@ -81,13 +87,13 @@ impl<'a> Interp<'a> {
                         };
                         if let Some(why) = bad {
                             let idx = unflatten(flat, shape);
-                            return Err(self.false_hint(inst, name, &idx, x, &why));
+                            return Ok(Some(self.false_hint(inst, name, &idx, x, &why)));
                         }
                     }
                 }
             }
         }
-        Ok(())
+        Ok(None)
     }
 
     fn false_hint(

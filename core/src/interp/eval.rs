@@ -13,6 +13,7 @@ use super::value::{
 };
 use crate::diag::{Diagnostic, Result, Span};
 use crate::ir::{Block, Const, DType, Elem, Inst, Kernel, Op, Padding, Type, Value};
+use std::collections::HashMap;
 
 /// How a block ended.
 pub enum Term {
@@ -41,6 +42,10 @@ pub struct Interp<'a> {
     pub step_limit: Option<u64>,
     /// The scheduler, when programs are interleaved (the kernel has a `while`).
     pub handle: Option<Handle<'a>>,
+    /// Where checked mode's warnings go (false hints no access depends on).
+    pub warnings: Option<super::Warnings>,
+    /// Per hint (by result): whether the lowering widens an access with it.
+    hint_used: HashMap<Value, bool>,
     /// Scratch for lane resolution.
     lanes: Vec<usize>,
 }
@@ -57,8 +62,38 @@ impl<'a> Interp<'a> {
             steps: 0,
             step_limit: None,
             handle: None,
+            warnings: None,
+            hint_used: HashMap::new(),
             lanes: vec![],
         }
+    }
+
+    /// A false hint: an error where the lowering widens an access with it (results
+    /// could change), otherwise a warning (reported once a hint).
+    fn false_hint_found(&mut self, inst: &'a Inst, d: Diagnostic) -> Result<()> {
+        let Some(&r) = inst.results.first() else {
+            return Err(d);
+        };
+        let k = self.k;
+        let used = *self
+            .hint_used
+            .entry(r)
+            .or_insert_with(|| crate::lower::axis_info::hint_widens_an_access(k, r));
+        if used {
+            return Err(d.with_note(
+                "the GPU lowerings use this hint to widen a memory access, so its results could change",
+            ));
+        }
+        let d = d.with_note(
+            "reported as a warning: no memory access is widened with this hint, so it cannot change a result",
+        );
+        if let Some(w) = &self.warnings {
+            let mut w = w.lock().unwrap_or_else(|e| e.into_inner());
+            if !w.iter().any(|x| x.primary == d.primary) {
+                w.push(d);
+            }
+        }
+        Ok(())
     }
 
     // ---- value access -------------------------------------------------------------
@@ -476,7 +511,9 @@ impl<'a> Interp<'a> {
             } => self.scan(inst, operands, *axis, *reverse, combiner),
             Op::Hint { value, hint } => {
                 if self.checked {
-                    self.check_hint(inst, *value, hint)?;
+                    if let Some(d) = self.check_hint(inst, *value, hint)? {
+                        self.false_hint_found(inst, d)?;
+                    }
                 }
                 let out = self.get(*value, sp)?.clone();
                 self.set(self.res0(inst)?, out);

@@ -73,12 +73,18 @@ pub enum RtArg {
     Scalar(ScalarValue),
 }
 
+/// Where checked mode puts its warnings.
+pub type Warnings = std::sync::Arc<std::sync::Mutex<Vec<crate::diag::Diagnostic>>>;
+
 /// Interpreter options.
 #[derive(Clone, Debug, Default)]
 pub struct Options {
     /// Checked mode: also report false `multiple_of` / `max_contiguous` hints and block
-    /// pointers whose declared extent reaches past their buffer.
+    /// pointers whose declared extent reaches past their buffer. A false hint that no
+    /// memory access is widened with (it cannot change a result) is a warning, pushed
+    /// to `warnings`; the others are errors.
     pub checked: bool,
+    pub warnings: Option<Warnings>,
 }
 
 /// A scalar argument converted to the parameter's dtype (same kind required).
@@ -202,7 +208,7 @@ fn run_program<'m>(
     grid: Grid,
     views: &[Option<View>],
     vals: &[RtValue],
-    checked: bool,
+    options: &Options,
     limit: Option<u64>,
     pid: [u32; 3],
     baton: Baton<'m>,
@@ -215,7 +221,8 @@ fn run_program<'m>(
         reads: baton.reads,
         track: handle.is_some(),
     };
-    let mut it = Interp::new(kernel, grid.0, mem, checked);
+    let mut it = Interp::new(kernel, grid.0, mem, options.checked);
+    it.warnings = options.warnings.clone();
     it.steps = baton.steps;
     it.step_limit = limit;
     it.handle = handle;
@@ -270,6 +277,7 @@ pub fn run(
         };
         let mut it = Interp::new(kernel, grid.0, mem, options.checked);
         it.step_limit = limit;
+        it.warnings = options.warnings.clone();
         for (p, v) in kernel.params.iter().zip(vals) {
             it.set(p.value, v);
         }
@@ -284,15 +292,7 @@ pub fn run(
     }
     let run_one = |pid: [u32; 3], baton, handle| {
         run_program(
-            kernel,
-            grid,
-            &views,
-            &vals,
-            options.checked,
-            limit,
-            pid,
-            baton,
-            handle,
+            kernel, grid, &views, &vals, options, limit, pid, baton, handle,
         )
     };
     let deadlock = |span: crate::diag::Span, stuck: &[[u32; 3]]| {

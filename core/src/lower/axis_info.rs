@@ -91,15 +91,79 @@ impl AxisInfo {
 pub struct AxisAnalysis {
     info: HashMap<Value, AxisInfo>,
     hints: bool,
+    /// A hint (by its result) not taken as a fact even when `hints` is on.
+    skip: Option<Value>,
+}
+
+/// Whether the lowering may use the hint whose result is `hint` to widen a memory
+/// access of `kernel` (tile IR before any lowering): with every hint as a fact, some
+/// load's, store's or atomic's pointer or mask is known to more than without this one.
+/// A false hint the lowering never uses cannot change a result (checked mode reports
+/// it as a warning, the others as errors).
+pub fn hint_widens_an_access(kernel: &Kernel, hint: Value) -> bool {
+    // The hint's place among the kernel's hints; block-pointer lowering keeps their order.
+    let mut index = None;
+    let mut n = 0usize;
+    kernel.walk(&mut |inst| {
+        if let Op::Hint { .. } = inst.op {
+            if inst.results.first() == Some(&hint) {
+                index = Some(n);
+            }
+            n += 1;
+        }
+    });
+    let Some(index) = index else { return true };
+    let Ok(lowered) = crate::lower::block_ptr::lower_block_pointers(kernel, crate::ir::DType::I64)
+    else {
+        return true;
+    };
+    let mut target = None;
+    let mut n = 0usize;
+    let mut accesses: Vec<Value> = vec![];
+    lowered.walk(&mut |inst| match &inst.op {
+        Op::Hint { .. } => {
+            if n == index {
+                target = inst.results.first().copied();
+            }
+            n += 1;
+        }
+        Op::Load { ptr, mask, .. } | Op::Store { ptr, mask, .. } => {
+            accesses.push(*ptr);
+            accesses.extend(mask);
+        }
+        Op::Atomic { ptr, mask, .. } => {
+            accesses.push(*ptr);
+            accesses.extend(mask);
+        }
+        Op::AtomicCas { ptr, .. } => accesses.push(*ptr),
+        _ => {}
+    });
+    let Some(target) = target else { return true };
+    let with = AxisAnalysis::new(&lowered, true);
+    let without = AxisAnalysis::with_skip(&lowered, true, Some(target));
+    // What a wide access can use: runs and alignment up to 16 elements (16 bytes of
+    // the narrowest type); facts beyond that change nothing.
+    let usable = |i: AxisInfo| {
+        let cap = |v: Vec<u64>| v.into_iter().map(|x| x.min(16)).collect::<Vec<_>>();
+        (cap(i.contiguity), cap(i.divisibility), cap(i.constancy))
+    };
+    accesses
+        .iter()
+        .any(|&v| usable(with.get(&lowered, v)) != usable(without.get(&lowered, v)))
 }
 
 impl AxisAnalysis {
     /// Analyses `k` (after block-pointer lowering); `hints` takes the user's
     /// `multiple_of` / `max_contiguous` / `max_constancy` promises as facts.
     pub fn new(k: &Kernel, hints: bool) -> AxisAnalysis {
+        Self::with_skip(k, hints, None)
+    }
+
+    fn with_skip(k: &Kernel, hints: bool, skip: Option<Value>) -> AxisAnalysis {
         let mut a = AxisAnalysis {
             info: HashMap::new(),
             hints,
+            skip,
         };
         for p in &k.params {
             let rank = k.ty(p.value).rank();
@@ -267,7 +331,9 @@ impl AxisAnalysis {
                     },
                 }
             }
-            Op::Hint { value, .. } if !self.hints => self.get(k, *value),
+            Op::Hint { value, .. } if !self.hints || inst.results.first() == self.skip.as_ref() => {
+                self.get(k, *value)
+            }
             Op::Hint { value, hint } => {
                 let mut s = self.get(k, *value);
                 let (target, vals) = match hint {

@@ -118,7 +118,16 @@ pub fn run_checked(
     bufs: &mut [HostBuffer],
 ) -> Result<()> {
     verify::verify(k)?;
-    interp::run(k, grid.into(), args, bufs, &Options { checked: true })
+    interp::run(
+        k,
+        grid.into(),
+        args,
+        bufs,
+        &Options {
+            checked: true,
+            warnings: None,
+        },
+    )
 }
 
 /// A kernel under construction. Every op gets its own source line, so that a runtime
