@@ -36,15 +36,27 @@ use crate::ir::{DType, Kernel};
 /// the loads that feed `dot`s (in registers, or staged in shared memory where
 /// `options` allow asynchronous copies).
 pub fn prepare(kernel: &Kernel, index: DType, options: &expand::ExpandOptions) -> Result<Kernel> {
-    let k = block_ptr::lower_block_pointers(kernel, index)?;
-    let k = fp8::lower_fp8(&k)?;
+    // In debug builds and tests, the tile IR verifier runs after every pass.
+    let check = |k: Kernel, pass: &str| -> Result<Kernel> {
+        if cfg!(debug_assertions) {
+            crate::ir::verify::verify(&k).map_err(|e| {
+                crate::diag::Diagnostic::internal(format!(
+                    "tile IR after the {pass} pass: {}",
+                    e.message
+                ))
+            })?;
+        }
+        Ok(k)
+    };
+    let k = check(block_ptr::lower_block_pointers(kernel, index)?, "block_ptr")?;
+    let k = check(fp8::lower_fp8(&k)?, "fp8")?;
     let k = if options.native_i64 {
         k
     } else {
-        narrow_i64::narrow_i64(&k)
+        check(narrow_i64::narrow_i64(&k), "narrow_i64")?
     };
-    let k = simplify::simplify(&k)?;
-    pipeline::pipeline_dot_loads(&k, options)
+    let k = check(simplify::simplify(&k)?, "simplify")?;
+    check(pipeline::pipeline_dot_loads(&k, options)?, "pipeline")
 }
 
 /// The whole shared lowering of a GPU backend: [`prepare`] with 32-bit indices (every
@@ -56,7 +68,16 @@ pub fn to_thread_ir(
 ) -> Result<crate::thread_ir::ThreadKernel> {
     let k = prepare(kernel, DType::I32, options)?;
     let mut t = expand::expand(&k, options)?;
+    let check = |t: &crate::thread_ir::ThreadKernel, pass: &str| -> Result<()> {
+        if cfg!(debug_assertions) {
+            crate::thread_ir::verify::verify(t, options, pass)?;
+        }
+        Ok(())
+    };
+    check(&t, "expand")?;
     value_numbering::value_numbering(&mut t);
+    check(&t, "value_numbering")?;
     shared_reuse::reuse_shared(&mut t);
+    check(&t, "shared_reuse")?;
     Ok(t)
 }

@@ -25,6 +25,7 @@
 mod print;
 mod scopes;
 pub mod sim;
+pub mod verify;
 mod visit;
 
 pub use print::print;

@@ -1,0 +1,369 @@
+//! The Thread IR verifier: the invariants every pass after expansion keeps, checked
+//! after each of them in debug builds and tests (`lower::to_thread_ir`).
+//!
+//! - every register, parameter, buffer, shared array and fragment index is in range;
+//!   scalar parameters are read with `Param`, buffers with loads and stores, and a
+//!   buffer that is stored to or updated atomically is marked `written`;
+//! - every register read is assigned somewhere, with a type that fits: comparisons
+//!   give `i1`, conditions (`If`, `While`, `Select`, masks) are `i1`, binary operands
+//!   share the result's dtype, `Extract` reads an existing lane, `Construct` fills every
+//!   lane;
+//! - cooperative-matrix statements never sit inside an `If`;
+//! - no statement needs a capability the options do not give (`mma`, `ldmatrix` and
+//!   asynchronous copies, warp shuffles, subgroup reductions, cooperative matrices): a
+//!   lowering path that leaks one is caught here, not by a printer.
+//!
+//! A violation is an internal error naming the pass that broke it.
+
+use super::{Expr, ParamKind, Reg, Stmt, ThreadKernel};
+use crate::diag::{Diagnostic, Result};
+use crate::ir::DType;
+use crate::lower::expand::ExpandOptions;
+
+/// Checks `k` (after `pass`) against the invariants above for a lowering with `opt`.
+pub fn verify(k: &ThreadKernel, opt: &ExpandOptions, pass: &str) -> Result<()> {
+    let mut v = Verifier {
+        k,
+        opt,
+        assigned: vec![false; k.regs.len()],
+        errors: vec![],
+    };
+    v.collect_assigned(&k.body);
+    v.body(&k.body, 0);
+    match v.errors.first() {
+        None => Ok(()),
+        Some(e) => Err(Diagnostic::internal(format!(
+            "Thread IR of `{}` after {pass}: {e}{}",
+            k.name,
+            if v.errors.len() > 1 {
+                format!(" (and {} more)", v.errors.len() - 1)
+            } else {
+                String::new()
+            }
+        ))),
+    }
+}
+
+struct Verifier<'a> {
+    k: &'a ThreadKernel,
+    opt: &'a ExpandOptions,
+    assigned: Vec<bool>,
+    errors: Vec<String>,
+}
+
+impl Verifier<'_> {
+    fn err(&mut self, msg: String) {
+        if self.errors.len() < 16 {
+            self.errors.push(msg);
+        }
+    }
+
+    fn collect_assigned(&mut self, body: &[Stmt]) {
+        for s in body {
+            for r in s.writes() {
+                if let Some(a) = self.assigned.get_mut(r.0 as usize) {
+                    *a = true;
+                }
+            }
+            for b in s.bodies() {
+                self.collect_assigned(b);
+            }
+        }
+    }
+
+    fn reg(&mut self, r: Reg) -> Option<super::RegTy> {
+        match self.k.regs.get(r.0 as usize) {
+            Some(t) => Some(*t),
+            None => {
+                self.err(format!(
+                    "{r} is not a register ({} declared)",
+                    self.k.regs.len()
+                ));
+                None
+            }
+        }
+    }
+
+    fn read(&mut self, r: Reg) {
+        if self.reg(r).is_some() && !self.assigned[r.0 as usize] {
+            self.err(format!("{r} is read but never assigned"));
+        }
+    }
+
+    fn is_bool(&mut self, r: Reg, what: &str) {
+        if let Some(t) = self.reg(r) {
+            if t.dtype != DType::I1 {
+                self.err(format!("{what} {r} is {t}, not i1"));
+            }
+        }
+    }
+
+    fn buffer(&mut self, buf: u32, written: bool, what: &str) {
+        match self.k.params.get(buf as usize).map(|p| &p.kind) {
+            Some(ParamKind::Buffer { written: w, .. }) => {
+                if written && !w {
+                    self.err(format!(
+                        "{what} to buffer {buf}, which is not marked written"
+                    ));
+                }
+            }
+            _ => self.err(format!(
+                "{what} through parameter {buf}, which is not a buffer"
+            )),
+        }
+    }
+
+    fn shared(&mut self, arr: u32) {
+        if arr as usize >= self.k.shared.len() {
+            self.err(format!("shared array {arr} does not exist"));
+        }
+    }
+
+    fn frag(&mut self, f: super::Frag) {
+        if f.0 as usize >= self.k.frags.len() {
+            self.err(format!("fragment {} does not exist", f.0));
+        }
+    }
+
+    fn needs(&mut self, ok: bool, what: &str) {
+        if !ok {
+            self.err(format!(
+                "{what} reached a lowering for {} whose options do not allow it",
+                self.opt.backend
+            ));
+        }
+    }
+
+    fn expr(&mut self, dst: Reg, e: &Expr) {
+        for r in e.operands() {
+            self.read(r);
+        }
+        let Some(d) = self.reg(dst) else { return };
+        match e {
+            Expr::Param(i) => {
+                if !matches!(
+                    self.k.params.get(*i as usize).map(|p| &p.kind),
+                    Some(ParamKind::Scalar { .. })
+                ) {
+                    self.err(format!("{dst} reads parameter {i}, which is not a scalar"));
+                }
+            }
+            Expr::Binary(op, a, b) => {
+                if let (Some(ta), Some(tb)) = (self.reg(*a), self.reg(*b)) {
+                    if ta.dtype != tb.dtype || ta.dtype != d.dtype {
+                        self.err(format!("{dst} = {} of {ta} and {tb} into {d}", op.name()));
+                    }
+                }
+            }
+            Expr::Cmp(_, a, b) => {
+                if d.dtype != DType::I1 {
+                    self.err(format!("comparison into {dst} of {d}"));
+                }
+                if let (Some(ta), Some(tb)) = (self.reg(*a), self.reg(*b)) {
+                    if ta.dtype != tb.dtype {
+                        self.err(format!("{dst} compares {ta} with {tb}"));
+                    }
+                }
+            }
+            Expr::Select { cond, .. } => self.is_bool(*cond, "select condition"),
+            Expr::Load { buf, mask, .. } => {
+                self.buffer(*buf, false, "load");
+                if let Some(m) = mask {
+                    self.is_bool(*m, "load mask");
+                }
+            }
+            Expr::SharedLoad { arr, .. } => self.shared(*arr),
+            Expr::Extract { vector, lane } => {
+                if let Some(t) = self.reg(*vector) {
+                    if *lane >= t.lanes {
+                        self.err(format!("{dst} extracts lane {lane} of {vector}: {t}"));
+                    }
+                }
+            }
+            Expr::Construct(parts) => {
+                if parts.len() != d.lanes as usize {
+                    self.err(format!(
+                        "{dst} ({d}) is constructed from {} parts",
+                        parts.len()
+                    ));
+                }
+            }
+            Expr::ShuffleXor { .. } => self.needs(self.opt.warp_shuffle, "a warp shuffle"),
+            Expr::SubgroupReduce { .. } => {
+                self.needs(self.opt.subgroup_reduce, "a subgroup reduction")
+            }
+            _ => {}
+        }
+    }
+
+    fn body(&mut self, body: &[Stmt], if_depth: u32) {
+        for s in body {
+            if !matches!(s, Stmt::Assign { .. }) {
+                for r in s.reads() {
+                    self.read(r);
+                }
+            }
+            match s {
+                Stmt::Assign { dst, expr } => self.expr(*dst, expr),
+                Stmt::Store { buf, mask, .. } => {
+                    self.buffer(*buf, true, "store");
+                    if let Some(m) = mask {
+                        self.is_bool(*m, "store mask");
+                    }
+                }
+                Stmt::SharedStore { arr, .. } => self.shared(*arr),
+                Stmt::Atomic { buf, mask, .. } => {
+                    self.buffer(*buf, true, "atomic");
+                    if let Some(m) = mask {
+                        self.is_bool(*m, "atomic mask");
+                    }
+                }
+                Stmt::AtomicCas { buf, .. } => self.buffer(*buf, true, "atomic_cas"),
+                Stmt::AsyncCopy { arr, buf, .. } => {
+                    self.needs(self.opt.async_copies, "an asynchronous copy");
+                    self.shared(*arr);
+                    self.buffer(*buf, false, "asynchronous copy");
+                }
+                Stmt::AsyncCommit | Stmt::AsyncWait { .. } => {
+                    self.needs(self.opt.async_copies, "an asynchronous copy group")
+                }
+                Stmt::LdMatrix { arr, .. } => {
+                    self.needs(self.opt.mma, "ldmatrix");
+                    self.shared(*arr);
+                }
+                Stmt::Mma { .. } => self.needs(self.opt.mma, "a tensor-core mma"),
+                Stmt::CoopZero { dst } => self.coop(&[*dst], None, if_depth),
+                Stmt::CoopLoad { dst, arr, .. } => self.coop(&[*dst], Some(*arr), if_depth),
+                Stmt::CoopStore { src, arr, .. } => self.coop(&[*src], Some(*arr), if_depth),
+                Stmt::CoopMulAdd { dst, a, b, c } => self.coop(&[*dst, *a, *b, *c], None, if_depth),
+                Stmt::CoopCopy { dst, src } => self.coop(&[*dst, *src], None, if_depth),
+                Stmt::Barrier => {}
+                Stmt::For { body, .. } => self.body(body, if_depth),
+                Stmt::If {
+                    cond,
+                    then_body,
+                    else_body,
+                } => {
+                    self.is_bool(*cond, "if condition");
+                    self.body(then_body, if_depth + 1);
+                    self.body(else_body, if_depth + 1);
+                }
+                Stmt::While {
+                    cond_body,
+                    cond,
+                    body,
+                    ..
+                } => {
+                    self.body(cond_body, if_depth);
+                    self.is_bool(*cond, "while condition");
+                    self.body(body, if_depth);
+                }
+            }
+        }
+    }
+
+    fn coop(&mut self, frags: &[super::Frag], arr: Option<u32>, if_depth: u32) {
+        self.needs(
+            !self.opt.coop_matrix.is_empty(),
+            "a cooperative-matrix statement",
+        );
+        if if_depth > 0 {
+            self.err("a cooperative-matrix statement inside an `If`".to_string());
+        }
+        for &f in frags {
+            self.frag(f);
+        }
+        if let Some(a) = arr {
+            self.shared(a);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::Const;
+    use crate::thread_ir::testing::assign;
+    use crate::thread_ir::{Frag, FragRole, FragTy, Param, RegTy, Special};
+
+    fn kernel(body: Vec<Stmt>) -> ThreadKernel {
+        ThreadKernel {
+            name: "t".into(),
+            params: vec![Param {
+                name: "out".into(),
+                kind: ParamKind::Buffer {
+                    dtype: DType::I32,
+                    written: false,
+                },
+            }],
+            threads: 32,
+            shared: vec![],
+            regs: vec![RegTy::scalar(DType::I32); 3],
+            frags: vec![FragTy {
+                role: FragRole::C,
+                dtype: DType::F32,
+                size: 16,
+            }],
+            body,
+            notes: vec![],
+            source: None,
+        }
+    }
+
+    #[test]
+    fn violations_are_named() {
+        let opt = ExpandOptions::wgsl(1);
+        let ok = kernel(vec![
+            assign(0, Expr::Special(Special::ThreadId)),
+            assign(1, Expr::Const(Const::Int(1))),
+            assign(2, Expr::Binary(crate::ir::BinaryOp::Add, Reg(0), Reg(1))),
+        ]);
+        verify(&ok, &opt, "test").unwrap();
+        let cases: Vec<(Vec<Stmt>, &str)> = vec![
+            (
+                vec![assign(
+                    2,
+                    Expr::Binary(crate::ir::BinaryOp::Add, Reg(0), Reg(1)),
+                )],
+                "r0 is read but never assigned",
+            ),
+            (
+                vec![
+                    assign(0, Expr::Special(Special::ThreadId)),
+                    Stmt::Store {
+                        buf: 0,
+                        index: Reg(0),
+                        value: Reg(0),
+                        mask: None,
+                    },
+                ],
+                "not marked written",
+            ),
+            (
+                vec![
+                    assign(0, Expr::Special(Special::ThreadId)),
+                    Stmt::If {
+                        cond: Reg(0),
+                        then_body: vec![],
+                        else_body: vec![],
+                    },
+                ],
+                "if condition r0 is i32, not i1",
+            ),
+            (
+                vec![Stmt::CoopZero { dst: Frag(0) }],
+                "options do not allow it",
+            ),
+            (vec![Stmt::AsyncCommit], "asynchronous copy group"),
+            (
+                vec![assign(0, Expr::Param(0))],
+                "parameter 0, which is not a scalar",
+            ),
+        ];
+        for (body, want) in cases {
+            let e = verify(&kernel(body), &opt, "test").unwrap_err();
+            assert!(e.message.contains(want), "{want}: {}", e.message);
+            assert!(e.message.contains("after test"), "{}", e.message);
+        }
+    }
+}
