@@ -140,13 +140,13 @@ impl Verifier<'_> {
         }
         let Some(d) = self.reg(dst) else { return };
         match e {
-            Expr::Param(i) => {
+            Expr::Param(i)
                 if !matches!(
                     self.k.params.get(*i as usize).map(|p| &p.kind),
                     Some(ParamKind::Scalar { .. })
-                ) {
-                    self.err(format!("{dst} reads parameter {i}, which is not a scalar"));
-                }
+                ) =>
+            {
+                self.err(format!("{dst} reads parameter {i}, which is not a scalar"));
             }
             Expr::Binary(op, a, b) => {
                 if let (Some(ta), Some(tb)) = (self.reg(*a), self.reg(*b)) {
@@ -180,13 +180,11 @@ impl Verifier<'_> {
                     }
                 }
             }
-            Expr::Construct(parts) => {
-                if parts.len() != d.lanes as usize {
-                    self.err(format!(
-                        "{dst} ({d}) is constructed from {} parts",
-                        parts.len()
-                    ));
-                }
+            Expr::Construct(parts) if parts.len() != d.lanes as usize => {
+                self.err(format!(
+                    "{dst} ({d}) is constructed from {} parts",
+                    parts.len()
+                ));
             }
             Expr::ShuffleXor { .. } => self.needs(self.opt.warp_shuffle, "a warp shuffle"),
             Expr::SubgroupReduce { .. } => {
