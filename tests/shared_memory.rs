@@ -74,6 +74,17 @@ fn pipelines_shrink_to_fit_then_the_need_is_an_error() {
         .iter()
         .find(|n| n.contains("pipelines shortened"));
     assert!(note.is_some(), "{:?}", short.notes);
+    // The notes name the rings and their depth: fewer stages in the shortened plan.
+    let stages = |notes: &[String]| -> Vec<u32> {
+        notes
+            .iter()
+            .filter_map(|n| n.split("in a ring of ").nth(1))
+            .filter_map(|r| r.split(' ').next()?.parse().ok())
+            .collect()
+    };
+    let (sf, ss) = (stages(&full.notes), stages(&short.notes));
+    assert_eq!(sf.len(), 2, "{:?}", full.notes);
+    assert!(ss.is_empty() || ss[0] < sf[0], "{sf:?} {ss:?}");
     // 8 KiB: not even the staged operands of one step fit.
     let e = compile(c.ir(), &opts(Some(8 * 1024))).unwrap_err();
     assert_eq!(e.kind, ErrorKind::Backend, "{}", e.render());

@@ -320,6 +320,15 @@ impl Expander<'_> {
                     ["a", "b"][stage.operand as usize & 1]
                 );
                 let arr = self.shared_array(&name, dtype, slot_len * stage.stages);
+                let bytes = slot_len * stage.stages * dtype.size_bytes() as u32;
+                self.note(
+                    self.span,
+                    format!(
+                        "dot operand {} staged by asynchronous copies in a ring of {} stages ({bytes} bytes)",
+                        ["a", "b"][stage.operand as usize & 1],
+                        stage.stages
+                    ),
+                );
                 let next = self.new_reg(DType::I32);
                 let zero = self.int_const(DType::I32, 0);
                 self.emit(Stmt::Assign {
