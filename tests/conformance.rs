@@ -2753,6 +2753,59 @@ fn int64_offsets_run_everywhere() {
     );
 }
 
+const IDIOMS: &str = r#"
+import triton
+import triton.language as tl
+
+@triton.jit
+def _desc_or_make(x, N: tl.constexpr):
+    if isinstance(x, tl.tensor_descriptor):
+        return x
+    else:
+        return tl.make_tensor_descriptor(x, [N], [1], [N])
+
+@triton.jit
+def tutorial_idioms(x_ptr, out_ptr, n, N: tl.constexpr):
+    # Idioms of Triton's matmul and attention tutorials: assumptions, isinstance on
+    # descriptors, alignment hints on pointer tiles (in bytes).
+    tl.assume(n > 0)
+    tl.assume(N % 16 == 0)
+    d = _desc_or_make(x_ptr, N)
+    d2 = _desc_or_make(d, N)
+    tl.static_assert(isinstance(N, tl.constexpr) and isinstance(3, int) and isinstance(x_ptr, tl.tensor))
+    tl.static_assert(not isinstance(x_ptr, tl.tensor_descriptor) and isinstance(tl.float32, tl.dtype))
+    offs = tl.arange(0, N)
+    ptrs = tl.multiple_of(out_ptr + offs, 16)
+    ptrs = tl.max_contiguous(ptrs, N)
+    tl.store(ptrs, d2.load([0]) * 2.0, mask=offs < n)
+"#;
+
+/// `tl.assume`, `isinstance(x, tl.tensor_descriptor)` (06's `_maybe_make_tensor_desc`)
+/// and `tl.multiple_of` on pointer tiles (08), on every executor and in checked mode.
+#[test]
+fn tutorial_idioms_trace_and_run() {
+    let x = Rng(49).f32s(64);
+    let case = Case {
+        name: "tutorial_idioms",
+        src: IDIOMS,
+        kernel: "tutorial_idioms",
+        grid: [1, 1, 1],
+        args: vec![H::F32(x.clone()), poison_f32(64), s(50i32)],
+        constexprs: vec![("N", c(64i64))],
+        tol: 0.0,
+        tf32: false,
+    };
+    let got = run(&case, &Device::interpreter_checked()).unwrap();
+    for i in 0..64 {
+        if i < 50 {
+            assert_eq!(got[1][i], (x[i] * 2.0) as f64);
+        } else {
+            assert!(got[1][i].is_nan());
+        }
+    }
+    check(case);
+}
+
 const LONG_SCANS: &str = r#"
 import triton
 import triton.language as tl

@@ -638,3 +638,33 @@ fn fp8_misuse_is_located() {
         .run());
     assert_eq!(dev.download::<f32>(&x).unwrap()[0], 1.5);
 }
+
+/// `tl.assume` of a constant false condition, and `isinstance` against a type a kernel
+/// cannot test, are located errors.
+#[test]
+fn assume_and_isinstance_misuse() {
+    let (src, e) = trace_err(
+        "@triton.jit\ndef k(x_ptr, N: tl.constexpr):\n    tl.assume(N < 0)\n",
+        "k",
+        &[("N", 8)],
+    );
+    expect(
+        &src,
+        &e,
+        ErrorKind::Static,
+        "tl.assume of a condition that is false",
+        "N < 0",
+    );
+    let (src, e) = trace_err(
+        "@triton.jit\ndef k(x_ptr):\n    b = isinstance(x_ptr, tl.block_type)\n",
+        "k",
+        &[],
+    );
+    expect(
+        &src,
+        &e,
+        ErrorKind::Unsupported,
+        "isinstance(..., tl.block_type)",
+        "tl.block_type)",
+    );
+}

@@ -227,7 +227,34 @@ impl Tracer<'_> {
         match name {
             "range" | "tl.range" | "tl.static_range" => Err(err(ErrorKind::Unsupported, format!("{name}(...) can only be used as the iterable of a `for` loop"), span)),
             "print" => Err(err(ErrorKind::Unsupported, "`print` is not supported in a kernel; use tl.static_print (at compile time) or tl.device_print (at run time)", span)),
-            "isinstance" | "getattr" | "enumerate" | "zip" => Err(unsupported(&format!("`{name}`"), span)),
+            "isinstance" => {
+                let b = bind(name, args, kwargs, &["obj", "classinfo"], 2, span)?;
+                let (v, _) = b.req(0)?.clone();
+                let (c, cs) = b.req(1)?.clone();
+                let classes = match c {
+                    Val::Tuple(items, _) => items,
+                    other => vec![other],
+                };
+                let mut any = false;
+                for c in &classes {
+                    let is = match c {
+                        Val::Builtin(n) => match n.as_str() {
+                            "tl.tensor_descriptor" | "tl.tensor_descriptor_base" => matches!(v, Val::Desc(_)),
+                            "tl.tensor" => matches!(v, Val::T(_)),
+                            "tl.constexpr" => v.is_constexpr() && !matches!(v, Val::Desc(_)),
+                            "tl.dtype" => matches!(v, Val::DType(_) | Val::PtrType(_) | Val::OtherDType(_) | Val::BlockType(..)),
+                            "int" => matches!(v, Val::Int(_) | Val::Bool(_)),
+                            "float" => matches!(v, Val::Float(_)),
+                            "bool" => matches!(v, Val::Bool(_)),
+                            other => return Err(err(ErrorKind::Unsupported, format!("isinstance(..., {other}) is not supported in a kernel; it knows tl.tensor, tl.tensor_descriptor, tl.constexpr, tl.dtype, int, float and bool"), cs)),
+                        },
+                        other => return Err(err(ErrorKind::Unsupported, format!("isinstance(..., {}) is not supported in a kernel", self.describe(other)), cs)),
+                    };
+                    any |= is;
+                }
+                Ok(Val::Bool(any))
+            }
+            "getattr" | "enumerate" | "zip" => Err(unsupported(&format!("`{name}`"), span)),
             "triton.jit" => Err(unsupported("`triton.jit` inside a kernel", span)),
             "len" => {
                 let b = bind("len", args, kwargs, &["obj"], 1, span)?;
@@ -887,10 +914,13 @@ impl Tracer<'_> {
                     })
                     .collect::<Result<_>>()?;
                 let ty = self.ty(x);
-                if ty.dtype().is_none_or(|d| !d.is_int()) {
+                // Integer tiles, or pointer tiles (Triton's `multiple_of` on pointers
+                // counts bytes).
+                let pointers = matches!(ty.elem(), Some(Elem::Ptr(_))) && !ty.is_block_ptr();
+                if !pointers && ty.dtype().is_none_or(|d| !d.is_int()) {
                     return Err(err(
                         ErrorKind::Type,
-                        format!("tl.{f} needs an integer tile, got {ty}"),
+                        format!("tl.{f} needs an integer or pointer tile, got {ty}"),
                         b.span_of(0),
                     ));
                 }
@@ -1027,6 +1057,25 @@ impl Tracer<'_> {
                 Ok(Val::None)
             }
             "debug_barrier" => Ok(Val::None),
+            // `tl.assume(cond)`: a promise for the optimizer. tilewise derives nothing
+            // from it (so it cannot change a result); a constant false one is an error.
+            "assume" => {
+                let b = bind(f, args, kwargs, &["cond"], 1, span)?;
+                let (c, cs) = b.req(0)?.clone();
+                match c.truthy() {
+                    Some(false) => Err(err(
+                        ErrorKind::Static,
+                        "tl.assume of a condition that is false",
+                        cs,
+                    )),
+                    _ => {
+                        if let Val::T(x) = &c {
+                            self.as_i1(*x, cs)?;
+                        }
+                        Ok(Val::None)
+                    }
+                }
+            }
             _ => Err(err(
                 ErrorKind::Name,
                 format!("unknown function `tl.{f}`"),

@@ -30,11 +30,22 @@ impl<'a> Interp<'a> {
                 Data::I(v) => v.clone(),
                 Data::F(_) => return Ok(None),
             },
+            // Pointers: element offsets (a `multiple_of` on a pointer counts bytes).
             RtValue::Ptr(p) => p.offs.clone(),
             RtValue::Block(_) => return Ok(None),
         };
+        let unit = match self.get(value, sp)? {
+            RtValue::Ptr(p) if matches!(hint, HintKind::MultipleOf(_)) => {
+                p.pointee.size_bytes() as u32
+            }
+            _ => 1,
+        };
+        let per_units: Vec<u32>;
         let (name, per) = match hint {
-            HintKind::MultipleOf(p) => ("multiple_of", p),
+            HintKind::MultipleOf(p) => {
+                per_units = p.iter().map(|&k| (k / unit).max(1)).collect();
+                ("multiple_of", &per_units)
+            }
             HintKind::MaxContiguous(p) => ("max_contiguous", p),
             HintKind::MaxConstancy(p) => ("max_constancy", p),
         };

@@ -336,13 +336,20 @@ impl AxisAnalysis {
             }
             Op::Hint { value, hint } => {
                 let mut s = self.get(k, *value);
+                // A pointer's `multiple_of` is in bytes (Triton's); the facts count elements.
+                let unit = match k.ty(*value).elem() {
+                    Some(crate::ir::Elem::Ptr(d)) if matches!(hint, HintKind::MultipleOf(_)) => {
+                        d.size_bytes() as u64
+                    }
+                    _ => 1,
+                };
                 let (target, vals) = match hint {
                     HintKind::MultipleOf(v) => (&mut s.divisibility, v),
                     HintKind::MaxContiguous(v) => (&mut s.contiguity, v),
                     HintKind::MaxConstancy(v) => (&mut s.constancy, v),
                 };
                 for (t, v) in target.iter_mut().zip(vals) {
-                    *t = floor_pow2(*v as u64).max(1);
+                    *t = floor_pow2(*v as u64 / unit).max(1);
                 }
                 s
             }
