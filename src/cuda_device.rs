@@ -3,6 +3,7 @@
 //! stream. Launches queue; reads and [`Backend::synchronize`] wait.
 
 use crate::buffer::BufferId;
+use crate::checked::run_checked;
 use crate::device::{Backend, BoundArg, DeviceKind};
 use crate::slots::Slots;
 use std::collections::HashMap;
@@ -21,6 +22,20 @@ struct Compiled {
     function: LoadedFunction,
 }
 
+/// The CUDA errors after which a context cannot be used again (the driver's "sticky"
+/// errors: a kernel faulted, trapped or was killed).
+const STICKY: [&str; 9] = [
+    "CUDA_ERROR_ILLEGAL_ADDRESS",
+    "CUDA_ERROR_LAUNCH_FAILED",
+    "CUDA_ERROR_ILLEGAL_INSTRUCTION",
+    "CUDA_ERROR_MISALIGNED_ADDRESS",
+    "CUDA_ERROR_INVALID_ADDRESS_SPACE",
+    "CUDA_ERROR_INVALID_PC",
+    "CUDA_ERROR_HARDWARE_STACK_ERROR",
+    "CUDA_ERROR_ASSERT",
+    "CUDA_ERROR_LAUNCH_TIMEOUT",
+];
+
 pub(crate) struct CudaBackend {
     rt: CudaRuntime,
     target: PtxTarget,
@@ -28,6 +43,13 @@ pub(crate) struct CudaBackend {
     /// The start event of the timed region, if one is open.
     timer: Mutex<Option<Event>>,
     compiled: Mutex<HashMap<String, Arc<Compiled>>>,
+    /// Kernels launched since the last synchronization that succeeded: where a fault
+    /// found at the next one came from.
+    in_flight: Mutex<Vec<String>>,
+    /// After a sticky error: the diagnostic every later call returns.
+    lost: Mutex<Option<Diagnostic>>,
+    /// Checked mode's warnings not yet taken.
+    warnings: tilewise_core::interp::Warnings,
 }
 
 fn poisoned() -> Diagnostic {
@@ -55,20 +77,78 @@ impl CudaBackend {
             buffers: Slots::new("CUDA buffer"),
             timer: Mutex::new(None),
             compiled: Mutex::new(HashMap::new()),
+            in_flight: Mutex::new(vec![]),
+            lost: Mutex::new(None),
+            warnings: Default::default(),
         })
     }
 
-    fn compile(&self, key: &SpecKey, spec: &Specialized, num_warps: u32) -> Result<Arc<Compiled>> {
-        let key = format!("{}#nw{num_warps}", key.0);
+    /// An error when the context was lost to a sticky error earlier.
+    fn alive(&self) -> Result<()> {
+        match &*self.lost.lock().map_err(|_| poisoned())? {
+            Some(d) => Err(d.clone()),
+            None => Ok(()),
+        }
+    }
+
+    /// Passes `r` through; a sticky error loses the device: it is recorded (with the
+    /// kernels that may have caused it) and returned by every later call, and
+    /// `Device::cuda` opens a fresh context for this GPU from then on.
+    fn watch<T>(&self, r: Result<T>) -> Result<T> {
+        let e = match r {
+            Ok(v) => return Ok(v),
+            Err(e) => e,
+        };
+        if !STICKY.iter().any(|s| e.message.contains(s)) {
+            return Err(e);
+        }
+        let kernels = std::mem::take(&mut *self.in_flight.lock().map_err(|_| poisoned())?);
+        let culprit = match kernels.as_slice() {
+            [] => String::new(),
+            [k] => format!(" while kernel `{k}` ran"),
+            ks => format!(
+                " while one of the kernels {} ran",
+                ks.iter()
+                    .map(|k| format!("`{k}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        };
+        let lost = Diagnostic::new(
+            ErrorKind::Runtime,
+            format!(
+                "the CUDA device `{}` is lost{culprit}: {}",
+                self.rt.name(),
+                e.message
+            ),
+        )
+        .with_note(
+            "the driver cannot use this context again; its buffers are gone. `Device::cuda(n)` opens a fresh context",
+        )
+        .with_note("run the kernel on a checked device (`Device::checked`, `TILEWISE_CHECKED=1`) to find the line");
+        tilewise_cuda::mark_context_lost(self.rt.ordinal());
+        *self.lost.lock().map_err(|_| poisoned())? = Some(lost.clone());
+        Err(lost)
+    }
+
+    fn compile(
+        &self,
+        key: &SpecKey,
+        spec: &Specialized,
+        num_warps: u32,
+        checked: bool,
+    ) -> Result<Arc<Compiled>> {
+        let key = format!("{}#nw{num_warps}#c{}", key.0, checked as u8);
         if let Some(c) = self.compiled.lock().map_err(|_| poisoned())?.get(&key) {
             return Ok(c.clone());
         }
         let options = tilewise_cuda::PtxOptions {
             max_shared_per_block: Some(self.rt.max_shared_per_block_optin()),
+            checked,
             ..tilewise_cuda::PtxOptions::new(self.target, num_warps)
         };
         let ptx = tilewise_cuda::compile(&spec.kernel, &options)?;
-        let function = self.rt.load_module(&ptx.source, &ptx.entry)?;
+        let function = self.watch(self.rt.load_module(&ptx.source, &ptx.entry))?;
         if ptx.shared_bytes > 48 * 1024 {
             function.set_max_dynamic_shared(ptx.shared_bytes)?;
         }
@@ -92,20 +172,24 @@ impl Backend for CudaBackend {
     }
 
     fn alloc(&self, dtype: DType, len: usize) -> Result<BufferId> {
-        let mem = self.rt.alloc_zeroed(len * dtype.size_bytes())?;
+        self.alive()?;
+        let mem = self.watch(self.rt.alloc_zeroed(len * dtype.size_bytes()))?;
         self.buffers.insert((mem, dtype, len))
     }
 
     fn write(&self, id: BufferId, bytes: &[u8]) -> Result<()> {
+        self.alive()?;
         let bufs = self.buffers.lock()?;
         let (mem, _, _) = bufs.get(id)?;
-        self.rt.write(mem, 0, bytes)
+        self.watch(self.rt.write(mem, 0, bytes))
     }
 
     fn read(&self, id: BufferId) -> Result<Vec<u8>> {
+        self.alive()?;
         let bufs = self.buffers.lock()?;
         let (mem, dtype, len) = bufs.get(id)?;
-        let mut bytes = self.rt.read(mem)?;
+        let mut bytes = self.watch(self.rt.read(mem))?;
+        self.in_flight.lock().map_err(|_| poisoned())?.clear();
         bytes.truncate(len * dtype.size_bytes());
         Ok(bytes)
     }
@@ -115,10 +199,15 @@ impl Backend for CudaBackend {
     }
 
     fn copy(&self, src: BufferId, dst: BufferId, bytes: usize) -> Result<()> {
+        self.alive()?;
         let bufs = self.buffers.lock()?;
         let (s, _, _) = bufs.get(src)?;
         let (d, _, _) = bufs.get(dst)?;
-        self.rt.copy(s, d, bytes)
+        self.watch(self.rt.copy(s, d, bytes))
+    }
+
+    fn take_warnings(&self) -> Vec<Diagnostic> {
+        std::mem::take(&mut *self.warnings.lock().unwrap_or_else(|e| e.into_inner()))
     }
 
     fn launch(
@@ -128,11 +217,60 @@ impl Backend for CudaBackend {
         grid: Grid,
         args: &[BoundArg],
         num_warps: u32,
+        checked: bool,
     ) -> Result<()> {
+        self.alive()?;
         if grid.total() == 0 {
             return Ok(());
         }
-        let compiled = self.compile(key, spec, num_warps)?;
+        let compiled = self.compile(key, spec, num_warps, checked)?;
+        match &compiled.ptx.checked {
+            Some(ck) => run_checked(self, ck, args, &self.warnings, |full| {
+                self.launch_compiled(&compiled, spec, grid, full)
+            }),
+            None => self.launch_compiled(&compiled, spec, grid, args),
+        }
+    }
+
+    fn synchronize(&self) -> Result<()> {
+        self.alive()?;
+        self.watch(self.rt.synchronize())?;
+        self.in_flight.lock().map_err(|_| poisoned())?.clear();
+        Ok(())
+    }
+
+    fn timer_begin(&self) -> Result<bool> {
+        self.alive()?;
+        let start = self.watch(self.rt.record_event())?;
+        *self.timer.lock().map_err(|_| poisoned())? = Some(start);
+        Ok(true)
+    }
+
+    fn timer_end(&self) -> Result<Option<f64>> {
+        self.alive()?;
+        let start = self
+            .timer
+            .lock()
+            .map_err(|_| poisoned())?
+            .take()
+            .ok_or_else(|| Diagnostic::internal("timer_end without timer_begin"))?;
+        let end = self.watch(self.rt.record_event())?;
+        self.synchronize()?;
+        Ok(Some(
+            self.watch(self.rt.elapsed_ms(&start, &end))? as f64 * 1e-3,
+        ))
+    }
+}
+
+impl CudaBackend {
+    /// Launches a compiled kernel with `args` (its hidden ones included when checked).
+    fn launch_compiled(
+        &self,
+        compiled: &Compiled,
+        spec: &Specialized,
+        grid: Grid,
+        args: &[BoundArg],
+    ) -> Result<()> {
         let bufs = self.buffers.lock()?;
         let mut kargs = Vec::with_capacity(compiled.ptx.params.len());
         for (p, param) in compiled.ptx.params.iter().enumerate() {
@@ -159,34 +297,16 @@ impl Backend for CudaBackend {
                 _ => return Err(bad()),
             });
         }
-        self.rt.launch(
+        self.in_flight
+            .lock()
+            .map_err(|_| poisoned())?
+            .push(spec.kernel.name.clone());
+        self.watch(self.rt.launch(
             &compiled.function,
             grid.0,
             [compiled.ptx.threads, 1, 1],
             compiled.ptx.shared_bytes,
             &kargs,
-        )
-    }
-
-    fn synchronize(&self) -> Result<()> {
-        self.rt.synchronize()
-    }
-
-    fn timer_begin(&self) -> Result<bool> {
-        let start = self.rt.record_event()?;
-        *self.timer.lock().map_err(|_| poisoned())? = Some(start);
-        Ok(true)
-    }
-
-    fn timer_end(&self) -> Result<Option<f64>> {
-        let start = self
-            .timer
-            .lock()
-            .map_err(|_| poisoned())?
-            .take()
-            .ok_or_else(|| Diagnostic::internal("timer_end without timer_begin"))?;
-        let end = self.rt.record_event()?;
-        self.rt.synchronize()?;
-        Ok(Some(self.rt.elapsed_ms(&start, &end)? as f64 * 1e-3))
+        ))
     }
 }

@@ -52,7 +52,8 @@ pub(crate) trait Backend: Send + Sync {
     fn read(&self, id: BufferId) -> Result<Vec<u8>>;
     fn free(&self, id: BufferId);
     /// Runs a specialization; `key` identifies it together with `num_warps`, the warps
-    /// per program the GPU lowering distributes tiles over.
+    /// per program the GPU lowering distributes tiles over, and `checked` (checked
+    /// mode, see [`Device::checked`]).
     fn launch(
         &self,
         key: &SpecKey,
@@ -60,6 +61,7 @@ pub(crate) trait Backend: Send + Sync {
         grid: Grid,
         args: &[BoundArg],
         num_warps: u32,
+        checked: bool,
     ) -> Result<()>;
     /// Copies `bytes` bytes from the start of `src` to the start of `dst` (queued after
     /// earlier launches): the plain buffer copy the benchmarks measure bandwidth with.
@@ -89,6 +91,8 @@ pub(crate) trait Backend: Send + Sync {
 #[derive(Clone)]
 pub struct Device {
     pub(crate) backend: Arc<dyn Backend>,
+    /// Launches through this handle run in checked mode ([`Device::checked`]).
+    pub(crate) checked: bool,
 }
 
 impl fmt::Debug for Device {
@@ -104,11 +108,41 @@ impl PartialEq for Device {
 }
 
 impl Device {
+    fn of(backend: Arc<dyn Backend>) -> Device {
+        Device {
+            backend,
+            checked: false,
+        }
+    }
+
+    /// This device in checked mode: the same executor and buffers, and every launch
+    /// through the returned handle checked. On the GPUs and the simulators, every
+    /// load, store and atomic the mask does not keep in bounds is tested against its
+    /// buffer view, as are block pointers' declared shapes, `multiple_of` /
+    /// `max_contiguous` / `max_constancy` hints and `tl.device_assert`; the first
+    /// violation fails the launch with the located diagnostic the checked interpreter
+    /// gives (the offending access is never performed), and a launch waits for its
+    /// kernel. On the interpreter, the same as [`Device::interpreter_checked`].
+    /// `TILEWISE_CHECKED=1` in the environment turns it on for every device;
+    /// [`crate::Launch::checked`] for one launch.
+    pub fn checked(&self) -> Device {
+        Device {
+            backend: self.backend.clone(),
+            checked: true,
+        }
+    }
+
+    /// Whether launches through this handle are checked (by [`Device::checked`] or
+    /// `TILEWISE_CHECKED`).
+    pub fn is_checked(&self) -> bool {
+        self.checked || crate::checked::checked_by_environment()
+    }
+
     /// The reference interpreter.
     pub fn interpreter() -> Device {
-        Device {
-            backend: Arc::new(crate::interp_device::InterpreterBackend::new(false)),
-        }
+        Device::of(Arc::new(crate::interp_device::InterpreterBackend::new(
+            false,
+        )))
     }
 
     /// The warnings of this device's launches since the last call: in checked mode,
@@ -124,31 +158,27 @@ impl Device {
     /// hint that no memory access is widened with is a warning
     /// ([`Device::take_warnings`]), the others errors.
     pub fn interpreter_checked() -> Device {
-        Device {
-            backend: Arc::new(crate::interp_device::InterpreterBackend::new(true)),
-        }
+        Device::of(Arc::new(crate::interp_device::InterpreterBackend::new(
+            true,
+        )))
     }
 
     /// The simulator of the GPU lowering: kernels go through the same lowering as the
     /// WGSL backend (layouts, shared memory, barriers) and run thread by thread on the
     /// CPU. Slow; for checking the lowering where there is no GPU.
     pub fn simulator() -> Device {
-        Device {
-            backend: Arc::new(crate::interp_device::InterpreterBackend::simulator(
-                SimLowering::Wgsl,
-            )),
-        }
+        Device::of(Arc::new(
+            crate::interp_device::InterpreterBackend::simulator(SimLowering::Wgsl),
+        ))
     }
 
     /// The simulator of the PTX backend's lowering: as [`Device::simulator`], with the
     /// tensor-core form of `dot` (`mma.sync` fragments, simulated exactly, tf32 inputs
     /// truncated as the hardware does).
     pub fn simulator_ptx() -> Device {
-        Device {
-            backend: Arc::new(crate::interp_device::InterpreterBackend::simulator(
-                SimLowering::Ptx,
-            )),
-        }
+        Device::of(Arc::new(
+            crate::interp_device::InterpreterBackend::simulator(SimLowering::Ptx),
+        ))
     }
 
     /// The simulator of the WGSL backend's lowering for a device with cooperative
@@ -157,29 +187,27 @@ impl Device {
     /// exactly (exact products, one rounding to the accumulator's type per
     /// multiply-add), so CI checks that lowering without such a GPU.
     pub fn simulator_coop() -> Device {
-        Device {
-            backend: Arc::new(crate::interp_device::InterpreterBackend::simulator(
-                SimLowering::WgslCoop,
-            )),
-        }
+        Device::of(Arc::new(
+            crate::interp_device::InterpreterBackend::simulator(SimLowering::WgslCoop),
+        ))
     }
 
     /// A GPU through wgpu (Vulkan, Metal, DX12): the adapter `WGPU_BACKEND` and
     /// `WGPU_ADAPTER_NAME` select, discrete GPUs first. An error when none is found.
     pub fn wgpu() -> Result<Device> {
         let ctx = tilewise_wgsl::WgpuContext::new()?;
-        Ok(Device {
-            backend: Arc::new(crate::wgpu_device::WgpuBackend::new(ctx)),
-        })
+        Ok(Device::of(Arc::new(crate::wgpu_device::WgpuBackend::new(
+            ctx,
+        ))))
     }
 
     /// An NVIDIA GPU through the CUDA driver (PTX backend): device `ordinal`, sm_80 or
     /// newer. An error, never a panic, when there is no driver or no such device.
     pub fn cuda(ordinal: usize) -> Result<Device> {
         let rt = tilewise_cuda::CudaRuntime::new(ordinal)?;
-        Ok(Device {
-            backend: Arc::new(crate::cuda_device::CudaBackend::new(rt)?),
-        })
+        Ok(Device::of(Arc::new(crate::cuda_device::CudaBackend::new(
+            rt,
+        )?)))
     }
 
     /// The best device present: an NVIDIA GPU through CUDA, else a real GPU through
@@ -198,9 +226,7 @@ impl Device {
         if let Ok(ctx) = tilewise_wgsl::WgpuContext::new() {
             let backend = crate::wgpu_device::WgpuBackend::new(ctx);
             if choice == "wgpu" || !backend.is_software() {
-                return Device {
-                    backend: Arc::new(backend),
-                };
+                return Device::of(Arc::new(backend));
             }
         }
         Device::interpreter()

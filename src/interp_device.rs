@@ -3,6 +3,7 @@
 //! the GPU backends would print, thread by thread.
 
 use crate::buffer::BufferId;
+use crate::checked::run_checked;
 use crate::device::{Backend, BoundArg, DeviceKind};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -11,6 +12,7 @@ use tilewise_core::interp::{self, HostBuffer, Options, RtArg};
 use tilewise_core::ir::DType;
 use tilewise_core::launch::{Grid, SpecKey};
 use tilewise_core::lower::{expand::ExpandOptions, to_thread_ir};
+use tilewise_core::thread_ir::checks::CheckedKernel;
 use tilewise_core::thread_ir::sim::simulate;
 use tilewise_core::thread_ir::ThreadKernel;
 use tilewise_core::{Diagnostic, Result};
@@ -69,8 +71,9 @@ impl InterpreterBackend {
         key: &SpecKey,
         spec: &Specialized,
         num_warps: u32,
+        checked: bool,
     ) -> Result<Arc<ThreadKernel>> {
-        let key = &SpecKey(format!("{}#nw{num_warps}", key.0));
+        let key = &SpecKey(format!("{}#nw{num_warps}#c{}", key.0, checked as u8));
         if let Some(k) = self.lowered.lock().ok().and_then(|m| m.get(key).cloned()) {
             return Ok(k);
         }
@@ -92,6 +95,7 @@ impl InterpreterBackend {
         };
         let options = ExpandOptions {
             backend: "simulated GPU",
+            checked,
             ..base
         };
         let k = Arc::new(to_thread_ir(&spec.kernel, &options)?);
@@ -201,12 +205,32 @@ impl Backend for InterpreterBackend {
         grid: Grid,
         args: &[BoundArg],
         num_warps: u32,
+        checked: bool,
     ) -> Result<()> {
-        let lowered = if self.simulate {
-            Some(self.lower(key, kernel, num_warps)?)
-        } else {
-            None
-        };
+        if !self.simulate {
+            return self.run(None, kernel, grid, args, checked);
+        }
+        let lowered = self.lower(key, kernel, num_warps, checked)?;
+        match CheckedKernel::of(&lowered) {
+            Some(ck) => run_checked(self, &ck, args, &self.warnings, |full| {
+                self.run(Some(&lowered), kernel, grid, full, false)
+            }),
+            None => self.run(Some(&lowered), kernel, grid, args, false),
+        }
+    }
+}
+
+impl InterpreterBackend {
+    /// Interprets `kernel`, or simulates `lowered`, with `args` (the interpreter in
+    /// checked mode where this backend or `checked` asks).
+    fn run(
+        &self,
+        lowered: Option<&ThreadKernel>,
+        kernel: &Specialized,
+        grid: Grid,
+        args: &[BoundArg],
+        checked: bool,
+    ) -> Result<()> {
         let mut bufs = self.lock();
         // The interpreter indexes a dense slice; move the live buffers into one and back.
         let mut dense: Vec<HostBuffer> = Vec::with_capacity(bufs.len());
@@ -232,10 +256,10 @@ impl Backend for InterpreterBackend {
             })
             .collect();
         let options = Options {
-            checked: self.checked,
+            checked: self.checked || checked,
             warnings: Some(self.warnings.clone()),
         };
-        let result = rt.and_then(|rt| match &lowered {
+        let result = rt.and_then(|rt| match lowered {
             Some(k) => simulate(k, grid, &rt, &mut dense),
             None => interp::run(&kernel.kernel, grid, &rt, &mut dense, &options),
         });

@@ -93,6 +93,7 @@ impl Kernel {
             args: vec![],
             constexprs: vec![],
             num_warps: 4,
+            checked: None,
         }
     }
 
@@ -272,6 +273,8 @@ pub struct Launch<'a> {
     args: Vec<Arg>,
     constexprs: Vec<(String, ConstValue)>,
     num_warps: u32,
+    /// Checked mode for this launch; `None`: as the device handle says.
+    checked: Option<bool>,
 }
 
 /// A specialized kernel, traced but not run.
@@ -367,6 +370,13 @@ impl<'a> Launch<'a> {
     /// it; results never depend on it.
     pub fn num_warps(mut self, num_warps: u32) -> Self {
         self.num_warps = num_warps;
+        self
+    }
+
+    /// Runs this launch in checked mode (`true`) or not (`false`), whatever the
+    /// device's handle or `TILEWISE_CHECKED` say (see [`Device::checked`]).
+    pub fn checked(mut self, checked: bool) -> Self {
+        self.checked = Some(checked);
         self
     }
 
@@ -468,8 +478,13 @@ impl<'a> Launch<'a> {
             })?;
             bound.push(*value);
         }
-        self.device
-            .backend
-            .launch(&key, &spec, self.grid, &bound, self.num_warps)
+        self.device.backend.launch(
+            &key,
+            &spec,
+            self.grid,
+            &bound,
+            self.num_warps,
+            self.checked.unwrap_or_else(|| self.device.is_checked()),
+        )
     }
 }

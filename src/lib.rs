@@ -35,6 +35,7 @@
 //! caret under the offending code. Nothing here panics on user input.
 
 mod buffer;
+mod checked;
 mod cuda_device;
 mod device;
 mod element;

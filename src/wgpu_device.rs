@@ -2,6 +2,7 @@
 //! lowering, printed as WGSL, validated by naga and run by wgpu.
 
 use crate::buffer::BufferId;
+use crate::checked::run_checked;
 use crate::device::{Backend, BoundArg, DeviceKind};
 use crate::slots::Slots;
 use std::collections::HashMap;
@@ -23,6 +24,11 @@ pub(crate) struct WgpuBackend {
     ctx: WgpuContext,
     buffers: Slots<(GpuBuffer, DType, usize)>,
     compiled: Mutex<HashMap<SpecKey, Arc<Compiled>>>,
+    /// Kernels launched since the last synchronization that succeeded: named in an
+    /// error the device reports later.
+    in_flight: Mutex<Vec<String>>,
+    /// Checked mode's warnings not yet taken.
+    warnings: tilewise_core::interp::Warnings,
 }
 
 fn poisoned() -> Diagnostic {
@@ -35,19 +41,49 @@ impl WgpuBackend {
             ctx,
             buffers: Slots::new("wgpu buffer"),
             compiled: Mutex::new(HashMap::new()),
+            in_flight: Mutex::new(vec![]),
+            warnings: Default::default(),
         }
+    }
+
+    /// Passes `r` through; an error the device reports out of band (validation, a
+    /// lost device) names the kernels queued since the last synchronization.
+    fn watch<T>(&self, r: Result<T>) -> Result<T> {
+        let e = match r {
+            Ok(v) => return Ok(v),
+            Err(e) => e,
+        };
+        let kernels = std::mem::take(&mut *self.in_flight.lock().map_err(|_| poisoned())?);
+        Err(match kernels.as_slice() {
+            [] => e,
+            [k] => e.with_note(format!("reported after kernel `{k}` was queued")),
+            ks => e.with_note(format!(
+                "reported after the kernels {} were queued",
+                ks.iter()
+                    .map(|k| format!("`{k}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
+        })
     }
 
     pub fn is_software(&self) -> bool {
         self.ctx.adapter_info().device_type == tilewise_wgsl::wgpu::DeviceType::Cpu
     }
 
-    fn compile(&self, key: &SpecKey, spec: &Specialized, num_warps: u32) -> Result<Arc<Compiled>> {
-        let key = &SpecKey(format!("{}#nw{num_warps}", key.0));
+    fn compile(
+        &self,
+        key: &SpecKey,
+        spec: &Specialized,
+        num_warps: u32,
+        checked: bool,
+    ) -> Result<Arc<Compiled>> {
+        let key = &SpecKey(format!("{}#nw{num_warps}#c{}", key.0, checked as u8));
         if let Some(c) = self.compiled.lock().map_err(|_| poisoned())?.get(key) {
             return Ok(c.clone());
         }
-        let wgsl = tilewise_wgsl::compile(&spec.kernel, self.ctx.capabilities(), num_warps)?;
+        let wgsl =
+            tilewise_wgsl::compile_with(&spec.kernel, self.ctx.capabilities(), num_warps, checked)?;
         let pipeline = self.ctx.pipeline(&KernelSpec {
             key: &key.0,
             kernel_name: &wgsl.name,
@@ -95,7 +131,7 @@ impl Backend for WgpuBackend {
     fn read(&self, id: BufferId) -> Result<Vec<u8>> {
         let bufs = self.buffers.lock()?;
         let (buf, dtype, len) = bufs.get(id)?;
-        let mut bytes = self.ctx.read_buffer(buf)?;
+        let mut bytes = self.watch(self.ctx.read_buffer(buf))?;
         bytes.truncate(len * dtype.size_bytes());
         Ok(bytes)
     }
@@ -146,6 +182,10 @@ impl Backend for WgpuBackend {
         self.buffers.remove(id);
     }
 
+    fn take_warnings(&self) -> Vec<Diagnostic> {
+        std::mem::take(&mut *self.warnings.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
     fn launch(
         &self,
         key: &SpecKey,
@@ -153,47 +193,24 @@ impl Backend for WgpuBackend {
         grid: Grid,
         args: &[BoundArg],
         num_warps: u32,
+        checked: bool,
     ) -> Result<()> {
         if grid.total() == 0 {
             return Ok(());
         }
-        let compiled = self.compile(key, spec, num_warps)?;
-        let bufs = self.buffers.lock()?;
-        let mut buffer_args = Vec::with_capacity(compiled.wgsl.buffer_params.len());
-        for &p in &compiled.wgsl.buffer_params {
-            match args.get(p) {
-                Some(BoundArg::Buffer { id, offset, len }) => {
-                    let (buf, dtype, _) = bufs.get(*id)?;
-                    let es = dtype.size_bytes() as u64;
-                    buffer_args.push(BufferArg::range(buf, *offset as u64 * es, *len as u64 * es));
-                }
-                _ => {
-                    return Err(Diagnostic::new(
-                        ErrorKind::Launch,
-                        format!("argument {p} of `{}` must be a buffer", spec.kernel.name),
-                    ))
-                }
-            }
+        let compiled = self.compile(key, spec, num_warps, checked)?;
+        match &compiled.wgsl.checked {
+            Some(ck) => run_checked(self, ck, args, &self.warnings, |full| {
+                self.launch_compiled(&compiled, spec, grid, full)
+            }),
+            None => self.launch_compiled(&compiled, spec, grid, args),
         }
-        let scalars = compiled
-            .wgsl
-            .encode_scalars(grid.0, |p| match args.get(p) {
-                Some(BoundArg::Scalar(s)) => Some(*s),
-                _ => None::<ScalarValue>,
-            })?;
-        // Programs are numbered linearly and folded into x and y (see the printer).
-        let max = self.ctx.capabilities().max_compute_workgroups_per_dimension;
-        let workgroups = WgslKernel::workgroups(grid.0, max)?;
-        self.ctx.launch(&Launch {
-            pipeline: &compiled.pipeline,
-            buffers: &buffer_args,
-            scalars: &scalars,
-            workgroups,
-        })
     }
 
     fn synchronize(&self) -> Result<()> {
-        self.ctx.synchronize()
+        self.watch(self.ctx.synchronize())?;
+        self.in_flight.lock().map_err(|_| poisoned())?.clear();
+        Ok(())
     }
 
     fn timer_begin(&self) -> Result<bool> {
@@ -217,6 +234,53 @@ impl Backend for WgpuBackend {
 }
 
 /// The copy kernel behind [`Backend::copy`]: one 16-byte word a thread.
+impl WgpuBackend {
+    /// Launches a compiled kernel with `args` (its hidden ones included when checked).
+    fn launch_compiled(
+        &self,
+        compiled: &Compiled,
+        spec: &Specialized,
+        grid: Grid,
+        args: &[BoundArg],
+    ) -> Result<()> {
+        let bufs = self.buffers.lock()?;
+        let mut buffer_args = Vec::with_capacity(compiled.wgsl.buffer_params.len());
+        for &p in &compiled.wgsl.buffer_params {
+            match args.get(p) {
+                Some(BoundArg::Buffer { id, offset, len }) => {
+                    let (buf, dtype, _) = bufs.get(*id)?;
+                    let es = dtype.size_bytes() as u64;
+                    buffer_args.push(BufferArg::range(buf, *offset as u64 * es, *len as u64 * es));
+                }
+                _ => {
+                    return Err(Diagnostic::new(
+                        ErrorKind::Launch,
+                        format!("argument {p} of `{}` must be a buffer", spec.kernel.name),
+                    ))
+                }
+            }
+        }
+        let scalars = compiled
+            .wgsl
+            .encode_scalars(grid.0, |p| match args.get(p) {
+                Some(BoundArg::Scalar(s)) => Some(*s),
+                _ => None::<ScalarValue>,
+            })?;
+        let max = self.ctx.capabilities().max_compute_workgroups_per_dimension;
+        let workgroups = WgslKernel::workgroups(grid.0, max)?;
+        self.in_flight
+            .lock()
+            .map_err(|_| poisoned())?
+            .push(spec.kernel.name.clone());
+        self.watch(self.ctx.launch(&Launch {
+            pipeline: &compiled.pipeline,
+            buffers: &buffer_args,
+            scalars: &scalars,
+            workgroups,
+        }))
+    }
+}
+
 const COPY_WGSL: &str = "
 struct Params { bases: array<vec4<u32>, 1>, words: vec4<u32> }
 @group(0) @binding(0) var<storage, read> src: array<vec4<u32>>;

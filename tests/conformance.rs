@@ -10,7 +10,9 @@
 //! (set by CI) a missing adapter fails the suite. The same holds for the CUDA leg
 //! (`TILEWISE_REQUIRE_CUDA=1`) and the ptxas leg (`TILEWISE_REQUIRE_PTXAS=1`, set by CI).
 
-use std::sync::OnceLock;
+mod common;
+
+use common::{cuda_device, wgpu_device};
 use tilewise::cuda::PtxTarget;
 use tilewise::half::{bf16, f16};
 use tilewise::{
@@ -219,37 +221,6 @@ fn compare(case: &Case, dev: &Device, want: &[Vec<f64>], got: &[Vec<f64>]) {
             );
         }
     }
-}
-
-/// A device that may be absent: `None` with a note on stderr, or a failure when the
-/// environment variable `require` is `1` (CI and the device runs set them).
-fn optional_device(
-    cell: &'static OnceLock<Option<Device>>,
-    leg: &str,
-    require: &str,
-    open: fn() -> tilewise::Result<Device>,
-) -> Option<Device> {
-    cell.get_or_init(|| match open() {
-        Ok(d) => Some(d),
-        Err(e) => {
-            if std::env::var(require).as_deref() == Ok("1") {
-                panic!("{require}=1 but the {leg} leg has no device: {e}");
-            }
-            eprintln!("SKIPPED ({leg} leg): {e}");
-            None
-        }
-    })
-    .clone()
-}
-
-fn wgpu_device() -> Option<Device> {
-    static DEV: OnceLock<Option<Device>> = OnceLock::new();
-    optional_device(&DEV, "wgpu", "TILEWISE_REQUIRE_WGPU", Device::wgpu)
-}
-
-fn cuda_device() -> Option<Device> {
-    static DEV: OnceLock<Option<Device>> = OnceLock::new();
-    optional_device(&DEV, "cuda", "TILEWISE_REQUIRE_CUDA", || Device::cuda(0))
 }
 
 /// The executors compared with the interpreter: the simulator of each backend's

@@ -17,6 +17,9 @@ pub struct PtxOptions {
     /// Shared memory a block may opt into on the device, in bytes; `None` where the
     /// device is not known (`DEFAULT_RING_BUDGET` then caps the rings).
     pub max_shared_per_block: Option<u32>,
+    /// Checked mode (`tilewise_core::thread_ir::checks`): accesses tested against
+    /// their buffers, asserts and hints tested, violations reported through a record.
+    pub checked: bool,
 }
 
 impl PtxOptions {
@@ -26,6 +29,7 @@ impl PtxOptions {
             target,
             num_warps,
             max_shared_per_block: None,
+            checked: false,
         }
     }
 }
@@ -38,6 +42,7 @@ pub fn expand_options(options: &PtxOptions) -> ExpandOptions {
         ring_budget: options
             .max_shared_per_block
             .map_or(DEFAULT_RING_BUDGET, |b| b / 10 * 7),
+        checked: options.checked,
         ..ExpandOptions::ptx(options.num_warps)
     }
 }

@@ -84,7 +84,21 @@ fn guarded<T>(what: &str, f: impl FnOnce() -> std::result::Result<T, DriverError
     }
 }
 
-/// One CUDA device with its (primary) context and one stream that all work goes on.
+/// Devices whose primary context a sticky error has ruined in this process: later
+/// runtimes for them open their own context instead.
+static LOST_PRIMARY: std::sync::Mutex<Vec<usize>> = std::sync::Mutex::new(Vec::new());
+
+/// Records that device `ordinal`'s context is lost (a sticky error: a kernel faulted);
+/// [`CudaRuntime::new`] then opens a fresh context for it instead of the primary one.
+pub fn mark_context_lost(ordinal: usize) {
+    let mut lost = LOST_PRIMARY.lock().unwrap_or_else(|e| e.into_inner());
+    if !lost.contains(&ordinal) {
+        lost.push(ordinal);
+    }
+}
+
+/// One CUDA device with its context (the primary one, unless a sticky error ruined it
+/// in this process) and one stream that all work goes on.
 pub struct CudaRuntime {
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
@@ -119,7 +133,17 @@ impl CudaRuntime {
                 format!("no CUDA device {ordinal}: the driver sees {count} device(s)"),
             ));
         }
-        let ctx = guarded("context creation", || CudaContext::new(ordinal))?;
+        let fresh = LOST_PRIMARY
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains(&ordinal);
+        let ctx = if fresh {
+            guarded("context creation", || {
+                CudaContext::new_non_primary(ordinal, 0)
+            })?
+        } else {
+            guarded("context creation", || CudaContext::new(ordinal))?
+        };
         let stream = ctx.new_stream().map_err(backend("stream creation"))?;
         let attr = |a: sys::CUdevice_attribute| -> Result<u32> {
             let v = ctx
@@ -167,6 +191,11 @@ impl CudaRuntime {
     /// The device's name, such as `NVIDIA H200`.
     pub fn name(&self) -> String {
         self.name.clone()
+    }
+
+    /// The device's ordinal.
+    pub fn ordinal(&self) -> usize {
+        self.ctx.ordinal()
     }
 
     /// The device's compute capability (major, minor), such as (9, 0).

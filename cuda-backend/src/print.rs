@@ -94,6 +94,8 @@ pub struct PtxKernel {
     /// What the lowering chose where it had a choice (each dot's form, shared memory
     /// reused, pipelines shortened to fit), for the compiled kernel's description.
     pub notes: Vec<String>,
+    /// Checked mode: the hidden parameters' meaning and the record's decoding.
+    pub checked: Option<tilewise_core::thread_ir::checks::CheckedKernel>,
 }
 
 /// The bits of a scalar argument as the printed kernel reads them: integers sign- or
@@ -304,6 +306,7 @@ pub fn print_ptx(k: &ThreadKernel, target: PtxTarget) -> Result<PtxKernel> {
         params,
         target,
         notes: k.notes.clone(),
+        checked: tilewise_core::thread_ir::checks::CheckedKernel::of(k),
     })
 }
 

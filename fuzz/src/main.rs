@@ -14,7 +14,7 @@ use tilewise_fuzz::{generate, run_batch, Executor, Options};
 #[derive(Parser, Debug)]
 #[command(
     about = "Differential fuzzer: random tile programs, run on every executor against the interpreter",
-    after_help = "Examples:\n  tilewise-fuzz --count 5000 --executors all\n  tilewise-fuzz --seed 42 --count 1 --show"
+    after_help = "Examples:\n  tilewise-fuzz --count 5000 --executors all\n  tilewise-fuzz --seed 42 --count 1 --show\n  tilewise-fuzz --count 500 --checked"
 )]
 struct Cli {
     /// The first seed; program `k` of the batch is generated from seed + k.
@@ -42,6 +42,10 @@ struct Cli {
     /// program instead of the generated source (to try a saved or edited failure).
     #[arg(long)]
     file: Option<PathBuf>,
+    /// Run the GPU executors and simulators in checked mode (every access tested, the
+    /// record read back): a correct program must give the same result and no report.
+    #[arg(long)]
+    checked: bool,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum, PartialEq)]
@@ -96,7 +100,13 @@ fn main() {
         i64: !cli.no_i64,
         ..Options::default()
     };
-    let execs = executors(&cli.executors);
+    let execs: Vec<Executor> = executors(&cli.executors)
+        .into_iter()
+        .map(|e| match e {
+            Executor::Device(d) if cli.checked => Executor::Device(d.checked()),
+            e => e,
+        })
+        .collect();
     if let Some(path) = &cli.file {
         let src = std::fs::read_to_string(path).unwrap_or_else(|e| {
             eprintln!("{}: {e}", path.display());

@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+use std::sync::OnceLock;
 use tilewise::{Buffer, Device, Diagnostic, Module};
 
 /// The executor every test runs on: the reference interpreter.
@@ -212,4 +213,35 @@ pub fn line_col_of(src: &str, needle: &str, nth: usize) -> (u32, u32) {
     let line_start = before.rfind('\n').map(|i| i + 1).unwrap_or(0);
     let col = src[line_start..idx].chars().count() as u32 + 1;
     (line, col)
+}
+
+/// A device that may be absent: `None` with a note on stderr, or a failure when the
+/// environment variable `require` is `1` (CI and the device runs set them).
+pub fn optional_device(
+    cell: &'static OnceLock<Option<Device>>,
+    leg: &str,
+    require: &str,
+    open: fn() -> tilewise::Result<Device>,
+) -> Option<Device> {
+    cell.get_or_init(|| match open() {
+        Ok(d) => Some(d),
+        Err(e) => {
+            if std::env::var(require).as_deref() == Ok("1") {
+                panic!("{require}=1 but the {leg} leg has no device: {e}");
+            }
+            eprintln!("SKIPPED ({leg} leg): {e}");
+            None
+        }
+    })
+    .clone()
+}
+
+pub fn wgpu_device() -> Option<Device> {
+    static DEV: OnceLock<Option<Device>> = OnceLock::new();
+    optional_device(&DEV, "wgpu", "TILEWISE_REQUIRE_WGPU", Device::wgpu)
+}
+
+pub fn cuda_device() -> Option<Device> {
+    static DEV: OnceLock<Option<Device>> = OnceLock::new();
+    optional_device(&DEV, "cuda", "TILEWISE_REQUIRE_CUDA", || Device::cuda(0))
 }

@@ -31,8 +31,22 @@ pub fn expand_options(caps: &Capabilities, num_warps: u32) -> ExpandOptions {
 /// The kernel's `notes` say what was chosen and why. A kernel that still does not fit
 /// is returned as is; creating its pipeline says how much it needs.
 pub fn compile(kernel: &Kernel, caps: &Capabilities, num_warps: u32) -> Result<WgslKernel> {
+    compile_with(kernel, caps, num_warps, false)
+}
+
+/// As [`compile`]; with `checked`, in checked mode (`tilewise_core::thread_ir::checks`):
+/// the kernel takes the hidden parameters [`WgslKernel::checked`] describes.
+pub fn compile_with(
+    kernel: &Kernel,
+    caps: &Capabilities,
+    num_warps: u32,
+    checked: bool,
+) -> Result<WgslKernel> {
     let limit = caps.max_compute_workgroup_storage_size;
-    let first = expand_options(caps, num_warps);
+    let first = ExpandOptions {
+        checked,
+        ..expand_options(caps, num_warps)
+    };
     let attempts = [
         (first.clone(), None),
         (

@@ -275,6 +275,8 @@ pub struct WgpuContext {
     pub(crate) batch: Mutex<Batch>,
     /// Errors wgpu raised out of band, reported at the next synchronization.
     pub(crate) uncaptured: Arc<Mutex<Vec<String>>>,
+    /// Why the device was lost, once it was (the device-lost callback).
+    pub(crate) lost: Arc<Mutex<Option<String>>>,
 }
 
 impl std::fmt::Debug for WgpuContext {
@@ -458,6 +460,13 @@ impl WgpuContext {
                             v.push(e.to_string());
                         }
                     }));
+                    let lost = Arc::new(Mutex::new(None));
+                    let lost_sink = lost.clone();
+                    device.set_device_lost_callback(move |reason, message| {
+                        if let Ok(mut l) = lost_sink.lock() {
+                            l.get_or_insert(format!("{reason:?}: {message}"));
+                        }
+                    });
                     return Ok(WgpuContext {
                         _instance: instance,
                         _adapter: adapter,
@@ -468,6 +477,7 @@ impl WgpuContext {
                         pipelines: PipelineCache::default(),
                         batch: Mutex::new(Batch::default()),
                         uncaptured,
+                        lost,
                     });
                 }
                 Err(e) => failures.push(format!("{}: {e}", describe(&info))),
@@ -500,8 +510,24 @@ impl WgpuContext {
         &self.queue
     }
 
-    /// Errors wgpu raised out of band since the last check, as one internal error.
+    /// Why the device was lost, if it was: every later call fails with it.
+    pub fn lost(&self) -> Option<String> {
+        self.lost.lock().ok().and_then(|l| l.clone())
+    }
+
+    /// Errors wgpu raised out of band since the last check, as one internal error; a
+    /// lost device as a runtime error.
     pub(crate) fn take_uncaptured(&self) -> Result<()> {
+        if let Some(why) = self.lost() {
+            return Err(Diagnostic::new(
+                ErrorKind::Runtime,
+                format!(
+                    "the wgpu device on {} is lost ({why})",
+                    describe(&self.info)
+                ),
+            )
+            .with_note("its buffers are gone; `Device::wgpu()` opens a fresh device"));
+        }
         let errors: Vec<String> = match self.uncaptured.lock() {
             Ok(mut v) => std::mem::take(&mut *v),
             Err(_) => return Ok(()),

@@ -58,6 +58,8 @@ pub struct WgslKernel {
     /// What the lowering chose (each `dot`'s form and tiling) and why, for the compiled
     /// kernel's description.
     pub notes: Vec<String>,
+    /// Checked mode: the hidden parameters' meaning and the record's decoding.
+    pub checked: Option<tilewise_core::thread_ir::checks::CheckedKernel>,
 }
 
 impl WgslKernel {
@@ -266,6 +268,7 @@ pub fn print_wgsl(k: &ThreadKernel, caps: &Capabilities) -> Result<WgslKernel> {
         buffer_params,
         workgroup_bytes: p.workgroup_bytes,
         notes: k.notes.clone(),
+        checked: tilewise_core::thread_ir::checks::CheckedKernel::of(k),
     })
 }
 
@@ -1362,7 +1365,9 @@ impl Printer<'_> {
                             ))
                         }
                     };
-                    self.line(depth, &format!("r{} = {back}(atomicCompareExchangeWeak(&b{buf}[{idx}], {c}, {v}).old_value);", dst.0));
+                    // The weak exchange may fail spuriously (old value equal to the
+                    // comparand, nothing stored): retry until it stores or truly fails.
+                    self.line(depth, &format!("loop {{ let tw_x = atomicCompareExchangeWeak(&b{buf}[{idx}], {c}, {v}); if (tw_x.exchanged || tw_x.old_value != {c}) {{ r{} = {back}(tw_x.old_value); break; }} }}", dst.0));
                 }
                 Stmt::Barrier => self.line(depth, "workgroupBarrier();"),
                 Stmt::CoopZero { dst } => {

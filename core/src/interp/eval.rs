@@ -525,6 +525,11 @@ impl<'a> Interp<'a> {
                 hex,
             } => self.device_print(inst, prefix, values, *hex),
             Op::DeviceAssert { cond, message } => self.device_assert(inst, *cond, message),
+            Op::CheckBlockPtr {
+                base,
+                shape,
+                strides,
+            } => self.check_block_ptr(inst, *base, shape, strides),
             Op::For {
                 lower,
                 upper,
@@ -616,26 +621,56 @@ impl<'a> Interp<'a> {
             ));
         }
         if self.checked {
-            if let Some((lo, hi)) = memory::declared_extent(&bp) {
-                let len = self.view_len(root);
-                if lo < 0 || hi >= len as i64 {
-                    let bad = if lo < 0 { lo } else { hi };
-                    return Err(self.rt_err(
-                        sp,
-                        "block pointer reaches past its buffer",
-                        &format!(
-                            "its declared shape {:?} with strides {:?} covers element index {bad}, \
-                             outside a buffer of {len} elements (argument `{}`)",
-                            bp.shape,
-                            bp.strides,
-                            self.param_name(root)
-                        ),
-                    ));
-                }
-            }
+            self.check_extent(sp, &bp)?;
         }
         self.set(r, RtValue::Block(Box::new(bp)));
         Ok(())
+    }
+
+    /// Checked mode: the block pointer `bp` stays inside its buffer view.
+    fn check_extent(&self, sp: Span, bp: &BlockPtr) -> Result<()> {
+        let Some((lo, hi)) = memory::declared_extent(bp) else {
+            return Ok(());
+        };
+        let len = self.view_len(bp.root);
+        if lo < 0 || hi >= len as i64 {
+            let bad = if lo < 0 { lo } else { hi };
+            return Err(self.rt_err(
+                sp,
+                "block pointer reaches past its buffer",
+                &format!(
+                    "its declared shape {:?} with strides {:?} covers element index {bad}, \
+                     outside a buffer of {len} elements (argument `{}`)",
+                    bp.shape,
+                    bp.strides,
+                    self.param_name(bp.root)
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// `check_block_ptr` (lowered IR in checked mode): as `make_block_ptr` checks.
+    fn check_block_ptr(
+        &mut self,
+        inst: &Inst,
+        base: Value,
+        shape: &[Value],
+        strides: &[Value],
+    ) -> Result<()> {
+        let sp = inst.span;
+        let p = self.ptr(base, sp)?;
+        let bp = BlockPtr {
+            pointee: p.pointee,
+            root: p.roots.get(0),
+            base: p.offs[0],
+            shape: self.ints(shape, sp)?,
+            strides: self.ints(strides, sp)?,
+            offsets: vec![0; shape.len()],
+            block: vec![1; shape.len()],
+            order: (0..shape.len() as u32).rev().collect(),
+        };
+        self.check_extent(sp, &bp)
     }
 
     pub fn view_len(&self, root: u32) -> usize {

@@ -429,6 +429,15 @@ pub enum Op {
         cond: Value,
         message: String,
     },
+    /// Checked mode only (`lower::block_ptr` emits it for the GPU lowerings): the block
+    /// pointer made from `base` with `shape` and `strides` must stay inside the buffer
+    /// view `base` points into, as the checked interpreter requires of
+    /// `make_block_ptr`. No results.
+    CheckBlockPtr {
+        base: Value,
+        shape: Vec<Value>,
+        strides: Vec<Value>,
+    },
     /// `for iv in range(lower, upper, step)` with loop-carried values. The body's block
     /// arguments are the induction variable, then one per carried value; the body ends
     /// with `Yield` of the next carried values; the results are the final ones.
@@ -497,6 +506,7 @@ impl Op {
             Op::Hint { .. } => "hint",
             Op::DevicePrint { .. } => "device_print",
             Op::DeviceAssert { .. } => "device_assert",
+            Op::CheckBlockPtr { .. } => "check_block_ptr",
             Op::For { .. } => "for",
             Op::If { .. } => "if",
             Op::While { .. } => "while",
@@ -561,6 +571,14 @@ impl Op {
             Op::Reduce { operands, .. } | Op::Scan { operands, .. } => v.extend(operands),
             Op::DevicePrint { values, .. } => v.extend(values),
             Op::DeviceAssert { cond, .. } => v.push(*cond),
+            Op::CheckBlockPtr {
+                base,
+                shape,
+                strides,
+            } => {
+                v.push(*base);
+                v.extend(shape.iter().chain(strides));
+            }
             Op::For {
                 lower,
                 upper,

@@ -236,6 +236,18 @@ impl Printer<'_> {
             Op::DeviceAssert { cond, message } => {
                 let _ = write!(self.out, "device_assert {cond}, {message:?}");
             }
+            Op::CheckBlockPtr {
+                base,
+                shape,
+                strides,
+            } => {
+                let _ = write!(
+                    self.out,
+                    "check_block_ptr {base}, shape {}, strides {}",
+                    list(shape),
+                    list(strides)
+                );
+            }
             Op::For {
                 lower,
                 upper,

@@ -21,6 +21,13 @@ use crate::ir::{DType, Inst, Kernel, Type, Value};
 /// Rewrites every block pointer of `kernel`; address arithmetic is done in `index`
 /// (`I32` or `I64`).
 pub fn lower_block_pointers(kernel: &Kernel, index: DType) -> Result<Kernel> {
+    lower_block_pointers_with(kernel, index, false)
+}
+
+/// As [`lower_block_pointers`]; with `checked`, each `make_block_ptr` is followed by a
+/// `check_block_ptr` of its base, shape and strides (checked mode on the GPUs tests
+/// the declared extent against the buffer as the checked interpreter does).
+pub fn lower_block_pointers_with(kernel: &Kernel, index: DType, checked: bool) -> Result<Kernel> {
     let expand = |t: &Type| -> Vec<Type> {
         match t {
             Type::BlockPtr {
@@ -36,7 +43,9 @@ pub fn lower_block_pointers(kernel: &Kernel, index: DType) -> Result<Kernel> {
             other => vec![other.clone()],
         }
     };
-    rewrite(kernel, &expand, &mut |ctx, inst| hook(ctx, inst, index))
+    rewrite(kernel, &expand, &mut |ctx, inst| {
+        hook(ctx, inst, index, checked)
+    })
 }
 
 /// The parts of a block pointer after the split.
@@ -63,7 +72,7 @@ fn parts(ctx: &Ctx, bp: Value) -> Result<Parts> {
     })
 }
 
-fn hook(ctx: &mut Ctx, inst: &Inst, index: DType) -> Result<Hook> {
+fn hook(ctx: &mut Ctx, inst: &Inst, index: DType, checked: bool) -> Result<Hook> {
     let span = inst.span;
     match &inst.op {
         Op::MakeBlockPtr {
@@ -93,6 +102,17 @@ fn hook(ctx: &mut Ctx, inst: &Inst, index: DType) -> Result<Hook> {
             }
             for v in offsets {
                 vals.push(ctx.one(*v)?);
+            }
+            if checked {
+                let r = shape.len();
+                ctx.b.push0(
+                    Op::CheckBlockPtr {
+                        base: vals[0],
+                        shape: vals[1..1 + r].to_vec(),
+                        strides: vals[1 + r..1 + 2 * r].to_vec(),
+                    },
+                    span,
+                );
             }
             ctx.set(inst.results[0], vals);
             Ok(Hook::Done)

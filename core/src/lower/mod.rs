@@ -48,7 +48,10 @@ pub fn prepare(kernel: &Kernel, index: DType, options: &expand::ExpandOptions) -
         }
         Ok(k)
     };
-    let k = check(block_ptr::lower_block_pointers(kernel, index)?, "block_ptr")?;
+    let k = check(
+        block_ptr::lower_block_pointers_with(kernel, index, options.checked)?,
+        "block_ptr",
+    )?;
     let k = check(fp8::lower_fp8(&k)?, "fp8")?;
     let k = if options.native_i64 {
         k

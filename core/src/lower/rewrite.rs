@@ -371,6 +371,15 @@ fn remap_simple(ctx: &Ctx, op: &Op) -> Result<Op> {
             cond: m(cond)?,
             message: message.clone(),
         },
+        Op::CheckBlockPtr {
+            base,
+            shape,
+            strides,
+        } => Op::CheckBlockPtr {
+            base: m(base)?,
+            shape: ml(shape)?,
+            strides: ml(strides)?,
+        },
         Op::For { .. }
         | Op::If { .. }
         | Op::While { .. }

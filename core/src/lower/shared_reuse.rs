@@ -321,6 +321,7 @@ mod tests {
             body: top,
             notes: vec![],
             source: None,
+            checks: None,
         }
     }
 

@@ -92,6 +92,7 @@ fn has_effects(op: &Op) -> bool {
             | Op::AtomicCas { .. }
             | Op::DevicePrint { .. }
             | Op::DeviceAssert { .. }
+            | Op::CheckBlockPtr { .. }
     )
 }
 

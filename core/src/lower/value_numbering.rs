@@ -406,6 +406,7 @@ mod tests {
             body,
             notes: vec![],
             source: None,
+            checks: None,
         };
         value_numbering(&mut k);
         let text: Vec<String> = k.body.iter().map(|s| format!("{s:?}")).collect();

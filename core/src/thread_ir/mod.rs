@@ -22,6 +22,7 @@
 //!   integers, shifts past the width give 0 or the sign, minnum/maxnum, saturating
 //!   float-to-int casts. Printers must emit code with exactly these semantics.
 
+pub mod checks;
 mod print;
 mod scopes;
 pub mod sim;
@@ -465,6 +466,8 @@ pub struct ThreadKernel {
     pub notes: Vec<String>,
     /// The source the spans in statements refer to.
     pub source: Option<std::sync::Arc<crate::diag::SourceFile>>,
+    /// Checked mode: what the kernel tests and where it reports (`None` unchecked).
+    pub checks: Option<checks::Checks>,
 }
 
 impl ThreadKernel {

@@ -165,6 +165,7 @@ mod tests {
             body,
             notes: vec![],
             source: None,
+            checks: None,
         };
         use Binding::{Let, Unused, Var};
         let mut regs = k.regs.clone();

@@ -1230,6 +1230,7 @@ mod tests {
             body,
             notes: vec![],
             source: None,
+            checks: None,
         };
         let mut bufs = vec![HostBuffer {
             dtype: DType::F32,

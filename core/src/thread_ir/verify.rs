@@ -305,6 +305,7 @@ mod tests {
             body,
             notes: vec![],
             source: None,
+            checks: None,
         }
     }
 

@@ -5,6 +5,7 @@
 //! threads, or registers, holding the same element) store and update memory from one
 //! owner only: duplicate plain stores would be harmless, duplicate atomics would not.
 
+use super::checked::AccessSite;
 use super::dist::Dist;
 use super::dot::staged_layout;
 use super::{Expander, Ring, TVal};
@@ -208,14 +209,41 @@ impl Expander<'_> {
         let other = self.opt_dist(other)?;
         dists.extend(mask.iter().cloned());
         dists.extend(other.iter().cloned());
-        let (layout, regs) = self.align(&dists)?;
+        let (layout, mut regs) = self.align(&dists)?;
         let n = layout.as_ref().map(|l| l.num_regs() as usize).unwrap_or(1);
         let mut out = Vec::with_capacity(n);
+        let mi = mask.is_some() as usize;
+        // Checked mode: lanes outside the view are masked off (and reported).
+        let given: Vec<Option<Reg>> = (0..n).map(|i| mask.as_ref().map(|_| regs[1][i])).collect();
+        let guarded = self.guard_access(
+            AccessSite {
+                what: "load",
+                root,
+                layout: layout.as_ref(),
+                index: &regs[0],
+                at: None,
+                lanes: 1,
+            },
+            &given,
+        )?;
+        let masked = guarded.iter().any(|m| m.is_some());
+        if self.opt.checked && masked {
+            let g: Vec<Reg> = guarded.iter().map(|m| m.expect("a guarded mask")).collect();
+            if mi == 1 {
+                regs[1] = g;
+            } else {
+                regs.insert(1, g);
+            }
+        }
+        let mi = if self.opt.checked {
+            masked as usize
+        } else {
+            mi
+        };
         // The load of register `i`: a masked-off lane without `other` reads zero. With a
         // vector destination it loads the run starting at `i`.
-        let mi = mask.is_some() as usize;
         let load_of = |x: &mut Self, i: usize| -> Expr {
-            let m = mask.as_ref().map(|_| regs[1][i]);
+            let m = (mi == 1).then(|| regs[1][i]);
             let o = other.as_ref().map(|_| regs[1 + mi][i]);
             let other = match (m, o) {
                 (Some(_), None) => Some(x.zero_of(dtype)),
@@ -243,7 +271,16 @@ impl Expander<'_> {
                     dtype,
                     lanes: width as u8,
                 });
-                let expr = load_of(self, first);
+                let mut expr = load_of(self, first);
+                if self.opt.checked && mi == 1 {
+                    // The whole vector only where every lane is inside the view.
+                    let all = (first + 1..first + width).fold(regs[1][first], |a, j| {
+                        self.assign(DType::I1, Expr::Binary(BinaryOp::And, a, regs[1][j]))
+                    });
+                    if let Expr::Load { mask, .. } = &mut expr {
+                        *mask = Some(all);
+                    }
+                }
                 self.emit(Stmt::Assign { dst: vector, expr });
                 for (lane, &dst) in group.iter().enumerate() {
                     self.emit(Stmt::Assign {
@@ -379,6 +416,9 @@ impl Expander<'_> {
         while width > 1 && !stride.is_multiple_of(width) {
             width /= 2;
         }
+        // The copies' tile, for locating a reported element (in the load's layout,
+        // which the copies' registers follow before any transposition).
+        let view_for_checks = layout.clone();
         match layout {
             Some(layout) if [4, 8, 16].contains(&(width * size)) => {
                 let view = if transpose {
@@ -390,8 +430,32 @@ impl Expander<'_> {
                 // Where the layout replicates the tile (more threads or registers than
                 // elements), only the first holder of an element copies it.
                 let (owner, first_copy) = self.ownership(Some(&view));
+                // Checked mode: each copy's elements inside the view (the runs are
+                // proven contiguous), or the copy zero-fills and reports.
+                let starts: Vec<usize> = (0..idx.len()).step_by(width as usize).collect();
+                let given: Vec<Option<Reg>> = starts
+                    .iter()
+                    .map(|&f| mask_d.as_ref().map(|_| regs[1][f]))
+                    .collect();
+                let first_index: Vec<Reg> = starts.iter().map(|&f| regs[0][f]).collect();
+                let guarded = if self.opt.checked {
+                    let l = view_for_checks.clone();
+                    self.guard_access(
+                        AccessSite {
+                            what: "load",
+                            root,
+                            layout: l.as_ref(),
+                            index: &first_index,
+                            at: Some(&starts),
+                            lanes: width,
+                        },
+                        &given,
+                    )?
+                } else {
+                    given
+                };
                 self.open();
-                for first in (0..idx.len()).step_by(width as usize) {
+                for (g, first) in (0..idx.len()).step_by(width as usize).enumerate() {
                     if !first_copy[first] {
                         continue;
                     }
@@ -403,7 +467,7 @@ impl Expander<'_> {
                         buf: root,
                         index: regs[0][first],
                         lanes: width as u8,
-                        mask: mask_d.as_ref().map(|_| regs[1][first]),
+                        mask: guarded[g],
                     });
                 }
                 let copies = self.close();
@@ -525,9 +589,31 @@ impl Expander<'_> {
             }
         };
         let (own, first) = self.ownership(layout.as_ref());
+        // Checked mode: lanes outside the view are masked off (and reported).
+        let mut regs = regs;
+        if self.opt.checked {
+            let given: Vec<Option<Reg>> = (0..first.len())
+                .map(|i| mask.as_ref().map(|_| regs[2][i]))
+                .collect();
+            let g = self.guard_access(
+                AccessSite {
+                    what: "store",
+                    root,
+                    layout: layout.as_ref(),
+                    index: &regs[0],
+                    at: None,
+                    lanes: 1,
+                },
+                &given,
+            )?;
+            let g: Vec<Reg> = g.into_iter().map(|m| m.expect("a guarded mask")).collect();
+            regs.truncate(2);
+            regs.push(g);
+        }
+        let has_mask = mask.is_some() || self.opt.checked;
         // The store of `value` at register `i`'s address, under its mask and ownership.
         let store_of = |x: &mut Self, i: usize, value: Reg| -> Stmt {
-            let m = mask.as_ref().map(|_| regs[2][i]);
+            let m = has_mask.then(|| regs[2][i]);
             Stmt::Store {
                 buf: root,
                 index: regs[0][i],
@@ -543,7 +629,11 @@ impl Expander<'_> {
                     continue;
                 }
                 let check = (width > proven).then(|| {
-                    let masks: Vec<Vec<Reg>> = regs.iter().skip(2).cloned().collect();
+                    let masks: Vec<Vec<Reg>> = if has_mask {
+                        regs.iter().skip(2).cloned().collect()
+                    } else {
+                        vec![]
+                    };
                     self.hint_check(&regs[0], &masks, start, width)
                 });
                 let lanes: Vec<Reg> = (start..start + width)
@@ -558,7 +648,17 @@ impl Expander<'_> {
                     dst: vector,
                     expr: Expr::Construct(lanes.clone()),
                 });
-                let st = store_of(self, start, vector);
+                let mut st = store_of(self, start, vector);
+                if self.opt.checked {
+                    // The whole vector only where every lane is inside the view.
+                    let all = (start + 1..start + width).fold(regs[2][start], |a, j| {
+                        self.assign(DType::I1, Expr::Binary(BinaryOp::And, a, regs[2][j]))
+                    });
+                    let all = self.and_masks(Some(all), own);
+                    if let Stmt::Store { mask, .. } = &mut st {
+                        *mask = all;
+                    }
+                }
                 self.emit(st);
                 let wide = self.close();
                 match check {
@@ -610,8 +710,29 @@ impl Expander<'_> {
         }
         let mask = self.opt_dist(mask)?;
         dists.extend(mask.iter().cloned());
-        let (layout, regs) = self.align(&dists)?;
+        let (layout, mut regs) = self.align(&dists)?;
         let (own, first) = self.ownership(layout.as_ref());
+        // Checked mode: lanes outside the view are masked off (and reported).
+        let has_mask = mask.is_some() || self.opt.checked;
+        if self.opt.checked {
+            let k = 1 + operands.len();
+            let given: Vec<Option<Reg>> = (0..first.len())
+                .map(|i| mask.as_ref().map(|_| regs[k][i]))
+                .collect();
+            let g = self.guard_access(
+                AccessSite {
+                    what: "atomic",
+                    root,
+                    layout: layout.as_ref(),
+                    index: &regs[0],
+                    at: None,
+                    lanes: 1,
+                },
+                &given,
+            )?;
+            regs.truncate(k);
+            regs.push(g.into_iter().map(|m| m.expect("a guarded mask")).collect());
+        }
         let mut out = vec![];
         for (i, is_first) in first.iter().enumerate() {
             let dst = self.new_reg(dtype);
@@ -621,7 +742,7 @@ impl Expander<'_> {
                 expr: Expr::Copy(zero),
             });
             if *is_first {
-                let m = mask.as_ref().map(|_| regs[1 + operands.len()][i]);
+                let m = has_mask.then(|| regs[1 + operands.len()][i]);
                 let m = self.and_masks(m, own);
                 let vals: Vec<Reg> = (0..operands.len())
                     .map(|k| self.cast_to(regs[1 + k][i], dtype))

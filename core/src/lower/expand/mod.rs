@@ -15,6 +15,7 @@
 // Registers of several operands are walked in parallel by index throughout.
 #![allow(clippy::needless_range_loop)]
 
+mod checked;
 mod dist;
 pub(crate) mod dot;
 mod dot_coop;
@@ -88,6 +89,10 @@ pub struct ExpandOptions {
     /// Whether the device has 64-bit integers. Without them (WGSL), 64-bit address
     /// arithmetic is narrowed to 32 bits where that is exact ([`crate::lower::narrow_i64`]).
     pub native_i64: bool,
+    /// Checked mode (`thread_ir::checks`): every global access tested against its
+    /// buffer view's length, `device_assert`, hints and block pointers tested, the
+    /// first violation reported through a record buffer.
+    pub checked: bool,
 }
 
 /// A cooperative-matrix product a device offers: `size x size x size`, fragments of
@@ -120,6 +125,7 @@ impl ExpandOptions {
             subgroup_reduce: false,
             coop_scratch_bytes: 8 * 1024,
             native_i64: false,
+            checked: false,
         }
     }
 
@@ -142,6 +148,7 @@ impl ExpandOptions {
             subgroup_reduce: false,
             coop_scratch_bytes: 8 * 1024,
             native_i64: true,
+            checked: false,
         }
     }
 }
@@ -179,6 +186,7 @@ impl Default for ExpandOptions {
             subgroup_reduce: false,
             coop_scratch_bytes: 8 * 1024,
             native_i64: true,
+            checked: false,
         }
     }
 }
@@ -279,6 +287,8 @@ pub(crate) struct Expander<'k> {
     /// `if` branches being lowered around the current instruction (fragments stay out
     /// of them).
     pub(crate) if_depth: u32,
+    /// Checked mode: the register holding each buffer parameter's view length.
+    pub(crate) check_lens: HashMap<u32, Reg>,
 }
 
 impl<'k> Expander<'k> {
@@ -296,6 +306,7 @@ impl<'k> Expander<'k> {
                 body: vec![],
                 notes: vec![],
                 source: Some(k.source.clone()),
+                checks: None,
             },
             stmts: vec![vec![]],
             vals: HashMap::new(),
@@ -310,6 +321,7 @@ impl<'k> Expander<'k> {
             rings: HashMap::new(),
             coop_scratch: HashMap::new(),
             if_depth: 0,
+            check_lens: HashMap::new(),
             defs: {
                 let mut defs = HashMap::new();
                 k.walk(&mut |inst| {
@@ -428,6 +440,7 @@ impl<'k> Expander<'k> {
                 kind,
             });
         }
+        self.checked_params();
         let tid = self.assign(DType::I32, Expr::Special(Special::ThreadId));
         let ws = self.opt.warp_size;
         let mask = self.int_const(DType::I32, ws as i64 - 1);
@@ -688,7 +701,8 @@ impl<'k> Expander<'k> {
                 )?;
                 self.set(inst.results[0], TVal::Data(out));
             }
-            Op::Hint { value, .. } => {
+            Op::Hint { value, hint } => {
+                self.check_hint(inst, *value, hint)?;
                 let v = self.get(*value)?.clone();
                 self.set(inst.results[0], v);
             }
@@ -706,7 +720,12 @@ impl<'k> Expander<'k> {
             Op::If { .. } => self.if_op(inst)?,
             Op::While { .. } => self.while_loop(inst)?,
             Op::Yield(_) | Op::Condition { .. } => {} // handled by the enclosing op
-            Op::DeviceAssert { .. } => {}             // checked by the interpreter only
+            Op::DeviceAssert { cond, message } => self.device_assert(*cond, message)?,
+            Op::CheckBlockPtr {
+                base,
+                shape,
+                strides,
+            } => self.check_block_ptr(*base, shape, strides)?,
             Op::DevicePrint { .. } => return Err(self.unsupported("`tl.device_print`")),
             Op::MakeBlockPtr { .. } | Op::Advance { .. } => {
                 return Err(Diagnostic::internal(
