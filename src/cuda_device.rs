@@ -48,8 +48,8 @@ pub(crate) struct CudaBackend {
     in_flight: Mutex<Vec<String>>,
     /// After a sticky error: the diagnostic every later call returns.
     lost: Mutex<Option<Diagnostic>>,
-    /// Checked mode's warnings not yet taken.
-    warnings: tilewise_core::interp::Warnings,
+    /// Checked launches' record and warnings.
+    checked: crate::checked::CheckedState,
 }
 
 fn poisoned() -> Diagnostic {
@@ -79,7 +79,7 @@ impl CudaBackend {
             compiled: Mutex::new(HashMap::new()),
             in_flight: Mutex::new(vec![]),
             lost: Mutex::new(None),
-            warnings: Default::default(),
+            checked: Default::default(),
         })
     }
 
@@ -207,7 +207,7 @@ impl Backend for CudaBackend {
     }
 
     fn take_warnings(&self) -> Vec<Diagnostic> {
-        std::mem::take(&mut *self.warnings.lock().unwrap_or_else(|e| e.into_inner()))
+        self.checked.take_warnings()
     }
 
     fn launch(
@@ -225,7 +225,7 @@ impl Backend for CudaBackend {
         }
         let compiled = self.compile(key, spec, num_warps, checked)?;
         match &compiled.ptx.checked {
-            Some(ck) => run_checked(self, ck, args, &self.warnings, |full| {
+            Some(ck) => run_checked(self, &self.checked, ck, args, |full| {
                 self.launch_compiled(&compiled, spec, grid, full)
             }),
             None => self.launch_compiled(&compiled, spec, grid, args),

@@ -232,9 +232,14 @@ impl Device {
         Device::interpreter()
     }
 
-    /// A human-readable name ("interpreter (CPU)", the adapter's name, ...).
+    /// A human-readable name ("interpreter (CPU)", the adapter's name, ...), with
+    /// "(checked)" after it for a handle in checked mode.
     pub fn name(&self) -> String {
-        self.backend.name()
+        if self.checked && self.backend.kind() != DeviceKind::Interpreter {
+            format!("{} (checked)", self.backend.name())
+        } else {
+            self.backend.name()
+        }
     }
 
     pub fn kind(&self) -> DeviceKind {

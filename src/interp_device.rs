@@ -38,31 +38,38 @@ pub(crate) struct InterpreterBackend {
     lowered: Mutex<HashMap<SpecKey, Arc<ThreadKernel>>>,
     /// Slot `i` holds buffer `i`; freed slots are emptied and reused.
     buffers: Mutex<Vec<Option<HostBuffer>>>,
-    /// Checked mode's warnings not yet taken ([`crate::Device::take_warnings`]).
+    /// Checked mode's warnings not yet taken ([`crate::Device::take_warnings`]):
+    /// the interpreter's, and the simulators' with their record.
     warnings: tilewise_core::interp::Warnings,
+    /// The simulators' checked launches: the record (warnings go to `warnings`).
+    checked_state: crate::checked::CheckedState,
 }
 
 impl InterpreterBackend {
     pub fn new(checked: bool) -> Self {
+        let warnings = tilewise_core::interp::Warnings::default();
         InterpreterBackend {
             checked,
             simulate: false,
             lowering: SimLowering::Wgsl,
             lowered: Mutex::default(),
             buffers: Mutex::new(vec![]),
-            warnings: Default::default(),
+            warnings: warnings.clone(),
+            checked_state: crate::checked::CheckedState::with_warnings(warnings),
         }
     }
 
     /// The simulator of a GPU lowering (see [`crate::Device::simulator`]).
     pub fn simulator(lowering: SimLowering) -> Self {
+        let warnings = tilewise_core::interp::Warnings::default();
         InterpreterBackend {
             checked: false,
             simulate: true,
             lowering,
             lowered: Mutex::default(),
             buffers: Mutex::new(vec![]),
-            warnings: Default::default(),
+            warnings: warnings.clone(),
+            checked_state: crate::checked::CheckedState::with_warnings(warnings),
         }
     }
 
@@ -159,7 +166,9 @@ impl Backend for InterpreterBackend {
             .get_mut(id.0)
             .and_then(Option::as_mut)
             .ok_or_else(|| missing(id))?;
-        buf.bytes.copy_from_slice(bytes);
+        // The facade writes whole buffers; checked launches may reset a prefix.
+        let n = bytes.len().min(buf.bytes.len());
+        buf.bytes[..n].copy_from_slice(&bytes[..n]);
         Ok(())
     }
 
@@ -212,7 +221,7 @@ impl Backend for InterpreterBackend {
         }
         let lowered = self.lower(key, kernel, num_warps, checked)?;
         match CheckedKernel::of(&lowered) {
-            Some(ck) => run_checked(self, &ck, args, &self.warnings, |full| {
+            Some(ck) => run_checked(self, &self.checked_state, &ck, args, |full| {
                 self.run(Some(&lowered), kernel, grid, full, false)
             }),
             None => self.run(Some(&lowered), kernel, grid, args, false),

@@ -27,8 +27,8 @@ pub(crate) struct WgpuBackend {
     /// Kernels launched since the last synchronization that succeeded: named in an
     /// error the device reports later.
     in_flight: Mutex<Vec<String>>,
-    /// Checked mode's warnings not yet taken.
-    warnings: tilewise_core::interp::Warnings,
+    /// Checked launches' record and warnings.
+    checked: crate::checked::CheckedState,
 }
 
 fn poisoned() -> Diagnostic {
@@ -42,7 +42,7 @@ impl WgpuBackend {
             buffers: Slots::new("wgpu buffer"),
             compiled: Mutex::new(HashMap::new()),
             in_flight: Mutex::new(vec![]),
-            warnings: Default::default(),
+            checked: Default::default(),
         }
     }
 
@@ -183,7 +183,7 @@ impl Backend for WgpuBackend {
     }
 
     fn take_warnings(&self) -> Vec<Diagnostic> {
-        std::mem::take(&mut *self.warnings.lock().unwrap_or_else(|e| e.into_inner()))
+        self.checked.take_warnings()
     }
 
     fn launch(
@@ -200,7 +200,7 @@ impl Backend for WgpuBackend {
         }
         let compiled = self.compile(key, spec, num_warps, checked)?;
         match &compiled.wgsl.checked {
-            Some(ck) => run_checked(self, ck, args, &self.warnings, |full| {
+            Some(ck) => run_checked(self, &self.checked, ck, args, |full| {
                 self.launch_compiled(&compiled, spec, grid, full)
             }),
             None => self.launch_compiled(&compiled, spec, grid, args),

@@ -87,6 +87,10 @@ struct Cli {
     /// compare the two); `gpu` (default) uses the GPU's timers where there are some.
     #[arg(long, value_enum, default_value = "gpu")]
     timer: TimerChoice,
+    /// Also run every case on each GPU device in checked mode (rows named
+    /// "(checked)"), to measure what checked mode costs.
+    #[arg(long)]
+    checked: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -154,6 +158,14 @@ fn main() -> ExitCode {
             }
             Err(e) => eprintln!("note: no CUDA device: {e}"),
         }
+    }
+    if cli.checked {
+        let checked: Vec<Device> = devices
+            .iter()
+            .filter(|d| d.kind() != DeviceKind::Interpreter)
+            .map(Device::checked)
+            .collect();
+        devices.extend(checked);
     }
     // The cuBLAS references get their own runtime (stream and events) on each CUDA device.
     let mut refs = vec![];

@@ -102,6 +102,45 @@ pub struct Checks {
     pub lens: Vec<(u32, u32)>,
     /// The parameter of the record buffer.
     pub record: u32,
+    /// `tl.device_print`: the parameter of the print buffer (see [`PRINT_WORDS`]),
+    /// when the kernel prints.
+    pub print_buffer: Option<u32>,
+    /// What each print entry's site is.
+    pub prints: Vec<PrintSite>,
+}
+
+/// Words of the print buffer: word 0 counts the entries claimed (also those that did
+/// not fit), then entries of [`PRINT_ENTRY_WORDS`] words.
+pub const PRINT_WORDS: u32 = 1 << 20;
+/// Words of one print entry: site, program id (3), element, value (low, high).
+pub const PRINT_ENTRY_WORDS: u32 = 7;
+
+/// One operand of one `tl.device_print`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PrintSite {
+    pub span: Span,
+    /// The label printed before each value (the prefix, with the operand's number
+    /// when the print has several).
+    pub label: String,
+    pub shape: Vec<u32>,
+    /// How the value words decode.
+    pub value: PrintValue,
+    pub hex: bool,
+}
+
+/// How a print entry's value is stored.
+#[derive(Clone, Debug, PartialEq)]
+pub enum PrintValue {
+    /// A signed integer (sign-extended to 64 bits).
+    Int,
+    /// An unsigned integer (zero-extended).
+    Uint,
+    /// An f32 (low word; f16 and bf16 widened to it).
+    F32,
+    /// An f64 (both words).
+    F64,
+    /// An element offset into buffer parameter `param`.
+    Ptr { param: u32 },
 }
 
 impl Checks {
@@ -132,6 +171,8 @@ pub enum HiddenArg {
     LenOf(u32),
     /// The record buffer ([`RECORD_WORDS`] `i32`s, zeroed before the launch).
     Record,
+    /// The print buffer ([`PRINT_WORDS`] `i32`s, word 0 zeroed before the launch).
+    Prints,
 }
 
 impl CheckedKernel {
@@ -149,6 +190,9 @@ impl CheckedKernel {
     pub fn hidden(&self, p: u32) -> Option<HiddenArg> {
         if p == self.checks.record {
             return Some(HiddenArg::Record);
+        }
+        if Some(p) == self.checks.print_buffer {
+            return Some(HiddenArg::Prints);
         }
         self.checks
             .lens
@@ -175,6 +219,82 @@ impl CheckedKernel {
             },
         )
     }
+}
+
+/// The lines a print buffer holds, as the interpreter prints them
+/// (`pid (x, y, z) idx (i, j) label: value`): by program, in the order each program
+/// printed, each print's elements in order; then a note of entries that did not fit.
+pub fn print_lines(checked: &CheckedKernel, words: &[i32]) -> Vec<String> {
+    let Some(&claimed) = words.first() else {
+        return vec![];
+    };
+    let claimed = claimed.max(0) as usize;
+    let fit = (words.len().saturating_sub(1)) / PRINT_ENTRY_WORDS as usize;
+    let n = claimed.min(fit);
+    let entry =
+        |i: usize| &words[1 + i * PRINT_ENTRY_WORDS as usize..][..PRINT_ENTRY_WORDS as usize];
+    let mut order: Vec<usize> = (0..n).collect();
+    let pid = |e: &[i32]| (e[3], e[2], e[1]);
+    // By program, then in claim order; runs of one print sorted by element.
+    order.sort_by_key(|&i| (pid(entry(i)), i));
+    let mut start = 0;
+    while start < order.len() {
+        let (p, site) = (pid(entry(order[start])), entry(order[start])[0]);
+        let mut end = start + 1;
+        while end < order.len() && pid(entry(order[end])) == p && entry(order[end])[0] == site {
+            end += 1;
+        }
+        order[start..end].sort_by_key(|&i| (entry(i)[4], i));
+        start = end;
+    }
+    let mut lines = Vec::with_capacity(n + 1);
+    for i in order {
+        let e = entry(i);
+        let Some(site) = checked.checks.prints.get(e[0] as usize) else {
+            continue;
+        };
+        let bits = (e[5] as u32 as u64) | ((e[6] as u32 as u64) << 32);
+        let text = match &site.value {
+            PrintValue::Int | PrintValue::Uint if site.hex => format!("0x{:x}", bits as i64),
+            PrintValue::Int | PrintValue::Uint => (bits as i64).to_string(),
+            PrintValue::F32 | PrintValue::F64 => {
+                let f = if site.value == PrintValue::F32 {
+                    f32::from_bits(bits as u32) as f64
+                } else {
+                    f64::from_bits(bits)
+                };
+                if site.hex {
+                    format!("0x{:x}", f.to_bits())
+                } else {
+                    format!("{f}")
+                }
+            }
+            PrintValue::Ptr { param } => format!(
+                "{}+{}",
+                checked
+                    .params
+                    .get(*param as usize)
+                    .map_or("?", String::as_str),
+                bits as i64
+            ),
+        };
+        lines.push(format!(
+            "pid ({}, {}, {}) idx {} {}: {text}",
+            e[1],
+            e[2],
+            e[3],
+            fmt_index(e[4].max(0) as usize, &site.shape),
+            site.label
+        ));
+    }
+    if claimed > n {
+        lines.push(format!(
+            "({} more device_print values of kernel `{}` did not fit in the print buffer)",
+            claimed - n,
+            checked.kernel
+        ));
+    }
+    lines
 }
 
 /// What a launch needs to turn a record into a diagnostic.
@@ -355,6 +475,7 @@ mod tests {
             }],
             lens: vec![(0, 1)],
             record: 2,
+            ..Checks::default()
         };
         let mut rec = vec![0i32; RECORD_WORDS as usize];
         rec[0] = 1;
@@ -375,6 +496,53 @@ mod tests {
             "out-of-bounds load in kernel `k` (line 2), program (3, 0, 0): element index 268435456 of a buffer of 1000 elements (argument `x`)"
         );
         assert!(e.render().contains("at lane (1, 5) of the 4x8 tile"));
+    }
+
+    /// Entries claimed out of order come out by program, each print's elements in
+    /// order; entries past the buffer are counted, not printed.
+    #[test]
+    fn print_lines_are_ordered_by_program_then_element() {
+        let site = |label: &str| PrintSite {
+            span: Span::new(0, 0),
+            label: label.into(),
+            shape: vec![4],
+            value: PrintValue::Int,
+            hex: false,
+        };
+        let ck = CheckedKernel {
+            kernel: "k".into(),
+            checks: Checks {
+                prints: vec![site("a"), site("b")],
+                print_buffer: Some(0),
+                ..Checks::default()
+            },
+            params: vec![],
+            source: None,
+        };
+        let entry = |site: i32, pid: i32, el: i32, v: i64| {
+            vec![site, pid, 0, 0, el, v as i32, (v >> 32) as i32]
+        };
+        let mut words = vec![5];
+        words.extend(entry(1, 0, 0, 7));
+        words.extend(entry(0, 1, 1, -3));
+        words.extend(entry(0, 0, 1, 5_000_000_000));
+        words.extend(entry(0, 0, 0, 4));
+        words.extend(entry(1, 1, 0, 9));
+        let lines = print_lines(&ck, &words);
+        assert_eq!(
+            lines,
+            vec![
+                "pid (0, 0, 0) idx (0) b: 7",
+                "pid (0, 0, 0) idx (0) a: 4",
+                "pid (0, 0, 0) idx (1) a: 5000000000",
+                "pid (1, 0, 0) idx (1) a: -3",
+                "pid (1, 0, 0) idx (0) b: 9",
+            ]
+        );
+        words[0] = 9;
+        let lines = print_lines(&ck, &words);
+        assert_eq!(lines.len(), 6);
+        assert!(lines[5].contains("4 more device_print values"), "{lines:?}");
     }
 
     #[test]

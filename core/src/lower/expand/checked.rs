@@ -20,7 +20,8 @@ use crate::ir::ops::HintKind;
 use crate::ir::{BinaryOp, CmpPred, Const, DType, Elem, Inst, Value};
 use crate::lower::layout::LinearLayout;
 use crate::thread_ir::checks::{
-    word, CheckKind, CheckSite, HintRule, ERROR_SLOT, MAX_REPORTED_RANK, WARNING_SLOT,
+    word, CheckKind, CheckSite, HintRule, PrintSite, PrintValue, ERROR_SLOT, MAX_REPORTED_RANK,
+    PRINT_ENTRY_WORDS, PRINT_WORDS, WARNING_SLOT,
 };
 use crate::thread_ir::{Expr, Param, ParamKind, Reg, Special, Stmt};
 
@@ -40,10 +41,14 @@ pub(crate) struct AccessSite<'a> {
 const HINT_ROUND: u32 = 1024;
 
 impl Expander<'_> {
-    /// Checked mode: adds the hidden parameters (view lengths, the record) after the
-    /// kernel's own and reads the lengths at kernel entry (called from the prologue).
-    pub(crate) fn checked_params(&mut self) {
-        if !self.opt.checked {
+    /// Checked mode, or a kernel that prints: adds the hidden parameters (view
+    /// lengths, the record, the print buffer when it prints) after the kernel's own
+    /// and reads the lengths at kernel entry (called from the prologue).
+    pub(crate) fn hidden_params(&mut self) {
+        let mut prints = false;
+        self.k
+            .walk(&mut |inst| prints |= matches!(inst.op, crate::ir::Op::DevicePrint { .. }));
+        if !self.opt.checked && !prints {
             return;
         }
         let mut checks = crate::thread_ir::checks::Checks::default();
@@ -73,7 +78,184 @@ impl Expander<'_> {
                 written: true,
             },
         });
+        if prints {
+            checks.print_buffer = Some(self.out.params.len() as u32);
+            self.out.params.push(Param {
+                name: "tw_prints".into(),
+                kind: ParamKind::Buffer {
+                    dtype: DType::I32,
+                    written: true,
+                },
+            });
+        }
         self.out.checks = Some(checks);
+    }
+
+    /// `tl.device_print(prefix, values...)` on a GPU: each owned element of each
+    /// operand claims an entry of the print buffer with an atomic add and writes the
+    /// site, program id, element and value; the launch prints them
+    /// (`thread_ir::checks::print_lines`).
+    pub(crate) fn device_print(&mut self, values: &[Value], prefix: &str, hex: bool) -> Result<()> {
+        let checks = self
+            .out
+            .checks
+            .as_ref()
+            .expect("hidden parameters of a printing kernel");
+        let buf = checks.print_buffer.expect("a print buffer");
+        for (k, &v) in values.iter().enumerate() {
+            let label = if values.len() > 1 {
+                format!("{prefix} (operand {k})")
+            } else {
+                prefix.to_string()
+            };
+            let (dist, value) = match self.get(v)?.clone() {
+                TVal::Data(d) => {
+                    let dt = self.dtype(v);
+                    let kind = if dt == DType::F64 {
+                        PrintValue::F64
+                    } else if dt.is_float() {
+                        PrintValue::F32
+                    } else if dt.is_unsigned_int() || dt == DType::I1 {
+                        PrintValue::Uint
+                    } else {
+                        PrintValue::Int
+                    };
+                    (d, kind)
+                }
+                TVal::Ptr { root, off } => (off, PrintValue::Ptr { param: root }),
+                _ => return Err(self.unsupported("`tl.device_print` of this value")),
+            };
+            let shape = self.shape(v);
+            let site = {
+                let span = self.span;
+                let checks = self.out.checks.as_mut().expect("hidden parameters");
+                checks.prints.push(PrintSite {
+                    span,
+                    label,
+                    shape,
+                    value: value.clone(),
+                    hex,
+                });
+                checks.prints.len() as u32 - 1
+            };
+            let (layout, regs) = match &dist {
+                Dist::Uniform(r) => (None, vec![*r]),
+                Dist::Regs { layout, regs } => (Some(layout.clone()), regs.clone()),
+            };
+            let (own, first) = self.ownership(layout.as_ref());
+            let elements = self.elements(layout.as_ref())?;
+            self.open();
+            for (i, &r) in regs.iter().enumerate() {
+                if !first[i] {
+                    continue;
+                }
+                let (lo, hi) = self.value_words(r, &value);
+                let zero = self.int_const(DType::I32, 0);
+                let one = self.int_const(DType::I32, 1);
+                let slot = self.new_reg(DType::I32);
+                self.emit(Stmt::Atomic {
+                    dst: slot,
+                    op: crate::ir::AtomicOp::Add,
+                    buf,
+                    index: zero,
+                    value: one,
+                    mask: None,
+                });
+                let words = self.int_const(DType::I32, PRINT_ENTRY_WORDS as i64);
+                let at = self.assign(DType::I32, Expr::Binary(BinaryOp::Mul, slot, words));
+                let at = self.assign(DType::I32, Expr::Binary(BinaryOp::Add, at, one));
+                let limit = self.int_const(DType::I32, (PRINT_WORDS - PRINT_ENTRY_WORDS) as i64);
+                let fits = self.cmp(CmpPred::Le, at, limit);
+                self.open();
+                let s = self.int_const(DType::I32, site as i64);
+                let pids: Vec<Reg> = (0..3u8)
+                    .map(|a| self.assign(DType::I32, Expr::Special(Special::ProgramId(a))))
+                    .collect();
+                let entry = [s, pids[0], pids[1], pids[2], elements[i], lo, hi];
+                for (w, &x) in entry.iter().enumerate() {
+                    let off = self.int_const(DType::I32, w as i64);
+                    let index = self.assign(DType::I32, Expr::Binary(BinaryOp::Add, at, off));
+                    self.emit(Stmt::Store {
+                        buf,
+                        index,
+                        value: x,
+                        mask: None,
+                    });
+                }
+                let body = self.close();
+                self.emit(Stmt::If {
+                    cond: fits,
+                    then_body: body,
+                    else_body: vec![],
+                });
+            }
+            let body = self.close();
+            match own {
+                Some(cond) => self.emit(Stmt::If {
+                    cond,
+                    then_body: body,
+                    else_body: vec![],
+                }),
+                None => body.into_iter().for_each(|st| self.emit(st)),
+            }
+        }
+        Ok(())
+    }
+
+    /// The two words (low, high) a print entry stores for `r`.
+    fn value_words(&mut self, r: Reg, value: &PrintValue) -> (Reg, Reg) {
+        let dt = self.out.reg_ty(r).dtype;
+        match value {
+            PrintValue::F32 => {
+                let f = if dt == DType::F32 {
+                    r
+                } else {
+                    self.cast_to(r, DType::F32)
+                };
+                let bits = self.assign(
+                    DType::I32,
+                    Expr::Cast {
+                        value: f,
+                        bitcast: true,
+                    },
+                );
+                (bits, self.int_const(DType::I32, 0))
+            }
+            PrintValue::F64 => {
+                let bits = self.assign(
+                    DType::I64,
+                    Expr::Cast {
+                        value: r,
+                        bitcast: true,
+                    },
+                );
+                self.split_words(bits)
+            }
+            PrintValue::Uint if dt.size_bytes() < 8 => {
+                let v = self.cast_to(r, DType::I32);
+                (v, self.int_const(DType::I32, 0))
+            }
+            _ => self.split_words(r),
+        }
+    }
+
+    /// An integer as low and high 32-bit words (the high word of a 32-bit value is
+    /// its sign, computed without 64-bit arithmetic).
+    fn split_words(&mut self, value: Reg) -> (Reg, Reg) {
+        let dt = self.out.reg_ty(value).dtype;
+        if dt.size_bytes() == 8 {
+            let lo = self.cast_to(value, DType::I32);
+            let k = self.int_const(dt, 32);
+            let shifted = self.assign(dt, Expr::Binary(BinaryOp::Shr, value, k));
+            (lo, self.cast_to(shifted, DType::I32))
+        } else {
+            let v = self.cast_to(value, DType::I32);
+            let k = self.int_const(DType::I32, 31);
+            (
+                v,
+                self.assign(DType::I32, Expr::Binary(BinaryOp::Shr, v, k)),
+            )
+        }
     }
 
     fn new_site(&mut self, kind: CheckKind, shape: Vec<u32>) -> u32 {
@@ -118,23 +300,9 @@ impl Expander<'_> {
         })
     }
 
-    /// Writes `value` (i32 or i64) into two words of the record from `at` (low, then
-    /// high; a 32-bit value's high word is its sign, with no 64-bit arithmetic).
+    /// Writes `value` (an integer) into two words of the record from `at`.
     fn record_value(&mut self, record: u32, at: u32, value: Reg) {
-        let dt = self.out.reg_ty(value).dtype;
-        let (lo, hi) = if dt.size_bytes() == 8 {
-            let lo = self.cast_to(value, DType::I32);
-            let k = self.int_const(dt, 32);
-            let shifted = self.assign(dt, Expr::Binary(BinaryOp::Shr, value, k));
-            (lo, self.cast_to(shifted, DType::I32))
-        } else {
-            let v = self.cast_to(value, DType::I32);
-            let k = self.int_const(DType::I32, 31);
-            (
-                v,
-                self.assign(DType::I32, Expr::Binary(BinaryOp::Shr, v, k)),
-            )
-        };
+        let (lo, hi) = self.split_words(value);
         self.record_word(record, at, lo);
         self.record_word(record, at + 1, hi);
     }

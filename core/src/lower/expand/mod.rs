@@ -440,7 +440,7 @@ impl<'k> Expander<'k> {
                 kind,
             });
         }
-        self.checked_params();
+        self.hidden_params();
         let tid = self.assign(DType::I32, Expr::Special(Special::ThreadId));
         let ws = self.opt.warp_size;
         let mask = self.int_const(DType::I32, ws as i64 - 1);
@@ -726,7 +726,11 @@ impl<'k> Expander<'k> {
                 shape,
                 strides,
             } => self.check_block_ptr(*base, shape, strides)?,
-            Op::DevicePrint { .. } => return Err(self.unsupported("`tl.device_print`")),
+            Op::DevicePrint {
+                prefix,
+                values,
+                hex,
+            } => self.device_print(values, prefix, *hex)?,
             Op::MakeBlockPtr { .. } | Op::Advance { .. } => {
                 return Err(Diagnostic::internal(
                     "block pointers must be lowered before expansion",
