@@ -7,6 +7,7 @@ use crate::checked::run_checked;
 use crate::device::{Backend, BoundArg, DeviceKind};
 use crate::slots::Slots;
 use std::collections::HashMap;
+use std::mem::ManuallyDrop;
 use std::sync::{Arc, Mutex};
 use tilewise_core::frontend::Specialized;
 use tilewise_core::ir::DType;
@@ -37,7 +38,9 @@ const STICKY: [&str; 9] = [
 ];
 
 pub(crate) struct CudaBackend {
-    rt: CudaRuntime,
+    /// Dropped with the backend unless the device was lost (then its handles are
+    /// leaked: the context they belonged to is gone).
+    rt: ManuallyDrop<CudaRuntime>,
     target: PtxTarget,
     buffers: Slots<(DeviceMemory, DType, usize)>,
     /// The start event of the timed region, if one is open.
@@ -72,7 +75,7 @@ impl CudaBackend {
         // PTX for sm_90 runs on later GPUs through the driver's JIT.
         let target = PtxTarget { sm: sm.min(90) };
         Ok(CudaBackend {
-            rt,
+            rt: ManuallyDrop::new(rt),
             target,
             buffers: Slots::new("CUDA buffer"),
             timer: Mutex::new(None),
@@ -83,11 +86,39 @@ impl CudaBackend {
         })
     }
 
-    /// An error when the context was lost to a sticky error earlier.
+    /// An error when the context was lost to a sticky error earlier (here, or through
+    /// another handle of the same GPU, after which the context was reset).
     fn alive(&self) -> Result<()> {
-        match &*self.lost.lock().map_err(|_| poisoned())? {
+        let mut lost = self.lost.lock().map_err(|_| poisoned())?;
+        if lost.is_none() && !self.rt.is_current() {
+            *lost = Some(Diagnostic::new(
+                ErrorKind::Runtime,
+                format!(
+                    "the CUDA device `{}` is lost: its context was reset after a kernel faulted on another handle of the same GPU",
+                    self.rt.name()
+                ),
+            ).with_note("its buffers are gone; use the device `Device::cuda(n)` opened since"));
+            self.leak();
+        }
+        match &*lost {
             Some(d) => Err(d.clone()),
             None => Ok(()),
+        }
+    }
+
+    /// Forgets every handle of the lost context (buffers, modules, the timer): freeing
+    /// them later could free what a fresh context has been given since.
+    fn leak(&self) {
+        self.buffers.leak_all();
+        if let Ok(mut c) = self.compiled.lock() {
+            for (_, v) in c.drain() {
+                std::mem::forget(v);
+            }
+        }
+        if let Ok(mut t) = self.timer.lock() {
+            if let Some(e) = t.take() {
+                std::mem::forget(e);
+            }
         }
     }
 
@@ -128,6 +159,7 @@ impl CudaBackend {
         .with_note("run the kernel on a checked device (`Device::checked`, `TILEWISE_CHECKED=1`) to find the line");
         tilewise_cuda::mark_context_lost(self.rt.ordinal());
         *self.lost.lock().map_err(|_| poisoned())? = Some(lost.clone());
+        self.leak();
         Err(lost)
     }
 
@@ -158,6 +190,18 @@ impl CudaBackend {
             .map_err(|_| poisoned())?
             .insert(key, c.clone());
         Ok(c)
+    }
+}
+
+impl Drop for CudaBackend {
+    fn drop(&mut self) {
+        let lost = self.lost.get_mut().map_or(true, |l| l.is_some());
+        if !lost && self.rt.is_current() {
+            // SAFETY: dropped once, here; nothing uses the runtime afterwards.
+            unsafe { ManuallyDrop::drop(&mut self.rt) };
+        } else {
+            self.leak();
+        }
     }
 }
 

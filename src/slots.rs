@@ -57,6 +57,18 @@ impl<T> Slots<T> {
     }
 }
 
+impl<T> Slots<T> {
+    /// Empties the table without dropping its objects: their handles belong to a
+    /// context that is gone (a CUDA device lost to a fault), and freeing them could
+    /// free what a new context was given since.
+    pub fn leak_all(&self) {
+        let mut l = self.items.lock().unwrap_or_else(|e| e.into_inner());
+        for item in l.drain(..) {
+            std::mem::forget(item);
+        }
+    }
+}
+
 impl<T> Locked<'_, T> {
     /// The object in slot `id`.
     pub fn get(&self, id: BufferId) -> Result<&T> {

@@ -41,6 +41,17 @@ def near_load(x_ptr, out_ptr, BLOCK: tl.constexpr):
     tl.store(out_ptr + offs, x)
 
 @triton.jit
+def before_start(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs - 5))
+
+@triton.jit
+def counted(x_ptr, counts_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    tl.atomic_add(counts_ptr + x, 1)
+
+@triton.jit
 def doubled(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
@@ -223,6 +234,67 @@ fn a_load_one_block_past_the_end_is_reported() {
             dev.name()
         );
         assert!(text.contains("of the 128 tile"), "{}: {text}", dev.name());
+        correct_kernel_runs(&dev);
+    }
+}
+
+#[test]
+fn a_negative_index_and_an_atomic_past_the_end_are_reported() {
+    let m = module("checked.py", SRC);
+    for dev in checked_devices() {
+        let x: Vec<f32> = (0..64).map(|i| i as f32).collect();
+        let xb = ok(dev.upload(&x));
+        let out = poisoned_f32(&dev, 64);
+        let e = err(ok(m.kernel("before_start"))
+            .launch(&dev, 1)
+            .arg(&xb)
+            .arg(&out)
+            .constexpr("BLOCK", 64)
+            .run());
+        let text = e.render();
+        assert!(
+            e.message.contains("out-of-bounds load"),
+            "{}: {text}",
+            dev.name()
+        );
+        assert!(
+            e.message
+                .contains("element index -5 of a buffer of 64 elements"),
+            "{}: {text}",
+            dev.name()
+        );
+        assert!(
+            text.contains("at lane (0) of the 64 tile"),
+            "{}: {text}",
+            dev.name()
+        );
+        // Bins 0..9 exist; the data asks for bin 40 at lane 40.
+        let bins: Vec<i32> = (0..64).map(|i| if i == 40 { 40 } else { i % 10 }).collect();
+        let bb = ok(dev.upload(&bins));
+        let counts = ok(dev.zeros::<i32>(10));
+        let e = err(ok(m.kernel("counted"))
+            .launch(&dev, 1)
+            .arg(&bb)
+            .arg(&counts)
+            .constexpr("BLOCK", 64)
+            .run());
+        let text = e.render();
+        assert!(
+            e.message.contains("out-of-bounds atomic"),
+            "{}: {text}",
+            dev.name()
+        );
+        assert!(
+            e.message
+                .contains("element index 40 of a buffer of 10 elements (argument `counts_ptr`)"),
+            "{}: {text}",
+            dev.name()
+        );
+        assert!(
+            text.contains("at lane (40) of the 64 tile"),
+            "{}: {text}",
+            dev.name()
+        );
         correct_kernel_runs(&dev);
     }
 }

@@ -1,6 +1,7 @@
 //! A CUDA kernel that faults ruins its context (a "sticky" error). The device says so
-//! in every later call, naming the kernel that ran, and `Device::cuda(n)` opens a
-//! fresh, working context in the same process. Its own test binary: the fault would
+//! in every later call, naming the kernel that ran; `Device::cuda(n)` then resets the
+//! context and opens a fresh one where the driver allows it, and otherwise says that
+//! the process must restart. Its own test binary: the fault would
 //! take the primary context away from any other test of the process.
 //!
 //! Without a CUDA device this says so on stderr (`TILEWISE_REQUIRE_CUDA=1` fails).
@@ -77,16 +78,28 @@ fn a_faulting_kernel_loses_the_device_and_a_fresh_one_works() {
     assert_eq!(again.message, first.message);
     let again = err(dev.download::<f32>(&out));
     assert_eq!(again.message, first.message);
-    // A fresh device works, and finds the fault in checked mode with its line.
-    let fresh = ok(Device::cuda(0));
-    doubled_runs(&fresh);
-    let checked = fresh.checked();
-    let out = ok(checked.zeros::<f32>(1000));
-    let e = err(ok(m.kernel("far_store"))
-        .launch(&checked, 64)
-        .arg(&out)
-        .constexpr("BLOCK", 1024)
-        .run());
-    assert!(e.message.contains("out-of-bounds store"), "{}", e.render());
-    doubled_runs(&fresh);
+    // A new device: where the driver gives the process a fresh context (it resets the
+    // faulted one), it works and finds the fault in checked mode with its line; where
+    // it refuses (the H200's CUDA 13 driver does), the error says why and what to do.
+    match Device::cuda(0) {
+        Ok(fresh) => {
+            doubled_runs(&fresh);
+            let checked = fresh.checked();
+            let out = ok(checked.zeros::<f32>(1000));
+            let e = err(ok(m.kernel("far_store"))
+                .launch(&checked, 64)
+                .arg(&out)
+                .constexpr("BLOCK", 1024)
+                .run());
+            assert!(e.message.contains("out-of-bounds store"), "{}", e.render());
+            doubled_runs(&fresh);
+        }
+        Err(e) => {
+            let text = e.render();
+            assert!(e.message.contains("was lost to a kernel fault"), "{text}");
+            assert!(text.contains("restart the process"), "{text}");
+            assert!(text.contains("checked mode"), "{text}");
+            eprintln!("NOTE: the driver gives no new context after the fault: {text}");
+        }
+    }
 }

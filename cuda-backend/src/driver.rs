@@ -84,16 +84,30 @@ fn guarded<T>(what: &str, f: impl FnOnce() -> std::result::Result<T, DriverError
     }
 }
 
-/// Devices whose primary context a sticky error has ruined in this process: later
-/// runtimes for them open their own context instead.
-static LOST_PRIMARY: std::sync::Mutex<Vec<usize>> = std::sync::Mutex::new(Vec::new());
+/// Per device ordinal: how many times its primary context was reset after a sticky
+/// error, and whether it is lost now (a reset pending). A runtime remembers the
+/// generation it was opened in; after a reset its handles belong to a destroyed
+/// context and it must neither use nor free them.
+static CONTEXTS: std::sync::Mutex<Vec<(usize, u64, bool)>> = std::sync::Mutex::new(Vec::new());
+
+fn contexts() -> std::sync::MutexGuard<'static, Vec<(usize, u64, bool)>> {
+    CONTEXTS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn generation(ordinal: usize) -> (u64, bool) {
+    contexts()
+        .iter()
+        .find(|(o, _, _)| *o == ordinal)
+        .map_or((0, false), |&(_, g, lost)| (g, lost))
+}
 
 /// Records that device `ordinal`'s context is lost (a sticky error: a kernel faulted);
-/// [`CudaRuntime::new`] then opens a fresh context for it instead of the primary one.
+/// the next [`CudaRuntime::new`] for it resets the primary context first.
 pub fn mark_context_lost(ordinal: usize) {
-    let mut lost = LOST_PRIMARY.lock().unwrap_or_else(|e| e.into_inner());
-    if !lost.contains(&ordinal) {
-        lost.push(ordinal);
+    let mut c = contexts();
+    match c.iter_mut().find(|(o, _, _)| *o == ordinal) {
+        Some(e) => e.2 = true,
+        None => c.push((ordinal, 0, true)),
     }
 }
 
@@ -109,6 +123,8 @@ pub struct CudaRuntime {
     driver_version: u32,
     max_grid: [u32; 3],
     max_block: [u32; 3],
+    /// The context generation it was opened in (see [`mark_context_lost`]).
+    generation: u64,
 }
 
 impl std::fmt::Debug for CudaRuntime {
@@ -133,17 +149,28 @@ impl CudaRuntime {
                 format!("no CUDA device {ordinal}: the driver sees {count} device(s)"),
             ));
         }
-        let fresh = LOST_PRIMARY
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .contains(&ordinal);
-        let ctx = if fresh {
-            guarded("context creation", || {
-                CudaContext::new_non_primary(ordinal, 0)
-            })?
-        } else {
-            guarded("context creation", || CudaContext::new(ordinal))?
-        };
+        let after_fault = generation(ordinal).1;
+        if after_fault {
+            Self::reset_primary(ordinal)?;
+        }
+        let generation = generation(ordinal).0;
+        let ctx = guarded("context creation", || CudaContext::new(ordinal)).map_err(|e| {
+            if !after_fault {
+                return e;
+            }
+            // The H200's driver (CUDA 13) refuses every new context of a process
+            // whose context faulted, the reset primary one included.
+            mark_context_lost(ordinal);
+            Diagnostic::new(
+                ErrorKind::Backend,
+                format!(
+                    "CUDA device {ordinal} was lost to a kernel fault earlier in this process, and the driver gives this process no new context on it: {}",
+                    e.message
+                ),
+            )
+            .with_note("restart the process to use the GPU again")
+            .with_note("checked mode (`Device::checked`, `TILEWISE_CHECKED=1`) reports such accesses with their line before they fault, and the device stays usable")
+        })?;
         let stream = ctx.new_stream().map_err(backend("stream creation"))?;
         let attr = |a: sys::CUdevice_attribute| -> Result<u32> {
             let v = ctx
@@ -178,7 +205,37 @@ impl CudaRuntime {
             ],
             ctx,
             stream,
+            generation,
         })
+    }
+
+    /// Destroys device `ordinal`'s primary context after a sticky error, so that the
+    /// next retain creates a fresh one (the driver's recovery for a faulted context;
+    /// every handle of the old context is dead from here on).
+    fn reset_primary(ordinal: usize) -> Result<()> {
+        let device = guarded("device lookup", || {
+            cudarc::driver::result::device::get(ordinal as i32)
+        })?;
+        // SAFETY: a driver call on a valid device handle; the runtimes of the old
+        // context see the new generation and stop using their handles.
+        unsafe { sys::cuDevicePrimaryCtxReset_v2(device) }
+            .result()
+            .map_err(|e| {
+                driver_error(ErrorKind::Backend, "reset of the context lost to a fault", e)
+                    .with_note("the driver refuses a fresh context in this process after the fault; restart the process")
+            })?;
+        let mut c = contexts();
+        if let Some(e) = c.iter_mut().find(|(o, _, _)| *o == ordinal) {
+            e.1 += 1;
+            e.2 = false;
+        }
+        Ok(())
+    }
+
+    /// Whether this runtime's context is still the device's (not reset after a fault
+    /// since it was opened).
+    pub fn is_current(&self) -> bool {
+        generation(self.ctx.ordinal()).0 == self.generation
     }
 
     /// How many CUDA devices the driver sees (a backend error without a driver).

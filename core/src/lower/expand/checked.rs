@@ -402,20 +402,42 @@ impl Expander<'_> {
         }
         let shape = layout.map(|l| l.shape().to_vec()).unwrap_or_default();
         let site = self.new_site(CheckKind::Access { what, param: root }, shape);
+        // `index .. index + lanes` is inside `[0, len)` exactly when `index`, as an
+        // unsigned number, is below `max(len - lanes + 1, 0)`: one compare a register.
+        let outside = |x: &mut Self, ix: Reg| -> Result<(Reg, Reg)> {
+            let dt = x.out.reg_ty(ix).dtype;
+            let udt = if dt.size_bytes() == 8 {
+                DType::U64
+            } else {
+                DType::U32
+            };
+            let len = x.view_len(root, dt)?;
+            let n = x.int_const(dt, lanes as i64 - 1);
+            let zero = x.int_const(dt, 0);
+            let bound = x.assign(dt, Expr::Binary(BinaryOp::Sub, len, n));
+            let bound = x.assign(dt, Expr::Binary(BinaryOp::Max, bound, zero));
+            let ub = x.assign(
+                udt,
+                Expr::Cast {
+                    value: bound,
+                    bitcast: true,
+                },
+            );
+            let ui = x.assign(
+                udt,
+                Expr::Cast {
+                    value: ix,
+                    bitcast: true,
+                },
+            );
+            Ok((ui, ub))
+        };
         let mut guarded = Vec::with_capacity(index.len());
-        let mut bads = Vec::with_capacity(index.len());
+        let mut any: Option<Reg> = None;
         for (i, &ix) in index.iter().enumerate() {
-            let dt = self.out.reg_ty(ix).dtype;
-            let len = self.view_len(root, dt)?;
-            let n = self.int_const(dt, lanes as i64);
-            let lim = self.assign(dt, Expr::Binary(BinaryOp::Sub, len, n));
-            let zero = self.int_const(dt, 0);
-            let lo_ok = self.cmp(CmpPred::Ge, ix, zero);
-            let hi_ok = self.cmp(CmpPred::Le, ix, lim);
-            let ok = self.i1_and(lo_ok, hi_ok);
-            let lo_bad = self.cmp(CmpPred::Lt, ix, zero);
-            let hi_bad = self.cmp(CmpPred::Gt, ix, lim);
-            let mut bad = self.i1_or(lo_bad, hi_bad);
+            let (ui, ub) = outside(self, ix)?;
+            let ok = self.cmp(CmpPred::Lt, ui, ub);
+            let mut bad = self.cmp(CmpPred::Ge, ui, ub);
             let m = mask.get(i).copied().flatten();
             if let Some(m) = m {
                 bad = self.i1_and(bad, m);
@@ -424,36 +446,41 @@ impl Expander<'_> {
                 Some(m) => self.i1_and(m, ok),
                 None => ok,
             }));
-            bads.push(bad);
+            any = Some(match any {
+                None => bad,
+                Some(a) => self.i1_or(a, bad),
+            });
         }
-        let any = bads
-            .iter()
-            .copied()
-            .reduce(|a, b| self.i1_or(a, b))
-            .ok_or_else(|| Diagnostic::internal("an access without registers"))?;
+        let any = any.ok_or_else(|| Diagnostic::internal("an access without registers"))?;
         let index = index.to_vec();
+        let mask = mask.to_vec();
         self.report(ERROR_SLOT, site, any, |x| {
             let elements = x.elements(layout)?;
-            // The first bad register: its first lane outside the view.
+            // The first bad register (recomputed here, so that nothing stays live
+            // across the access): its first lane outside the view.
             let mut pick: Option<(Reg, Reg)> = None;
             for i in (0..index.len()).rev() {
                 let ix = index[i];
                 let dt = x.out.reg_ty(ix).dtype;
+                let (ui, ub) = outside(x, ix)?;
+                let mut bad = x.cmp(CmpPred::Ge, ui, ub);
+                if let Some(m) = mask.get(i).copied().flatten() {
+                    bad = x.i1_and(bad, m);
+                }
                 let len = x.view_len(root, dt)?;
                 let zero = x.int_const(dt, 0);
                 let neg = x.cmp(CmpPred::Lt, ix, zero);
                 let past = x.assign(dt, Expr::Binary(BinaryOp::Max, ix, len));
                 let out = x.select(dt, neg, ix, past);
-                let ix64 = out;
                 let skip = x.assign(dt, Expr::Binary(BinaryOp::Sub, out, ix));
                 let skip = x.cast_to(skip, DType::I32);
                 let reg = at.map_or(i, |a| a[i]);
                 let el = x.assign(DType::I32, Expr::Binary(BinaryOp::Add, elements[reg], skip));
                 pick = Some(match pick {
-                    None => (el, ix64),
+                    None => (el, out),
                     Some((pe, pv)) => (
-                        x.select(DType::I32, bads[i], el, pe),
-                        x.select(dt, bads[i], ix64, pv),
+                        x.select(DType::I32, bad, el, pe),
+                        x.select(dt, bad, out, pv),
                     ),
                 });
             }
