@@ -397,7 +397,7 @@ impl Expander<'_> {
             at,
             lanes,
         } = site;
-        if !self.opt.checked {
+        if !self.opt.checked || index.is_empty() {
             return Ok(mask.to_vec());
         }
         let shape = layout.map(|l| l.shape().to_vec()).unwrap_or_default();

@@ -209,41 +209,15 @@ impl Expander<'_> {
         let other = self.opt_dist(other)?;
         dists.extend(mask.iter().cloned());
         dists.extend(other.iter().cloned());
-        let (layout, mut regs) = self.align(&dists)?;
+        let (layout, regs) = self.align(&dists)?;
         let n = layout.as_ref().map(|l| l.num_regs() as usize).unwrap_or(1);
         let mut out = Vec::with_capacity(n);
         let mi = mask.is_some() as usize;
-        // Checked mode: lanes outside the view are masked off (and reported).
+        // Each register's own mask, as the user gave it.
         let given: Vec<Option<Reg>> = (0..n).map(|i| mask.as_ref().map(|_| regs[1][i])).collect();
-        let guarded = self.guard_access(
-            AccessSite {
-                what: "load",
-                root,
-                layout: layout.as_ref(),
-                index: &regs[0],
-                at: None,
-                lanes: 1,
-            },
-            &given,
-        )?;
-        let masked = guarded.iter().any(|m| m.is_some());
-        if self.opt.checked && masked {
-            let g: Vec<Reg> = guarded.iter().map(|m| m.expect("a guarded mask")).collect();
-            if mi == 1 {
-                regs[1] = g;
-            } else {
-                regs.insert(1, g);
-            }
-        }
-        let mi = if self.opt.checked {
-            masked as usize
-        } else {
-            mi
-        };
-        // The load of register `i`: a masked-off lane without `other` reads zero. With a
-        // vector destination it loads the run starting at `i`.
-        let load_of = |x: &mut Self, i: usize| -> Expr {
-            let m = (mi == 1).then(|| regs[1][i]);
+        // The load of register `i` under mask `m`: a masked-off lane without `other`
+        // reads zero. With a vector destination it loads the run starting at `i`.
+        let load_of = |x: &mut Self, i: usize, m: Option<Reg>| -> Expr {
             let o = other.as_ref().map(|_| regs[1 + mi][i]);
             let other = match (m, o) {
                 (Some(_), None) => Some(x.zero_of(dtype)),
@@ -256,11 +230,31 @@ impl Expander<'_> {
                 other,
             }
         };
+        // Checked mode: the registers `at` tested (`lanes` elements each) and masked
+        // off outside the view; the identity otherwise.
+        let guard = |x: &mut Self, at: &[usize], lanes: usize| -> Result<Vec<Option<Reg>>> {
+            let index: Vec<Reg> = at.iter().map(|&i| regs[0][i]).collect();
+            let masks: Vec<Option<Reg>> = at.iter().map(|&i| given[i]).collect();
+            x.guard_access(
+                AccessSite {
+                    what: "load",
+                    root,
+                    layout: layout.as_ref(),
+                    index: &index,
+                    at: Some(at),
+                    lanes: lanes as u32,
+                },
+                &masks,
+            )
+        };
         let uniform = [mask_v, other_v];
         let width = self.vector_width(ptr, &uniform, layout.as_ref(), dtype, true);
         let proven = self.vector_width(ptr, &uniform, layout.as_ref(), dtype, false);
         if width > 1 {
-            for first in (0..n).step_by(width) {
+            // One test a vector: its run is contiguous (proven, or checked below).
+            let starts: Vec<usize> = (0..n).step_by(width).collect();
+            let wide_masks = guard(self, &starts, width)?;
+            for (g, &first) in starts.iter().enumerate() {
                 let group: Vec<Reg> = (0..width).map(|_| self.new_reg(dtype)).collect();
                 // Hints are promises: a wide access that relies on one checks it first
                 // and falls back to one access an element.
@@ -271,16 +265,7 @@ impl Expander<'_> {
                     dtype,
                     lanes: width as u8,
                 });
-                let mut expr = load_of(self, first);
-                if self.opt.checked && mi == 1 {
-                    // The whole vector only where every lane is inside the view.
-                    let all = (first + 1..first + width).fold(regs[1][first], |a, j| {
-                        self.assign(DType::I1, Expr::Binary(BinaryOp::And, a, regs[1][j]))
-                    });
-                    if let Expr::Load { mask, .. } = &mut expr {
-                        *mask = Some(all);
-                    }
-                }
+                let expr = load_of(self, first, wide_masks[g]);
                 self.emit(Stmt::Assign { dst: vector, expr });
                 for (lane, &dst) in group.iter().enumerate() {
                     self.emit(Stmt::Assign {
@@ -301,8 +286,10 @@ impl Expander<'_> {
                     }
                     Some(ok) => {
                         self.open();
+                        let lanes: Vec<usize> = (first..first + width).collect();
+                        let masks = guard(self, &lanes, 1)?;
                         for (j, &dst) in group.iter().enumerate() {
-                            let expr = load_of(self, first + j);
+                            let expr = load_of(self, first + j, masks[j]);
                             self.emit(Stmt::Assign { dst, expr });
                         }
                         let narrow = self.close();
@@ -320,8 +307,10 @@ impl Expander<'_> {
                 regs: out,
             });
         }
-        for i in 0..n {
-            let expr = load_of(self, i);
+        let all: Vec<usize> = (0..n).collect();
+        let masks = guard(self, &all, 1)?;
+        for (i, m) in masks.into_iter().enumerate() {
+            let expr = load_of(self, i, m);
             out.push(self.assign(dtype, expr));
         }
         Ok(match layout {
@@ -589,31 +578,12 @@ impl Expander<'_> {
             }
         };
         let (own, first) = self.ownership(layout.as_ref());
-        // Checked mode: lanes outside the view are masked off (and reported).
-        let mut regs = regs;
-        if self.opt.checked {
-            let given: Vec<Option<Reg>> = (0..first.len())
-                .map(|i| mask.as_ref().map(|_| regs[2][i]))
-                .collect();
-            let g = self.guard_access(
-                AccessSite {
-                    what: "store",
-                    root,
-                    layout: layout.as_ref(),
-                    index: &regs[0],
-                    at: None,
-                    lanes: 1,
-                },
-                &given,
-            )?;
-            let g: Vec<Reg> = g.into_iter().map(|m| m.expect("a guarded mask")).collect();
-            regs.truncate(2);
-            regs.push(g);
-        }
-        let has_mask = mask.is_some() || self.opt.checked;
-        // The store of `value` at register `i`'s address, under its mask and ownership.
-        let store_of = |x: &mut Self, i: usize, value: Reg| -> Stmt {
-            let m = has_mask.then(|| regs[2][i]);
+        // Each register's own mask, as the user gave it.
+        let given: Vec<Option<Reg>> = (0..first.len())
+            .map(|i| mask.as_ref().map(|_| regs[2][i]))
+            .collect();
+        // The store of `value` at register `i`'s address, under mask `m` and ownership.
+        let store_of = |x: &mut Self, i: usize, value: Reg, m: Option<Reg>| -> Stmt {
             Stmt::Store {
                 buf: root,
                 index: regs[0][i],
@@ -621,19 +591,35 @@ impl Expander<'_> {
                 mask: x.and_masks(m, own),
             }
         };
+        // Checked mode: the registers `at` tested (`lanes` elements each) and masked
+        // off outside the view; the identity otherwise.
+        let guard = |x: &mut Self, at: &[usize], lanes: usize| -> Result<Vec<Option<Reg>>> {
+            let index: Vec<Reg> = at.iter().map(|&i| regs[0][i]).collect();
+            let masks: Vec<Option<Reg>> = at.iter().map(|&i| given[i]).collect();
+            x.guard_access(
+                AccessSite {
+                    what: "store",
+                    root,
+                    layout: layout.as_ref(),
+                    index: &index,
+                    at: Some(at),
+                    lanes: lanes as u32,
+                },
+                &masks,
+            )
+        };
         let width = self.vector_width(ptr, &[mask_v], layout.as_ref(), dtype, true);
         let proven = self.vector_width(ptr, &[mask_v], layout.as_ref(), dtype, false);
         if width > 1 {
-            for start in (0..first.len()).step_by(width) {
-                if !first[start] {
-                    continue;
-                }
+            // One test a vector: its run is contiguous (proven, or checked below).
+            let starts: Vec<usize> = (0..first.len())
+                .step_by(width)
+                .filter(|&i| first[i])
+                .collect();
+            let wide_masks = guard(self, &starts, width)?;
+            for (g, &start) in starts.iter().enumerate() {
                 let check = (width > proven).then(|| {
-                    let masks: Vec<Vec<Reg>> = if has_mask {
-                        regs.iter().skip(2).cloned().collect()
-                    } else {
-                        vec![]
-                    };
+                    let masks: Vec<Vec<Reg>> = regs.iter().skip(2).cloned().collect();
                     self.hint_check(&regs[0], &masks, start, width)
                 });
                 let lanes: Vec<Reg> = (start..start + width)
@@ -648,25 +634,17 @@ impl Expander<'_> {
                     dst: vector,
                     expr: Expr::Construct(lanes.clone()),
                 });
-                let mut st = store_of(self, start, vector);
-                if self.opt.checked {
-                    // The whole vector only where every lane is inside the view.
-                    let all = (start + 1..start + width).fold(regs[2][start], |a, j| {
-                        self.assign(DType::I1, Expr::Binary(BinaryOp::And, a, regs[2][j]))
-                    });
-                    let all = self.and_masks(Some(all), own);
-                    if let Stmt::Store { mask, .. } = &mut st {
-                        *mask = all;
-                    }
-                }
+                let st = store_of(self, start, vector, wide_masks[g]);
                 self.emit(st);
                 let wide = self.close();
                 match check {
                     None => wide.into_iter().for_each(|s| self.emit(s)),
                     Some(ok) => {
                         self.open();
+                        let at: Vec<usize> = (start..start + width).collect();
+                        let masks = guard(self, &at, 1)?;
                         for (j, &v) in lanes.iter().enumerate() {
-                            let st = store_of(self, start + j, v);
+                            let st = store_of(self, start + j, v, masks[j]);
                             self.emit(st);
                         }
                         let narrow = self.close();
@@ -680,12 +658,11 @@ impl Expander<'_> {
             }
             return Ok(());
         }
-        for (i, is_first) in first.iter().enumerate() {
-            if !is_first {
-                continue;
-            }
+        let owned: Vec<usize> = (0..first.len()).filter(|&i| first[i]).collect();
+        let masks = guard(self, &owned, 1)?;
+        for (k, &i) in owned.iter().enumerate() {
             let v = self.cast_to(regs[1][i], dtype);
-            let st = store_of(self, i, v);
+            let st = store_of(self, i, v, masks[k]);
             self.emit(st);
         }
         Ok(())
