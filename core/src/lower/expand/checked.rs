@@ -382,13 +382,14 @@ impl Expander<'_> {
     }
 
     /// The tests of one access (see [`AccessSite`]) where `mask[i]` holds. Returns
-    /// the masks to access with (`mask` and inside the view); lanes outside are
-    /// reported as an out-of-bounds access. The identity outside checked mode.
+    /// the masks to access with (`mask` and inside the view), and the report of lanes
+    /// outside (an out-of-bounds access), which the caller emits after the access so
+    /// that nothing delays it. The identity, and no report, outside checked mode.
     pub(crate) fn guard_access(
         &mut self,
         site: AccessSite,
         mask: &[Option<Reg>],
-    ) -> Result<Vec<Option<Reg>>> {
+    ) -> Result<(Vec<Option<Reg>>, Vec<Stmt>)> {
         let AccessSite {
             what,
             root,
@@ -398,7 +399,7 @@ impl Expander<'_> {
             lanes,
         } = site;
         if !self.opt.checked || index.is_empty() {
-            return Ok(mask.to_vec());
+            return Ok((mask.to_vec(), vec![]));
         }
         let shape = layout.map(|l| l.shape().to_vec()).unwrap_or_default();
         let site = self.new_site(CheckKind::Access { what, param: root }, shape);
@@ -454,6 +455,7 @@ impl Expander<'_> {
         let any = any.ok_or_else(|| Diagnostic::internal("an access without registers"))?;
         let index = index.to_vec();
         let mask = mask.to_vec();
+        self.open();
         self.report(ERROR_SLOT, site, any, |x| {
             let elements = x.elements(layout)?;
             // The first bad register (recomputed here, so that nothing stays live
@@ -487,7 +489,8 @@ impl Expander<'_> {
             let (el, v) = pick.expect("at least one register");
             Ok((el, v, None, vec![]))
         })?;
-        Ok(guarded)
+        let report = self.close();
+        Ok((guarded, report))
     }
 
     /// `tl.device_assert(cond, message)` on a GPU: reported in checked mode (the

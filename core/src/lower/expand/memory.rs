@@ -6,6 +6,9 @@
 //! owner only: duplicate plain stores would be harmless, duplicate atomics would not.
 
 use super::checked::AccessSite;
+
+/// The masks of a tested access and the report to emit after it.
+type Guarded = (Vec<Option<Reg>>, Vec<Stmt>);
 use super::dist::Dist;
 use super::dot::staged_layout;
 use super::{Expander, Ring, TVal};
@@ -232,7 +235,7 @@ impl Expander<'_> {
         };
         // Checked mode: the registers `at` tested (`lanes` elements each) and masked
         // off outside the view; the identity otherwise.
-        let guard = |x: &mut Self, at: &[usize], lanes: usize| -> Result<Vec<Option<Reg>>> {
+        let guard = |x: &mut Self, at: &[usize], lanes: usize| -> Result<Guarded> {
             let index: Vec<Reg> = at.iter().map(|&i| regs[0][i]).collect();
             let masks: Vec<Option<Reg>> = at.iter().map(|&i| given[i]).collect();
             x.guard_access(
@@ -253,7 +256,7 @@ impl Expander<'_> {
         if width > 1 {
             // One test a vector: its run is contiguous (proven, or checked below).
             let starts: Vec<usize> = (0..n).step_by(width).collect();
-            let wide_masks = guard(self, &starts, width)?;
+            let (wide_masks, report) = guard(self, &starts, width)?;
             for (g, &first) in starts.iter().enumerate() {
                 let group: Vec<Reg> = (0..width).map(|_| self.new_reg(dtype)).collect();
                 // Hints are promises: a wide access that relies on one checks it first
@@ -287,11 +290,12 @@ impl Expander<'_> {
                     Some(ok) => {
                         self.open();
                         let lanes: Vec<usize> = (first..first + width).collect();
-                        let masks = guard(self, &lanes, 1)?;
+                        let (masks, lane_report) = guard(self, &lanes, 1)?;
                         for (j, &dst) in group.iter().enumerate() {
                             let expr = load_of(self, first + j, masks[j]);
                             self.emit(Stmt::Assign { dst, expr });
                         }
+                        lane_report.into_iter().for_each(|s| self.emit(s));
                         let narrow = self.close();
                         self.emit(Stmt::If {
                             cond: ok,
@@ -302,17 +306,19 @@ impl Expander<'_> {
                 }
                 out.extend(group);
             }
+            report.into_iter().for_each(|s| self.emit(s));
             return Ok(Dist::Regs {
                 layout: layout.expect("wide accesses need a layout"),
                 regs: out,
             });
         }
         let all: Vec<usize> = (0..n).collect();
-        let masks = guard(self, &all, 1)?;
+        let (masks, report) = guard(self, &all, 1)?;
         for (i, m) in masks.into_iter().enumerate() {
             let expr = load_of(self, i, m);
             out.push(self.assign(dtype, expr));
         }
+        report.into_iter().for_each(|s| self.emit(s));
         Ok(match layout {
             None => Dist::Uniform(out[0]),
             Some(layout) => Dist::Regs { layout, regs: out },
@@ -427,7 +433,7 @@ impl Expander<'_> {
                     .map(|&f| mask_d.as_ref().map(|_| regs[1][f]))
                     .collect();
                 let first_index: Vec<Reg> = starts.iter().map(|&f| regs[0][f]).collect();
-                let guarded = if self.opt.checked {
+                let (guarded, report) = if self.opt.checked {
                     let l = view_for_checks.clone();
                     self.guard_access(
                         AccessSite {
@@ -441,7 +447,7 @@ impl Expander<'_> {
                         &given,
                     )?
                 } else {
-                    given
+                    (given, vec![])
                 };
                 self.open();
                 for (g, first) in (0..idx.len()).step_by(width as usize).enumerate() {
@@ -468,6 +474,7 @@ impl Expander<'_> {
                         else_body: vec![],
                     }),
                 }
+                report.into_iter().for_each(|s| self.emit(s));
             }
             _ => {
                 let d = self.load(ptr, mask, None, result)?;
@@ -593,7 +600,7 @@ impl Expander<'_> {
         };
         // Checked mode: the registers `at` tested (`lanes` elements each) and masked
         // off outside the view; the identity otherwise.
-        let guard = |x: &mut Self, at: &[usize], lanes: usize| -> Result<Vec<Option<Reg>>> {
+        let guard = |x: &mut Self, at: &[usize], lanes: usize| -> Result<Guarded> {
             let index: Vec<Reg> = at.iter().map(|&i| regs[0][i]).collect();
             let masks: Vec<Option<Reg>> = at.iter().map(|&i| given[i]).collect();
             x.guard_access(
@@ -616,7 +623,7 @@ impl Expander<'_> {
                 .step_by(width)
                 .filter(|&i| first[i])
                 .collect();
-            let wide_masks = guard(self, &starts, width)?;
+            let (wide_masks, report) = guard(self, &starts, width)?;
             for (g, &start) in starts.iter().enumerate() {
                 let check = (width > proven).then(|| {
                     let masks: Vec<Vec<Reg>> = regs.iter().skip(2).cloned().collect();
@@ -642,11 +649,12 @@ impl Expander<'_> {
                     Some(ok) => {
                         self.open();
                         let at: Vec<usize> = (start..start + width).collect();
-                        let masks = guard(self, &at, 1)?;
+                        let (masks, lane_report) = guard(self, &at, 1)?;
                         for (j, &v) in lanes.iter().enumerate() {
                             let st = store_of(self, start + j, v, masks[j]);
                             self.emit(st);
                         }
+                        lane_report.into_iter().for_each(|s| self.emit(s));
                         let narrow = self.close();
                         self.emit(Stmt::If {
                             cond: ok,
@@ -656,15 +664,17 @@ impl Expander<'_> {
                     }
                 }
             }
+            report.into_iter().for_each(|s| self.emit(s));
             return Ok(());
         }
         let owned: Vec<usize> = (0..first.len()).filter(|&i| first[i]).collect();
-        let masks = guard(self, &owned, 1)?;
+        let (masks, report) = guard(self, &owned, 1)?;
         for (k, &i) in owned.iter().enumerate() {
             let v = self.cast_to(regs[1][i], dtype);
             let st = store_of(self, i, v, masks[k]);
             self.emit(st);
         }
+        report.into_iter().for_each(|s| self.emit(s));
         Ok(())
     }
 
@@ -691,12 +701,13 @@ impl Expander<'_> {
         let (own, first) = self.ownership(layout.as_ref());
         // Checked mode: lanes outside the view are masked off (and reported).
         let has_mask = mask.is_some() || self.opt.checked;
+        let mut report = vec![];
         if self.opt.checked {
             let k = 1 + operands.len();
             let given: Vec<Option<Reg>> = (0..first.len())
                 .map(|i| mask.as_ref().map(|_| regs[k][i]))
                 .collect();
-            let g = self.guard_access(
+            let (g, r) = self.guard_access(
                 AccessSite {
                     what: "atomic",
                     root,
@@ -709,6 +720,7 @@ impl Expander<'_> {
             )?;
             regs.truncate(k);
             regs.push(g.into_iter().map(|m| m.expect("a guarded mask")).collect());
+            report = r;
         }
         let mut out = vec![];
         for (i, is_first) in first.iter().enumerate() {
@@ -728,6 +740,7 @@ impl Expander<'_> {
             }
             out.push(dst);
         }
+        report.into_iter().for_each(|s| self.emit(s));
         let replicated = own.is_some() || first.iter().any(|f| !f);
         Ok(match layout {
             None => {
