@@ -21,7 +21,7 @@ impl Executor {
     pub fn name(&self) -> String {
         match self {
             Executor::Device(d) => d.name(),
-            Executor::Ptxas => "ptxas (sm_80, sm_90)".into(),
+            Executor::Ptxas => "ptxas (sm_80, sm_90, checked sm_90)".into(),
         }
     }
 }
@@ -162,7 +162,7 @@ pub fn run_on(p: &Program, src: &str, dev: &Device) -> tilewise::Result<Vec<Data
         .collect()
 }
 
-/// Assembles the program's PTX for sm_80 and sm_90.
+/// Assembles the program's PTX for sm_80 and sm_90, and its checked form for sm_90.
 pub fn assemble(p: &Program, src: &str) -> tilewise::Result<()> {
     let dev = Device::interpreter();
     let (kernel, bufs) = kernel_and_buffers(p, src, &dev)?;
@@ -171,6 +171,13 @@ pub fn assemble(p: &Program, src: &str) -> tilewise::Result<()> {
         let ptx = compiled.ptx_for(PtxTarget { sm }, p.num_warps)?;
         tilewise::cuda::assemble(&ptx.source, &format!("sm_{sm}"))?;
     }
+    // The checked form too (its tests and reports), for sm_90.
+    let options = tilewise::cuda::PtxOptions {
+        checked: true,
+        ..tilewise::cuda::PtxOptions::new(PtxTarget { sm: 90 }, p.num_warps)
+    };
+    let ptx = tilewise::cuda::compile(compiled.ir(), &options)?;
+    tilewise::cuda::assemble(&ptx.source, "sm_90")?;
     Ok(())
 }
 

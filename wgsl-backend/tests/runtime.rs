@@ -723,3 +723,28 @@ fn main(@builtin(local_invocation_id) lid: vec3<u32>) {
     )
     .unwrap();
 }
+
+/// A lost device (destroyed here, as a driver reset or removal would) is a located
+/// runtime error from every later call, never a panic; a new context works.
+#[test]
+fn a_lost_device_is_a_diagnostic_and_a_new_context_works() {
+    let Some(ctx) = gpu_or_skip() else { return };
+    let x = ctx.create_buffer_from(&[1.5f32; 64]).unwrap();
+    assert_eq!(ctx.read_vec::<f32>(&x).unwrap(), vec![1.5f32; 64]);
+    ctx.device().destroy();
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let read = ctx.read_vec::<f32>(&x);
+        let sync = ctx.synchronize();
+        (read, sync)
+    }));
+    let (read, sync) = outcome.expect("calls on a lost device must not panic");
+    for r in [read.map(|_| ()), sync] {
+        let e = r.expect_err("a lost device");
+        assert_eq!(e.kind, ErrorKind::Runtime, "{}", e.render());
+        assert!(e.message.contains("is lost"), "{}", e.render());
+    }
+    assert!(ctx.lost().is_some());
+    let fresh = WgpuContext::new().unwrap();
+    let y = fresh.create_buffer_from(&[2.5f32; 64]).unwrap();
+    assert_eq!(fresh.read_vec::<f32>(&y).unwrap(), vec![2.5f32; 64]);
+}
