@@ -238,6 +238,43 @@ fn checked_mode_reports_the_lie() {
     );
 }
 
+/// The seed's lie, reported at the hint's line by every executor in checked mode: the
+/// simulators of both GPU lowerings, and wgpu and CUDA where present.
+#[test]
+fn checked_mode_reports_the_lie_on_every_executor() {
+    let mut devices = vec![
+        Device::simulator().checked(),
+        Device::simulator_ptx().checked(),
+        Device::simulator_coop().checked(),
+    ];
+    devices.extend(common::wgpu_device().map(|d| d.checked()));
+    devices.extend(common::cuda_device().map(|d| d.checked()));
+    let hint_line = line_col_of(CH7_HINTS, "tl.multiple_of(offsets, BLOCK)", 1).0;
+    for dev in devices {
+        let out = ok(dev.zeros::<f32>(16));
+        let e = err(run_lying(&dev, &out));
+        assert_eq!(e.kind, ErrorKind::Runtime, "{}: {}", dev.name(), e.render());
+        assert!(
+            e.message.contains("false `multiple_of` hint"),
+            "{}: {}",
+            dev.name(),
+            e.render()
+        );
+        assert!(
+            e.message.contains("lying_multiple_of_kernel"),
+            "{}: {}",
+            dev.name(),
+            e.render()
+        );
+        assert_eq!(
+            e.line_col().map(|(l, _)| l),
+            Some(hint_line),
+            "{}",
+            dev.name()
+        );
+    }
+}
+
 #[test]
 fn checked_mode_accepts_true_hints() {
     let dev = Device::interpreter_checked();
