@@ -507,6 +507,24 @@ impl Gen {
         self.emit(Expr::Binary(op, x, y))
     }
 
+    /// `tl.join` / `tl.interleave` of a variable and a partner, or one half of
+    /// `tl.split` of a variable whose last dimension is 2.
+    fn pairing(&mut self) -> Option<Var> {
+        if self.rng.chance(0.4) {
+            if let Some(x) = self.choose(|i| i.shape.last() == Some(&2)) {
+                let half = self.rng.below(2);
+                return self.emit(Expr::Split(x, half));
+            }
+        }
+        let a = self.choose(|i| i.shape.len() <= 2 && i.numel() <= 2048)?;
+        let b = self.partner(a)?;
+        if self.rng.chance(0.5) || self.get(a).shape.is_empty() {
+            self.emit(Expr::Join(a, b))
+        } else {
+            self.emit(Expr::Interleave(a, b))
+        }
+    }
+
     fn compare(&mut self) -> Option<Var> {
         let a = self.choose(|i| i.exact() && i.dtype != DType::I1)?;
         let b = self.partner(a)?;
@@ -526,6 +544,11 @@ impl Gen {
     }
 
     fn shape_op(&mut self) -> Option<Var> {
+        if self.rng.chance(0.25) {
+            if let Some(v) = self.pairing() {
+                return Some(v);
+            }
+        }
         let a = self.choose(|i| !i.shape.is_empty())?;
         let ia = self.get(a).clone();
         let r = ia.shape.len();

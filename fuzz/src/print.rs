@@ -363,6 +363,9 @@ impl Program {
                 }
             }
             Expr::Reshape(x, shape) => format!("tl.reshape(v{x}, {})", tuple(shape)),
+            Expr::Join(a, b) => format!("tl.join(v{a}, v{b})"),
+            Expr::Interleave(a, b) => format!("tl.interleave(v{a}, v{b})"),
+            Expr::Split(x, half) => format!("tl.split(v{x})[{half}]"),
             Expr::Reduce {
                 kind,
                 value,

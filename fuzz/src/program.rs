@@ -221,6 +221,12 @@ pub enum Expr {
     BroadcastTo(Var, Vec<u32>),
     Permute(Var, Vec<usize>),
     Reshape(Var, Vec<u32>),
+    /// `tl.join(a, b)`: a new last dimension of 2.
+    Join(Var, Var),
+    /// `tl.interleave(a, b)`: the last dimension doubled, alternating.
+    Interleave(Var, Var),
+    /// Half `.1` (0 or 1) of `tl.split(x)` (last dimension 2).
+    Split(Var, usize),
     Reduce {
         kind: Reduction,
         value: Var,

@@ -242,6 +242,41 @@ pub fn infer(e: &Expr, info: &[Option<Info>], p: &Program) -> Result<Info, Inval
             }
             x.with(perm.iter().map(|&d| x.shape[d]).collect())
         }
+        Expr::Join(a, b) | Expr::Interleave(a, b) => {
+            let (a, b) = (get(*a)?, get(*b)?);
+            if a.dtype != b.dtype {
+                return bad("join types");
+            }
+            let Some(mut shape) = broadcast(&a.shape, &b.shape) else {
+                return bad("shapes");
+            };
+            match e {
+                Expr::Join(..) if shape.len() < 3 => shape.push(2),
+                Expr::Interleave(..) if !shape.is_empty() => {
+                    *shape.last_mut().expect("a last dimension") *= 2
+                }
+                _ => return bad("join rank"),
+            }
+            Info {
+                shape,
+                dtype: a.dtype,
+                mag: a.mag.max(b.mag),
+                err: a.err.max(b.err),
+                grid: match (a.grid, b.grid) {
+                    (Some(x), Some(y)) => Some(x.min(y)),
+                    _ => None,
+                },
+            }
+        }
+        Expr::Split(x, half) => {
+            let x = get(*x)?;
+            if x.shape.last() != Some(&2) || *half > 1 {
+                return bad("split of a last dimension other than 2");
+            }
+            let mut s = x.shape.clone();
+            s.pop();
+            x.with(s)
+        }
         Expr::Reshape(x, shape) => {
             let x = get(*x)?;
             if shape.iter().product::<u32>() != x.numel() || x.shape.is_empty() {

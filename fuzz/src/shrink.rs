@@ -107,7 +107,9 @@ fn operands(e: &Expr) -> Vec<Var> {
         | Expr::ExpandDims(x, _)
         | Expr::BroadcastTo(x, _)
         | Expr::Permute(x, _)
-        | Expr::Reshape(x, _) => vec![*x],
+        | Expr::Reshape(x, _)
+        | Expr::Split(x, _) => vec![*x],
+        Expr::Join(a, b) | Expr::Interleave(a, b) => vec![*a, *b],
         Expr::Binary(_, a, b) | Expr::Cmp(_, a, b) => vec![*a, *b],
         Expr::Where(c, a, b) => vec![*c, *a, *b],
         Expr::Reduce { value, .. } | Expr::Scan { value, .. } | Expr::Atomic { value, .. } => {

@@ -222,6 +222,9 @@ impl Tracer<'_> {
             if let Some(v) = self.call_descriptor(short, &args, &kwargs, span)? {
                 return Ok(v);
             }
+            if let Some(v) = self.call_join(short, &args, &kwargs, span)? {
+                return Ok(v);
+            }
         }
         let t = |v: &Val| v.clone();
         match name {

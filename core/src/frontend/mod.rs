@@ -21,6 +21,7 @@ mod builtins;
 mod control;
 mod descriptor;
 mod expr;
+mod join;
 mod parse;
 mod random;
 mod reduce;
