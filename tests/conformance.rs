@@ -2905,3 +2905,41 @@ fn whole_program_reductions_with_specials() {
         tf32: false,
     });
 }
+
+const THROUGH_GLOBAL: &str = r#"
+import triton
+import triton.language as tl
+
+@triton.jit
+def reverse_through_scratch(x_ptr, scratch_ptr, out_ptr, BLOCK: tl.constexpr):
+    # Each thread writes its elements to a global scratch row; after the barrier,
+    # every element is read back by a different thread (reversed order).
+    pid = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + pid * BLOCK + offs)
+    tl.store(scratch_ptr + pid * BLOCK + offs, x * 2.0)
+    tl.debug_barrier()
+    y = tl.load(scratch_ptr + pid * BLOCK + (BLOCK - 1 - offs))
+    tl.store(out_ptr + pid * BLOCK + offs, y + 1.0)
+"#;
+
+#[test]
+fn debug_barrier_orders_global_memory_within_a_program() {
+    // Without a real barrier (it was a no-op before), a thread may read the scratch
+    // before the thread that owns that element has written it.
+    let mut r = Rng(47);
+    check(Case {
+        name: "reverse_through_scratch",
+        src: THROUGH_GLOBAL,
+        kernel: "reverse_through_scratch",
+        grid: [8, 1, 1],
+        args: vec![
+            H::F32(r.f32s(8 * 1024)),
+            poison_f32(8 * 1024),
+            poison_f32(8 * 1024),
+        ],
+        constexprs: vec![("BLOCK", c(1024))],
+        tol: 0.0,
+        tf32: false,
+    });
+}

@@ -675,7 +675,8 @@ impl Printer<'_> {
                     bty(dt)
                 ));
             }
-            Stmt::Barrier => self.ins("bar.sync 0;".into()),
+            // bar.sync orders the CTA's shared and global accesses alike.
+            Stmt::Barrier | Stmt::StorageBarrier => self.ins("bar.sync 0;".into()),
             Stmt::CoopZero { .. }
             | Stmt::CoopLoad { .. }
             | Stmt::CoopStore { .. }

@@ -1370,6 +1370,11 @@ impl Printer<'_> {
                     self.line(depth, &format!("loop {{ let tw_x = atomicCompareExchangeWeak(&b{buf}[{idx}], {c}, {v}); if (tw_x.exchanged || tw_x.old_value != {c}) {{ r{} = {back}(tw_x.old_value); break; }} }}", dst.0));
                 }
                 Stmt::Barrier => self.line(depth, "workgroupBarrier();"),
+                // A control barrier ordering storage memory, then workgroup memory too.
+                Stmt::StorageBarrier => {
+                    self.line(depth, "storageBarrier();");
+                    self.line(depth, "workgroupBarrier();");
+                }
                 Stmt::CoopZero { dst } => {
                     let t = frag_type(&self.k.frag_ty(*dst));
                     self.line(depth, &format!("fr{} = {t}();", dst.0));

@@ -1059,7 +1059,11 @@ impl Tracer<'_> {
                 self.b.push0(Op::DeviceAssert { cond, message: msg }, span);
                 Ok(Val::None)
             }
-            "debug_barrier" => Ok(Val::None),
+            "debug_barrier" => {
+                bind(f, args, kwargs, &[], 0, span)?;
+                self.b.push0(Op::Barrier, span);
+                Ok(Val::None)
+            }
             // `tl.assume(cond)`: a promise for the optimizer. tilewise derives nothing
             // from it (so it cannot change a result); a constant false one is an error.
             "assume" => {

@@ -530,6 +530,8 @@ impl<'a> Interp<'a> {
                 shape,
                 strides,
             } => self.check_block_ptr(inst, *base, shape, strides),
+            // A whole tile is one step here: nothing to order.
+            Op::Barrier => Ok(()),
             Op::For {
                 lower,
                 upper,

@@ -429,6 +429,11 @@ pub enum Op {
         cond: Value,
         message: String,
     },
+    /// `tl.debug_barrier()`: every thread of the program reaches it, and the program's
+    /// memory accesses before it (global memory included) happen before those after
+    /// it. A no-op for whole-tile semantics (the interpreter); on a GPU, threads of a
+    /// program may otherwise see each other's global writes late or not at all.
+    Barrier,
     /// Checked mode only (`lower::block_ptr` emits it for the GPU lowerings): the block
     /// pointer made from `base` with `shape` and `strides` must stay inside the buffer
     /// view `base` points into, as the checked interpreter requires of
@@ -507,6 +512,7 @@ impl Op {
             Op::DevicePrint { .. } => "device_print",
             Op::DeviceAssert { .. } => "device_assert",
             Op::CheckBlockPtr { .. } => "check_block_ptr",
+            Op::Barrier => "barrier",
             Op::For { .. } => "for",
             Op::If { .. } => "if",
             Op::While { .. } => "while",
@@ -519,7 +525,11 @@ impl Op {
     pub fn operands(&self) -> Vec<Value> {
         let mut v = Vec::new();
         match self {
-            Op::Const(_) | Op::ProgramId { .. } | Op::NumPrograms { .. } | Op::Arange { .. } => {}
+            Op::Const(_)
+            | Op::ProgramId { .. }
+            | Op::NumPrograms { .. }
+            | Op::Arange { .. }
+            | Op::Barrier => {}
             Op::Splat(x) | Op::Broadcast(x) | Op::Reshape(x) => v.push(*x),
             Op::ExpandDims { value, .. }
             | Op::Permute { value, .. }

@@ -236,6 +236,9 @@ impl Printer<'_> {
             Op::DeviceAssert { cond, message } => {
                 let _ = write!(self.out, "device_assert {cond}, {message:?}");
             }
+            Op::Barrier => {
+                let _ = write!(self.out, "barrier");
+            }
             Op::CheckBlockPtr {
                 base,
                 shape,

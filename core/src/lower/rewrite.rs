@@ -371,6 +371,7 @@ fn remap_simple(ctx: &Ctx, op: &Op) -> Result<Op> {
             cond: m(cond)?,
             message: message.clone(),
         },
+        Op::Barrier => Op::Barrier,
         Op::CheckBlockPtr {
             base,
             shape,

@@ -128,7 +128,7 @@ fn block_slots(body: &[Stmt], k: &ThreadKernel, fixed: &[bool], cyclic: bool) ->
     let mut inner_members: Vec<bool> = vec![false; k.shared.len()];
     let mut barriers = vec![];
     for (i, s) in body.iter().enumerate() {
-        if matches!(s, Stmt::Barrier) {
+        if matches!(s, Stmt::Barrier | Stmt::StorageBarrier) {
             barriers.push(i);
         }
         if let Stmt::For { body: b, .. } = s {

@@ -93,6 +93,7 @@ fn has_effects(op: &Op) -> bool {
             | Op::DevicePrint { .. }
             | Op::DeviceAssert { .. }
             | Op::CheckBlockPtr { .. }
+            | Op::Barrier
     )
 }
 

@@ -232,6 +232,11 @@ pub enum Stmt {
     },
     /// Workgroup barrier with shared-memory ordering.
     Barrier,
+    /// Workgroup barrier that also orders global memory among the program's threads
+    /// (PTX `bar.sync` does both; WGSL `storageBarrier()`): `tl.debug_barrier()`, and
+    /// before an atomic one thread performs for the whole program (a lock's release
+    /// must follow every thread's writes). Uniform control flow only, as `Barrier`.
+    StorageBarrier,
     /// `shared[arr][shared_index + l] = buf[index + l]` for `l < lanes` (4, 8 or 16
     /// bytes, both addresses aligned to the whole copy), asynchronously (PTX
     /// `cp.async`): where `mask` is false, zeros are written and global memory is not

@@ -152,6 +152,9 @@ fn stmts(k: &ThreadKernel, body: &[Stmt], depth: usize, out: &mut String) {
             Stmt::Barrier => {
                 let _ = writeln!(out, "{pad}barrier");
             }
+            Stmt::StorageBarrier => {
+                let _ = writeln!(out, "{pad}barrier.storage");
+            }
             Stmt::AsyncCopy {
                 arr,
                 shared_index,

@@ -1042,7 +1042,7 @@ impl Sim<'_> {
                 }
                 self.regs[dst.0 as usize] = Some(old_all);
             }
-            Stmt::Barrier => {
+            Stmt::Barrier | Stmt::StorageBarrier => {
                 if active.iter().any(|a| !a) {
                     return Err(bug(
                         "barrier reached by only part of the program (divergent control flow)",

@@ -93,7 +93,7 @@ impl Stmt {
                 *cmp = f(*cmp);
                 *value = f(*value);
             }
-            Stmt::Barrier | Stmt::AsyncCommit | Stmt::AsyncWait { .. } => {}
+            Stmt::Barrier | Stmt::StorageBarrier | Stmt::AsyncCommit | Stmt::AsyncWait { .. } => {}
             Stmt::AsyncCopy {
                 shared_index,
                 index,

@@ -723,6 +723,12 @@ impl Expander<'_> {
             report = r;
         }
         let mut out = vec![];
+        if layout.is_none() {
+            // One thread performs a scalar atomic for the whole program: the
+            // program's earlier writes, by every thread, come first (a lock's release
+            // after the guarded stores, a flag after its data).
+            self.emit(Stmt::StorageBarrier);
+        }
         for (i, is_first) in first.iter().enumerate() {
             let dst = self.new_reg(dtype);
             let zero = self.zero_of(dtype);

@@ -721,6 +721,7 @@ impl<'k> Expander<'k> {
             Op::While { .. } => self.while_loop(inst)?,
             Op::Yield(_) | Op::Condition { .. } => {} // handled by the enclosing op
             Op::DeviceAssert { cond, message } => self.device_assert(*cond, message)?,
+            Op::Barrier => self.emit(Stmt::StorageBarrier),
             Op::CheckBlockPtr {
                 base,
                 shape,
