@@ -363,6 +363,31 @@ impl WgpuContext {
         Self::with_options(backends, name_filter.as_deref())
     }
 
+    /// Every adapter wgpu finds among `WGPU_BACKEND`'s backends (the primary ones when
+    /// unset, as [`WgpuContext::new`] looks),
+    /// with whether it can run compute shaders, in enumeration order (what
+    /// `tilewise devices` lists; [`WgpuContext::new`] picks among the able ones).
+    pub fn adapters() -> Result<Vec<(wgpu::AdapterInfo, bool)>> {
+        let backends = match std::env::var("WGPU_BACKEND") {
+            Ok(v) if !v.trim().is_empty() => parse_backends(&v)?,
+            _ => wgpu::Backends::PRIMARY,
+        };
+        let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();
+        desc.backends = backends;
+        let instance = wgpu::Instance::new(desc);
+        let adapters = pollster::block_on(instance.enumerate_adapters(backends));
+        Ok(adapters
+            .iter()
+            .map(|a| {
+                let compute = a
+                    .get_downlevel_capabilities()
+                    .flags
+                    .contains(wgpu::DownlevelFlags::COMPUTE_SHADERS);
+                (a.get_info(), compute)
+            })
+            .collect())
+    }
+
     /// Opens the best adapter among `backends` whose name contains `name_filter`
     /// (case-insensitive), ignoring the environment.
     pub fn with_options(
