@@ -4,6 +4,7 @@
 
 mod compile;
 mod devices;
+mod run;
 mod signature;
 
 use clap::{Parser, Subcommand, ValueEnum};
@@ -33,6 +34,53 @@ enum Command {
         tilewise compile add.py --kernel add_kernel --signature 'x:*f32:16, y:*f32:16, out:*f32:16, n:i32' --constexpr BLOCK=1024 --emit ptx\n  \
         tilewise compile softmax.py --kernel softmax --signature 'out:*f32, x:*f32, n:i32:16' --constexpr BLOCK=1024 --emit wgsl --checked -o softmax.wgsl")]
     Compile(CompileArgs),
+    /// Runs a kernel on generated inputs on a chosen device; `--check` compares every
+    /// buffer with the interpreter's, `--checked` uses checked mode.
+    #[command(after_help = "Examples:\n  \
+        tilewise run add.py --kernel add_kernel --grid 4 --arg 'f32[1000]' --arg 'f32[1000]' --arg 'f32[1000]=0' --arg 1000 --constexpr BLOCK=256 --device best --check\n  \
+        tilewise run add.py --kernel add_kernel --grid 5 --arg 'f32[1000]' --arg 'f32[1000]' --arg 'f32[1000]' --arg 1000 --constexpr BLOCK=256 --checked")]
+    Run(RunArgs),
+}
+
+#[derive(clap::Args, Debug)]
+pub struct RunArgs {
+    /// The Python file holding the kernel.
+    pub file: PathBuf,
+    /// The kernel's name.
+    #[arg(long)]
+    pub kernel: String,
+    /// Programs to launch: `X`, `X,Y` or `X,Y,Z`.
+    #[arg(long, default_value = "1")]
+    pub grid: String,
+    /// A runtime argument, in parameter order: `f32[1024]` (random), `f32[1024]=0`
+    /// (filled), or a scalar (`7`, `0.5`, `i64:7`, `true`).
+    #[arg(long = "arg", value_name = "SPEC", allow_hyphen_values = true)]
+    pub args: Vec<String>,
+    /// A constexpr parameter, `NAME=VALUE` (repeat for each).
+    #[arg(long = "constexpr", value_name = "NAME=VALUE")]
+    pub constexprs: Vec<String>,
+    /// Warps per program on the GPU backends.
+    #[arg(long, default_value_t = 4)]
+    pub num_warps: u32,
+    /// Where to run: best, interp, sim, sim-ptx, sim-coop, wgpu, cuda.
+    #[arg(long, default_value = "best")]
+    pub device: String,
+    /// Compare every buffer with the interpreter's run on the same inputs.
+    #[arg(long)]
+    pub check: bool,
+    /// Relative tolerance of `--check` for floats (integers compare exactly).
+    #[arg(long, default_value_t = 1e-5)]
+    pub tol: f64,
+    /// Checked mode: accesses, hints, block pointers and asserts tested, the first
+    /// violation reported with its line.
+    #[arg(long)]
+    pub checked: bool,
+    /// Seed of the random inputs.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Elements of each buffer to print.
+    #[arg(long, default_value_t = 8)]
+    pub show: usize,
 }
 
 /// What `compile` writes.
@@ -91,6 +139,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Devices => devices::run(),
         Command::Compile(args) => compile::run(&args),
+        Command::Run(args) => run::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -143,10 +143,120 @@ fn compile_errors_are_the_librarys_diagnostics() {
 
 #[test]
 fn every_subcommand_shows_an_example() {
-    for sub in ["devices", "compile"] {
+    for sub in ["devices", "compile", "run"] {
         let (ok, out, err) = tilewise(&[sub, "--help"]);
         assert!(ok, "{err}");
         assert!(out.contains("Example"), "{sub}: {out}");
         assert!(out.contains(&format!("tilewise {sub}")), "{sub}: {out}");
+    }
+}
+
+const ADD: &str = r#"
+import triton
+import triton.language as tl
+
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    y = tl.load(y_ptr + offs, mask=mask)
+    tl.store(out_ptr + offs, x + y, mask=mask)
+"#;
+
+/// The kernel in a file of its own for test `tag` (tests run in parallel).
+fn add_file(tag: &str) -> std::path::PathBuf {
+    let path = std::env::temp_dir().join(format!("tilewise-cli-{tag}-{}.py", std::process::id()));
+    std::fs::write(&path, ADD).unwrap();
+    path
+}
+
+#[test]
+fn run_checks_against_the_interpreter_on_the_simulators() {
+    let file = add_file("check");
+    for device in ["interp", "sim", "sim-ptx"] {
+        let (ok, out, err) = tilewise(&[
+            "run",
+            file.to_str().unwrap(),
+            "--kernel",
+            "add_kernel",
+            "--grid",
+            "4",
+            "--arg",
+            "f32[1000]",
+            "--arg",
+            "f32[1000]",
+            "--arg",
+            "f32[1000]=-1",
+            "--arg",
+            "1000",
+            "--constexpr",
+            "BLOCK=256",
+            "--device",
+            device,
+            "--check",
+        ]);
+        assert!(ok, "{device}: {err}");
+        assert!(
+            out.contains("every buffer matches the interpreter"),
+            "{device}: {out}"
+        );
+        assert!(
+            out.contains("argument 2 (1000 elements)"),
+            "{device}: {out}"
+        );
+    }
+}
+
+#[test]
+fn run_checked_reports_an_out_of_bounds_load_with_its_line() {
+    let file = add_file("checked");
+    // n says 1100 but the buffers hold 1000: the mask does not keep the loads in.
+    let (ok, _, err) = tilewise(&[
+        "run",
+        file.to_str().unwrap(),
+        "--kernel",
+        "add_kernel",
+        "--grid",
+        "5",
+        "--arg",
+        "f32[1000]",
+        "--arg",
+        "f32[1000]",
+        "--arg",
+        "f32[1000]",
+        "--arg",
+        "1100",
+        "--constexpr",
+        "BLOCK=256",
+        "--device",
+        "sim",
+        "--checked",
+    ]);
+    assert!(!ok);
+    assert!(
+        err.contains("out-of-bounds load in kernel `add_kernel` (line 9)"),
+        "{err}"
+    );
+    assert!(
+        err.contains("element index 1000 of a buffer of 1000 elements"),
+        "{err}"
+    );
+}
+
+#[test]
+fn run_rejects_bad_arguments() {
+    let file = add_file("bad");
+    for (arg, want) in [("f33[4]", "unknown dtype"), ("f32[x]", "not a length")] {
+        let (ok, _, err) = tilewise(&[
+            "run",
+            file.to_str().unwrap(),
+            "--kernel",
+            "add_kernel",
+            "--arg",
+            arg,
+        ]);
+        assert!(!ok);
+        assert!(err.contains(want), "{arg}: {err}");
     }
 }

@@ -1,0 +1,342 @@
+//! `tilewise run`: a kernel launched on a chosen device with generated inputs, its
+//! buffers summarised afterwards; `--check` runs the same launch on the interpreter
+//! and compares every buffer, `--checked` uses checked mode.
+//!
+//! Arguments, in the kernel's parameter order (`--arg` each):
+//! - `f32[1024]`: a buffer of 1024 random elements (floats uniform in [-1, 1),
+//!   integers in [-100, 100), booleans fair, fp8 codes of small values);
+//! - `f32[1024]=0.5`: a buffer filled with one value;
+//! - `i32:7`, `f16:0.5`, `true`, or a bare `7` (i32) / `0.5` (f32): a scalar.
+
+use crate::signature::parse_constexpr;
+use crate::RunArgs;
+use tilewise::core::launch::ScalarValue;
+use tilewise::half::{bf16, f16};
+use tilewise::{Arg, Buffer, DType, Device, Module};
+
+/// One `--arg`.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ArgSpec {
+    Random {
+        dtype: DType,
+        len: usize,
+    },
+    Fill {
+        dtype: DType,
+        len: usize,
+        value: f64,
+    },
+    Scalar(ScalarValue),
+}
+
+/// Parses one `--arg`.
+pub fn parse_arg(text: &str) -> Result<ArgSpec, String> {
+    let t = text.trim();
+    let dtype_of = |name: &str| {
+        DType::from_name(name.trim()).ok_or_else(|| format!("`{text}`: unknown dtype `{name}`"))
+    };
+    if let Some((head, rest)) = t.split_once('[') {
+        let dtype = dtype_of(head)?;
+        let (len, fill) = rest
+            .split_once(']')
+            .ok_or_else(|| format!("`{text}`: expected DTYPE[LEN] or DTYPE[LEN]=VALUE"))?;
+        let len: usize = len
+            .trim()
+            .parse()
+            .map_err(|_| format!("`{text}`: `{len}` is not a length"))?;
+        return match fill.strip_prefix('=') {
+            None if fill.trim().is_empty() => Ok(ArgSpec::Random { dtype, len }),
+            Some(v) => Ok(ArgSpec::Fill {
+                dtype,
+                len,
+                value: v
+                    .trim()
+                    .parse()
+                    .map_err(|_| format!("`{text}`: `{v}` is not a number"))?,
+            }),
+            None => Err(format!("`{text}`: unexpected `{fill}` after the length")),
+        };
+    }
+    if t == "true" || t == "false" {
+        return Ok(ArgSpec::Scalar(ScalarValue::Bool(t == "true")));
+    }
+    let (dtype, value) = match t.split_once(':') {
+        Some((d, v)) => (Some(dtype_of(d)?), v.trim()),
+        None => (None, t),
+    };
+    if let Ok(i) = value.parse::<i64>() {
+        let d = dtype.unwrap_or(DType::I32);
+        return Ok(ArgSpec::Scalar(if d.is_float() {
+            ScalarValue::Float(d, i as f64)
+        } else {
+            ScalarValue::Int(d, i)
+        }));
+    }
+    if let Ok(f) = value.parse::<f64>() {
+        let d = dtype.unwrap_or(DType::F32);
+        if !d.is_float() {
+            return Err(format!("`{text}`: {f} is not an integer"));
+        }
+        return Ok(ArgSpec::Scalar(ScalarValue::Float(d, f)));
+    }
+    Err(format!(
+        "`{text}`: expected DTYPE[LEN], DTYPE[LEN]=VALUE or a scalar (7, 0.5, i64:7, true)"
+    ))
+}
+
+/// A small deterministic generator (xorshift64*), so that runs repeat.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+/// The values of `spec` (random ones from `rng`), as f64.
+fn values(spec: &ArgSpec, rng: &mut Rng) -> Vec<f64> {
+    match *spec {
+        ArgSpec::Random { dtype, len } => (0..len)
+            .map(|_| {
+                if dtype == DType::I1 {
+                    (rng.next() >> 63) as f64
+                } else if dtype.is_float() {
+                    rng.unit() * 2.0 - 1.0
+                } else if dtype.is_unsigned_int() {
+                    (rng.next() % 100) as f64
+                } else {
+                    (rng.next() % 200) as f64 - 100.0
+                }
+            })
+            .collect(),
+        ArgSpec::Fill { len, value, .. } => vec![value; len],
+        ArgSpec::Scalar(_) => vec![],
+    }
+}
+
+/// Uploads `v` as a buffer of `dtype` on `dev`.
+fn upload(dev: &Device, dtype: DType, v: &[f64]) -> tilewise::Result<Buffer> {
+    macro_rules! up {
+        ($t:ty, $f:expr) => {
+            dev.upload(&v.iter().map($f).collect::<Vec<$t>>())
+        };
+    }
+    match dtype {
+        DType::F32 => up!(f32, |&x| x as f32),
+        DType::F64 => up!(f64, |&x| x),
+        DType::F16 => up!(f16, |&x| f16::from_f64(x)),
+        DType::BF16 => up!(bf16, |&x| bf16::from_f64(x)),
+        DType::I8 => up!(i8, |&x| x as i8),
+        DType::I16 => up!(i16, |&x| x as i16),
+        DType::I32 => up!(i32, |&x| x as i32),
+        DType::I64 => up!(i64, |&x| x as i64),
+        DType::U8 => up!(u8, |&x| x as u8),
+        DType::U16 => up!(u16, |&x| x as u16),
+        DType::U32 => up!(u32, |&x| x as u32),
+        DType::U64 => up!(u64, |&x| x as u64),
+        DType::I1 => up!(bool, |&x| x != 0.0),
+        DType::F8E4M3 => up!(tilewise::F8E4M3, |&x| tilewise::F8E4M3::from_f32(x as f32)),
+        DType::F8E5M2 => up!(tilewise::F8E5M2, |&x| tilewise::F8E5M2::from_f32(x as f32)),
+    }
+}
+
+/// A buffer's contents as f64.
+fn download(dev: &Device, b: &Buffer) -> tilewise::Result<Vec<f64>> {
+    macro_rules! down {
+        ($t:ty, $f:expr) => {
+            dev.download::<$t>(b)
+                .map(|v| v.into_iter().map($f).collect())
+        };
+    }
+    match b.dtype() {
+        DType::F32 => down!(f32, |x| x as f64),
+        DType::F64 => down!(f64, |x| x),
+        DType::F16 => down!(f16, |x| x.to_f64()),
+        DType::BF16 => down!(bf16, |x| x.to_f64()),
+        DType::I8 => down!(i8, |x| x as f64),
+        DType::I16 => down!(i16, |x| x as f64),
+        DType::I32 => down!(i32, |x| x as f64),
+        DType::I64 => down!(i64, |x| x as f64),
+        DType::U8 => down!(u8, |x| x as f64),
+        DType::U16 => down!(u16, |x| x as f64),
+        DType::U32 => down!(u32, |x| x as f64),
+        DType::U64 => down!(u64, |x| x as f64),
+        DType::I1 => down!(bool, |x| x as u8 as f64),
+        DType::F8E4M3 => down!(tilewise::F8E4M3, |x| x.to_f32() as f64),
+        DType::F8E5M2 => down!(tilewise::F8E5M2, |x| x.to_f32() as f64),
+    }
+}
+
+fn device(name: &str) -> Result<Device, String> {
+    Ok(match name {
+        "best" => Device::best(),
+        "interp" => Device::interpreter(),
+        "sim" => Device::simulator(),
+        "sim-ptx" => Device::simulator_ptx(),
+        "sim-coop" => Device::simulator_coop(),
+        "wgpu" => Device::wgpu().map_err(|e| e.render())?,
+        "cuda" => Device::cuda(0).map_err(|e| e.render())?,
+        other => {
+            return Err(format!(
+                "unknown device `{other}` (best, interp, sim, sim-ptx, sim-coop, wgpu, cuda)"
+            ))
+        }
+    })
+}
+
+/// Launches the kernel of `args` on `dev` with `specs` (random values from `seed`);
+/// returns each buffer argument's contents afterwards.
+fn launch_on(
+    args: &RunArgs,
+    dev: &Device,
+    specs: &[ArgSpec],
+) -> Result<Vec<(usize, Vec<f64>)>, String> {
+    let render = |e: tilewise::Diagnostic| e.render();
+    let module = Module::from_file(&args.file).map_err(render)?;
+    let kernel = module.kernel(&args.kernel).map_err(render)?;
+    let grid = parse_grid(&args.grid)?;
+    let mut rng = Rng(args.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+    let mut buffers = vec![];
+    let mut launch = kernel
+        .launch(dev, grid)
+        .num_warps(args.num_warps)
+        .checked(args.checked);
+    let mut bufs: Vec<(usize, Buffer)> = vec![];
+    for (i, spec) in specs.iter().enumerate() {
+        match spec {
+            ArgSpec::Scalar(s) => launch = launch.arg(Arg::Scalar(*s)),
+            ArgSpec::Random { dtype, .. } | ArgSpec::Fill { dtype, .. } => {
+                let b = upload(dev, *dtype, &values(spec, &mut rng)).map_err(render)?;
+                bufs.push((i, b));
+            }
+        }
+        if let Some((_, b)) = bufs.last().filter(|(j, _)| *j == i) {
+            launch = launch.arg(b);
+        }
+    }
+    for c in &args.constexprs {
+        let (name, value) = parse_constexpr(c)?;
+        launch = launch.constexpr(&name, value);
+    }
+    launch.run().map_err(render)?;
+    for (i, b) in &bufs {
+        buffers.push((*i, download(dev, b).map_err(render)?));
+    }
+    for w in dev.take_warnings() {
+        eprintln!("{}", w.render());
+    }
+    Ok(buffers)
+}
+
+fn parse_grid(text: &str) -> Result<(u32, u32, u32), String> {
+    let dims: Vec<u32> = text
+        .split(',')
+        .map(|d| {
+            d.trim()
+                .parse::<u32>()
+                .map_err(|_| format!("--grid `{text}`: `{d}` is not a count"))
+        })
+        .collect::<Result<_, _>>()?;
+    match dims.as_slice() {
+        [x] => Ok((*x, 1, 1)),
+        [x, y] => Ok((*x, *y, 1)),
+        [x, y, z] => Ok((*x, *y, *z)),
+        _ => Err(format!("--grid `{text}`: one to three counts")),
+    }
+}
+
+pub fn run(args: &RunArgs) -> Result<(), String> {
+    let specs: Vec<ArgSpec> = args
+        .args
+        .iter()
+        .map(|a| parse_arg(a))
+        .collect::<Result<_, _>>()?;
+    let dev = device(&args.device)?;
+    let got = launch_on(args, &dev, &specs)?;
+    println!("ran `{}` on {}", args.kernel, dev.name());
+    for (i, v) in &got {
+        let shown: Vec<String> = v.iter().take(args.show).map(|x| format!("{x}")).collect();
+        let more = if v.len() > args.show { ", ..." } else { "" };
+        println!(
+            "  argument {i} ({} elements): [{}{more}]",
+            v.len(),
+            shown.join(", ")
+        );
+    }
+    if !args.check {
+        return Ok(());
+    }
+    let reference = launch_on(args, &Device::interpreter(), &specs)?;
+    let mut worst = 0f64;
+    for ((i, g), (_, w)) in got.iter().zip(&reference) {
+        for (k, (a, b)) in g.iter().zip(w).enumerate() {
+            let same = a == b || (a.is_nan() && b.is_nan());
+            let err = if same {
+                0.0
+            } else {
+                (a - b).abs() / b.abs().max(1e-30)
+            };
+            if err > args.tol || (a.is_nan() != b.is_nan()) {
+                return Err(format!(
+                    "check failed: argument {i} element {k} is {a}, the interpreter gives {b} (relative error {err:.2e}, tolerance {:.0e})",
+                    args.tol
+                ));
+            }
+            worst = worst.max(err);
+        }
+    }
+    println!("check: every buffer matches the interpreter (largest relative error {worst:.2e})");
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arguments_parse() {
+        assert_eq!(
+            parse_arg("f32[1024]").unwrap(),
+            ArgSpec::Random {
+                dtype: DType::F32,
+                len: 1024
+            }
+        );
+        assert_eq!(
+            parse_arg("i32[8]=3").unwrap(),
+            ArgSpec::Fill {
+                dtype: DType::I32,
+                len: 8,
+                value: 3.0
+            }
+        );
+        assert_eq!(
+            parse_arg("1024").unwrap(),
+            ArgSpec::Scalar(ScalarValue::Int(DType::I32, 1024))
+        );
+        assert_eq!(
+            parse_arg("i64:7").unwrap(),
+            ArgSpec::Scalar(ScalarValue::Int(DType::I64, 7))
+        );
+        assert_eq!(
+            parse_arg("0.5").unwrap(),
+            ArgSpec::Scalar(ScalarValue::Float(DType::F32, 0.5))
+        );
+        assert_eq!(
+            parse_arg("true").unwrap(),
+            ArgSpec::Scalar(ScalarValue::Bool(true))
+        );
+        for bad in ["f33[4]", "f32[x]", "f32[4]y", "i32:0.5", "banana"] {
+            assert!(parse_arg(bad).is_err(), "{bad}");
+        }
+        assert_eq!(parse_grid("4").unwrap(), (4, 1, 1));
+        assert_eq!(parse_grid("4,2").unwrap(), (4, 2, 1));
+        assert!(parse_grid("4,x").is_err());
+    }
+}
