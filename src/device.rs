@@ -181,6 +181,17 @@ impl Device {
         ))
     }
 
+    /// The simulator of the PTX backend's lowering for Hopper (sm_90a): `dot`s whose
+    /// types and tile fit take the warpgroup form (`wgmma` reading swizzled shared
+    /// memory through matrix descriptors, as the hardware reads them, completing
+    /// asynchronously), simulated exactly, so CI checks that lowering without an H100
+    /// or H200.
+    pub fn simulator_hopper() -> Device {
+        Device::of(Arc::new(
+            crate::interp_device::InterpreterBackend::simulator(SimLowering::PtxHopper),
+        ))
+    }
+
     /// The simulator of the WGSL backend's lowering for a device with cooperative
     /// matrices (16x16x16 f16 fragments into f32 or f16, as the H200 lists through
     /// Vulkan): `dot`s whose types and tile fit take the fragment form, simulated

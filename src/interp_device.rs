@@ -27,6 +27,8 @@ pub(crate) enum SimLowering {
     WgslCoop,
     /// The PTX backend's (`mma.sync` dots, asynchronous copies).
     Ptx,
+    /// The PTX backend's for sm_90a (`wgmma` dots).
+    PtxHopper,
 }
 
 pub(crate) struct InterpreterBackend {
@@ -90,6 +92,9 @@ impl InterpreterBackend {
                 tilewise_cuda::PtxTarget::BASELINE,
                 num_warps,
             )),
+            SimLowering::PtxHopper => tilewise_cuda::expand_options(
+                &tilewise_cuda::PtxOptions::new(tilewise_cuda::PtxTarget { sm: 90 }, num_warps),
+            ),
             // A WGSL device without f16, subgroups or cooperative matrices.
             SimLowering::Wgsl => tilewise_wgsl::expand_options(
                 &tilewise_wgsl::Capabilities::offline(false, false),
@@ -126,6 +131,7 @@ impl Backend for InterpreterBackend {
         if self.simulate {
             let lowering = match self.lowering {
                 SimLowering::Ptx => "PTX",
+                SimLowering::PtxHopper => "PTX for sm_90a (warpgroup MMA)",
                 SimLowering::Wgsl => "WGSL",
                 SimLowering::WgslCoop => "WGSL with cooperative matrices",
             };

@@ -615,7 +615,7 @@ fn checked_kernels_assemble_and_validate() {
             let ptx = ok(tilewise::cuda::compile(c.ir(), &options));
             assert!(ptx.checked.is_some(), "{}", c.ir().name);
             if ptxas {
-                ok(tilewise::cuda::assemble(&ptx.source, &format!("sm_{sm}")));
+                ok(tilewise::cuda::assemble(&ptx.source, &ptx.arch));
             }
         }
         for caps in [

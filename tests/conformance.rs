@@ -229,6 +229,7 @@ fn gpu_devices() -> Vec<Device> {
     let mut devices = vec![
         Device::simulator(),
         Device::simulator_ptx(),
+        Device::simulator_hopper(),
         Device::simulator_coop(),
     ];
     devices.extend(wgpu_device());
@@ -257,7 +258,7 @@ fn assemble_ptx(case: &Case, num_warps: &[u32]) {
             let ptx = compiled
                 .ptx_for(PtxTarget { sm }, nw)
                 .unwrap_or_else(|e| panic!("{}: PTX for sm_{sm}: {e}", case.name));
-            tilewise::cuda::assemble(&ptx.source, &format!("sm_{sm}"))
+            tilewise::cuda::assemble(&ptx.source, &ptx.arch)
                 .unwrap_or_else(|e| panic!("{} (num_warps {nw}): ptxas sm_{sm}: {e}", case.name));
         }
     }

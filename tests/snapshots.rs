@@ -60,7 +60,7 @@ fn assemble_without_spills(name: &str, c: &Compiled) {
         let ptx = c
             .ptx_for(tilewise::cuda::PtxTarget { sm }, 4)
             .unwrap_or_else(|e| panic!("{name}: {e}"));
-        let report = tilewise::cuda::assemble(&ptx.source, &format!("sm_{sm}"))
+        let report = tilewise::cuda::assemble(&ptx.source, &ptx.arch)
             .unwrap_or_else(|e| panic!("{name} sm_{sm}: {e}"));
         assert_eq!(
             (report.spill_stores_bytes, report.spill_loads_bytes),

@@ -43,6 +43,8 @@ pub fn expand_options(options: &PtxOptions) -> ExpandOptions {
             .max_shared_per_block
             .map_or(DEFAULT_RING_BUDGET, |b| b / 10 * 7),
         checked: options.checked,
+        // Warpgroup MMA is sm_90a's alone (not in sm_100's PTX).
+        wgmma: options.target.sm == 90,
         ..ExpandOptions::ptx(options.num_warps)
     }
 }

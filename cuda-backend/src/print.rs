@@ -91,6 +91,9 @@ pub struct PtxKernel {
     /// One entry per Thread IR parameter, in order.
     pub params: Vec<PtxParam>,
     pub target: PtxTarget,
+    /// The `.target` printed, which `ptxas -arch` must name: the target's name, or
+    /// `sm_90a` where the kernel uses warpgroup MMA.
+    pub arch: String,
     /// What the lowering chose where it had a choice (each dot's form, shared memory
     /// reused, pipelines shortened to fit), for the compiled kernel's description.
     pub notes: Vec<String>,
@@ -199,6 +202,14 @@ struct Printer<'a> {
     labels: u32,
     /// Byte offset of each shared array in the dynamic shared block.
     shared_offsets: Vec<u32>,
+    target: PtxTarget,
+}
+
+/// Whether `body` (or a nested body) has a `wgmma` statement: the module then needs
+/// the architecture-specific target `sm_90a` and PTX ISA 8.0.
+fn uses_wgmma(body: &[Stmt]) -> bool {
+    body.iter()
+        .any(|s| matches!(s, Stmt::Wgmma { .. }) || s.bodies().iter().any(|b| uses_wgmma(b)))
 }
 
 /// Prints `k` as a PTX module for `target`.
@@ -214,7 +225,11 @@ pub fn print_ptx(k: &ThreadKernel, target: PtxTarget) -> Result<PtxKernel> {
     }
     let mut shared_offsets = vec![];
     let mut shared_bytes = 0u32;
+    let mut align = 16u32;
     for a in &k.shared {
+        let a_align = a.align.max(16);
+        align = align.max(a_align);
+        shared_bytes = shared_bytes.div_ceil(a_align) * a_align;
         shared_offsets.push(shared_bytes);
         let bytes = a.len * a.dtype.size_bytes() as u32;
         shared_bytes += bytes.div_ceil(16) * 16;
@@ -225,6 +240,7 @@ pub fn print_ptx(k: &ThreadKernel, target: PtxTarget) -> Result<PtxKernel> {
         temps: [0; 4],
         labels: 0,
         shared_offsets,
+        target,
     };
     let params = k
         .params
@@ -252,17 +268,22 @@ pub fn print_ptx(k: &ThreadKernel, target: PtxTarget) -> Result<PtxKernel> {
     let body = std::mem::take(&mut p.out);
 
     let entry = format!("tw_{}", sanitize(&k.name));
+    let wgmma = uses_wgmma(&k.body);
     let mut s = String::new();
     let _ = writeln!(
         s,
         "// tilewise: kernel `{}`, {} threads per program\n.version {}\n.target {}\n.address_size 64\n",
         k.name,
         k.threads,
-        target.isa_version(),
-        target.name()
+        if wgmma { "8.0" } else { target.isa_version() },
+        if wgmma {
+            format!("{}a", target.name())
+        } else {
+            target.name()
+        }
     );
     if !k.shared.is_empty() {
-        s.push_str(".extern .shared .align 16 .b8 tw_smem[];\n\n");
+        let _ = writeln!(s, ".extern .shared .align {align} .b8 tw_smem[];\n");
     }
     let _ = write!(s, ".visible .entry {entry}(");
     for (i, prm) in params.iter().enumerate() {
@@ -305,6 +326,11 @@ pub fn print_ptx(k: &ThreadKernel, target: PtxTarget) -> Result<PtxKernel> {
         shared_bytes,
         params,
         target,
+        arch: if wgmma {
+            format!("{}a", target.name())
+        } else {
+            target.name()
+        },
         notes: k.notes.clone(),
         checked: tilewise_core::thread_ir::checks::CheckedKernel::of(k),
     })
@@ -541,6 +567,21 @@ impl Printer<'_> {
         Ok(a)
     }
 
+    /// The 64-bit matrix descriptor of a `wgmma` operand, in a fresh `.b64`: the
+    /// start address `(addr & 0x3FFFF) >> 4` in bits 0-13 over the constant fields.
+    fn descriptor(&mut self, m: &tilewise_core::thread_ir::SmemMatrix) -> String {
+        let addr = self.shared_addr(m.arr, m.base);
+        let size = self.k.shared[m.arr as usize].dtype.size_bytes() as u32;
+        if m.offset != 0 {
+            self.ins(format!("add.s32 {addr}, {addr}, {};", m.offset * size));
+        }
+        self.ins(format!("bfe.u32 {addr}, {addr}, 4, 14;"));
+        let d = self.tmp(Class::B64);
+        self.ins(format!("cvt.u64.u32 {d}, {addr};"));
+        self.ins(format!("or.b64 {d}, {d}, {};", m.descriptor_fields()));
+        d
+    }
+
     /// The shared address of element `index` of shared array `arr`, in a fresh `.b32`.
     fn shared_addr(&mut self, arr: u32, index: Reg) -> String {
         let a = &self.k.shared[arr as usize];
@@ -755,6 +796,33 @@ impl Printer<'_> {
                 );
                 self.ins(line);
             }
+            Stmt::Wgmma { shape, acc, a, b } => {
+                if self.target.sm != 90 {
+                    return Err(Diagnostic::internal(format!(
+                        "wgmma printed for {} (sm_90a only)",
+                        self.target.name()
+                    )));
+                }
+                let da = self.descriptor(a);
+                let db = self.descriptor(b);
+                let d: Vec<String> = acc.iter().map(|r| self.reg(*r)).collect();
+                let ty = shape.input_name();
+                // scale-d 1 (accumulate), scale-a and scale-b 1, then trans-a and
+                // trans-b: 1 where the operand is MN-major.
+                self.ins(format!(
+                    "wgmma.mma_async.sync.aligned.m64n{}k16.f32.{ty}.{ty} {{{}}}, {da}, {db}, 1, 1, 1, {}, {};",
+                    shape.n,
+                    d.join(", "),
+                    a.mn_major as u8,
+                    b.mn_major as u8
+                ));
+            }
+            Stmt::WgmmaFence => self.ins("wgmma.fence.sync.aligned;".into()),
+            Stmt::WgmmaCommit => self.ins("wgmma.commit_group.sync.aligned;".into()),
+            Stmt::WgmmaWait { pending } => {
+                self.ins(format!("wgmma.wait_group.sync.aligned {pending};"))
+            }
+            Stmt::FenceProxyAsync => self.ins("fence.proxy.async.shared::cta;".into()),
             Stmt::For {
                 iv,
                 lower,

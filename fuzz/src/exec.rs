@@ -169,7 +169,7 @@ pub fn assemble(p: &Program, src: &str) -> tilewise::Result<()> {
     let compiled = launch(p, &kernel, &dev, &bufs).compile()?;
     for sm in [80, 90] {
         let ptx = compiled.ptx_for(PtxTarget { sm }, p.num_warps)?;
-        tilewise::cuda::assemble(&ptx.source, &format!("sm_{sm}"))?;
+        tilewise::cuda::assemble(&ptx.source, &ptx.arch)?;
     }
     // The checked form too (its tests and reports), for sm_90.
     let options = tilewise::cuda::PtxOptions {
@@ -177,7 +177,7 @@ pub fn assemble(p: &Program, src: &str) -> tilewise::Result<()> {
         ..tilewise::cuda::PtxOptions::new(PtxTarget { sm: 90 }, p.num_warps)
     };
     let ptx = tilewise::cuda::compile(compiled.ir(), &options)?;
-    tilewise::cuda::assemble(&ptx.source, "sm_90")?;
+    tilewise::cuda::assemble(&ptx.source, &ptx.arch)?;
     Ok(())
 }
 

@@ -1422,6 +1422,15 @@ impl Printer<'_> {
                         "tensor-core mma reached the WGSL printer (the WGSL lowering uses FMA)",
                     ))
                 }
+                Stmt::Wgmma { .. }
+                | Stmt::WgmmaFence
+                | Stmt::WgmmaCommit
+                | Stmt::WgmmaWait { .. }
+                | Stmt::FenceProxyAsync => {
+                    return Err(Diagnostic::internal(
+                        "a warpgroup mma (wgmma) reached the WGSL printer (WGSL has no warpgroups)",
+                    ))
+                }
                 Stmt::AsyncCopy { .. } | Stmt::AsyncCommit | Stmt::AsyncWait { .. } => {
                     return Err(Diagnostic::internal(
                         "an asynchronous copy reached the WGSL printer (the WGSL lowering stages through registers)",

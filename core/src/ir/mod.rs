@@ -33,7 +33,7 @@ pub use dtype::{bf16_from_f64, f16_from_f64, DType, Kind};
 pub use kernel::{Block, Inst, Kernel, KernelBuilder, Param, Value, ValueData, ValueDef};
 pub use ops::{
     AtomicOp, BinaryOp, CacheHints, CmpPred, Combiner, Const, HintKind, Op, Padding, Precision,
-    Staging, UnaryOp,
+    StagedLayout, Staging, UnaryOp,
 };
 pub use print::print;
 pub use types::{fmt_shape, Elem, Shape, Type};

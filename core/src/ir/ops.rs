@@ -173,6 +173,32 @@ pub struct CacheHints {
     pub volatile: bool,
 }
 
+/// How a staged `dot` operand lies in shared memory, fixed by the `dot`'s plan.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum StagedLayout {
+    /// The FMA form: `a` K-major (`[K][M]`), `b` row-major, unpadded.
+    Fma,
+    /// Warp-level tensor cores (`mma.sync`, cooperative matrices): both row-major,
+    /// rows padded (`ldmatrix` without bank conflicts).
+    Padded,
+    /// Warpgroup MMA (`wgmma`): both row-major (`a` K-major, `b` N-major) in blocks of
+    /// `bytes`-wide rows (32, 64 or 128) along the contiguous dimension, 16-byte
+    /// chunks swizzled by the row within each group of eight
+    /// (`lower::expand::dot_wgmma::SwizzledTile`).
+    Swizzled { bytes: u32 },
+}
+
+impl StagedLayout {
+    /// The text form's spelling (after `operand N`): empty for the FMA form.
+    pub fn spelling(self) -> String {
+        match self {
+            StagedLayout::Fma => String::new(),
+            StagedLayout::Padded => " mma".into(),
+            StagedLayout::Swizzled { bytes } => format!(" swizzle{bytes}"),
+        }
+    }
+}
+
 /// Where a pipelined `dot` operand load lands (set by `lower::pipeline`): a slot of a
 /// ring of `stages` shared-memory tiles, filled by asynchronous copies (PTX
 /// `cp.async`) issued `stages - 1` iterations ahead of the `dot` that reads them.
@@ -185,11 +211,10 @@ pub struct Staging {
     /// Slots in the ring (`num_stages`), at least 2.
     pub stages: u32,
     /// Which operand of the `dot` the tile is: 0 for `a` (`[M, K]`), 1 for `b`
-    /// (`[K, N]`); with `tensor_cores`, it fixes the shared layout the `dot` reads.
+    /// (`[K, N]`); with `layout`, it fixes the shared layout the `dot` reads.
     pub operand: u8,
-    /// Whether the `dot` runs on tensor cores (padded row-major operands) or as FMAs
-    /// (`a` K-major, `b` row-major).
-    pub tensor_cores: bool,
+    /// The shared layout the `dot`'s plan reads the operand in.
+    pub layout: StagedLayout,
     /// How many of a thread's copy groups may still be in flight when the `dot` of an
     /// iteration starts: the copies issued for the later iterations already in flight.
     pub pending: u32,

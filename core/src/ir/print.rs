@@ -158,7 +158,7 @@ impl Printer<'_> {
                         s.ring,
                         s.stages,
                         s.operand,
-                        if s.tensor_cores { " mma" } else { "" },
+                        s.layout.spelling(),
                         s.pending
                     );
                 }

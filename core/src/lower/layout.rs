@@ -206,6 +206,50 @@ impl LinearLayout {
         })
     }
 
+    /// The warpgroup-MMA accumulator layout of an `m x n` tile (`wgmma` `m64nNk16`, PTX's
+    /// fragment layout): `wg_m x wg_n` warpgroup tiles of `m / wg_m x n / wg_n`, each a
+    /// column of 64-row instruction tiles. Register bits: column +1, row +8, the
+    /// 8-column blocks, then the instruction tiles along M; lane bits: column +2, +4,
+    /// row +1, +2, +4; warp bits: row +16, +32 (the warps of a warpgroup), then the
+    /// warpgroups along M, then N, then replicas.
+    pub fn wgmma_accumulator(
+        m: u32,
+        n: u32,
+        wg_m: u32,
+        wg_n: u32,
+        num_warps: u32,
+    ) -> Result<LinearLayout, LayoutError> {
+        let (gm, gn) = (m / wg_m.max(1), n / wg_n.max(1));
+        if [m, n, wg_m, wg_n, num_warps]
+            .iter()
+            .any(|d| !d.is_power_of_two())
+            || gm < 64
+            || gn < 8
+            || wg_m * wg_n * 4 > num_warps
+        {
+            return Err(LayoutError(format!(
+                "no wgmma layout for {m}x{n} over {wg_m}x{wg_n} warpgroups of {num_warps} warps"
+            )));
+        }
+        let c = |r: u32, col: u32| vec![r, col];
+        let mut regs = vec![c(0, 1), c(8, 0)];
+        regs.extend((0..log2(gn / 8)).map(|b| c(0, 8 << b)));
+        regs.extend((0..log2(gm / 64)).map(|b| c(64 << b, 0)));
+        let lanes = vec![c(0, 2), c(0, 4), c(1, 0), c(2, 0), c(4, 0)];
+        let mut warps = vec![c(16, 0), c(32, 0)];
+        warps.extend((0..log2(wg_m)).map(|b| c(gm << b, 0)));
+        warps.extend((0..log2(wg_n)).map(|b| c(0, gn << b)));
+        while warps.len() < log2(num_warps) as usize {
+            warps.push(c(0, 0));
+        }
+        Ok(LinearLayout {
+            shape: vec![m, n],
+            regs,
+            lanes,
+            warps,
+        })
+    }
+
     /// The layout a cooperative-matrix accumulator of `m x n` takes when its fragments
     /// (`size x size`, `warps_m x warps_n` warp tiles, as [`Self::mma_accumulator`]
     /// places them) go through shared memory to the threads: within a fragment, each of

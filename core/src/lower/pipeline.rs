@@ -39,7 +39,8 @@
 use crate::diag::Result;
 use crate::ir::ops::{BinaryOp, CmpPred, Const, Op, Staging};
 use crate::ir::{Block, DType, Inst, Kernel, Type, Value};
-use crate::lower::expand::dot::{row_major_operands, staged_len};
+use crate::lower::expand::dot::staged_form;
+use crate::lower::expand::shared_tile::SharedTile;
 use crate::lower::expand::ExpandOptions;
 use crate::lower::rewrite::{copy_inst, rewrite, Ctx, Hook};
 use std::cell::Cell;
@@ -208,10 +209,11 @@ fn plan(kernel: &Kernel, body: &Block, num_stages: Option<u32>, env: &Env) -> Op
             .loads
             .iter()
             .zip(&operands)
-            .map(|(&l, &(operand, tensor_cores))| {
+            .map(|(&l, &(operand, layout))| {
                 let ty = kernel.ty(body.insts[l].results[0]);
                 let dt = ty.dtype().unwrap_or(DType::F32);
-                staged_len(operand, tensor_cores, ty.shape(), dt) * dt.size_bytes() as u32
+                SharedTile::of(layout, operand, ty.shape(), dt).len(ty.shape())
+                    * dt.size_bytes() as u32
             })
             .sum();
         let mut stages = num_stages
@@ -235,14 +237,14 @@ fn plan(kernel: &Kernel, body: &Block, num_stages: Option<u32>, env: &Env) -> Op
     plan.staging = Some(
         operands
             .iter()
-            .map(|&(operand, tensor_cores)| {
+            .map(|&(operand, layout)| {
                 let ring = env.rings.get();
                 env.rings.set(ring + 1);
                 Staging {
                     ring,
                     stages,
                     operand,
-                    tensor_cores,
+                    layout,
                     pending,
                 }
             })
@@ -315,7 +317,7 @@ fn staged_operands(
     body: &Block,
     loads: &[usize],
     env: &Env,
-) -> Option<Vec<(u8, bool)>> {
+) -> Option<Vec<(u8, crate::ir::StagedLayout)>> {
     if !env.opt.async_copies {
         return None;
     }
@@ -353,8 +355,9 @@ fn staged_operands(
         let (sa, sb) = (kernel.ty(a).shape(), kernel.ty(b).shape());
         let dt = |x: Value| kernel.ty(x).dtype().unwrap_or(DType::F32);
         let types = (dt(a), dt(b), dt(inst.results[0]));
-        let tensor_cores = row_major_operands(env.opt, types, precision, (sa[0], sb[1], sa[1]));
-        operands.push((if a == v { 0 } else { 1 }, tensor_cores));
+        let operand = if a == v { 0 } else { 1 };
+        let layout = staged_form(env.opt, types, precision, (sa[0], sb[1], sa[1]), operand);
+        operands.push((operand, layout));
     }
     Some(operands)
 }

@@ -26,6 +26,8 @@ struct Slot {
     members: Vec<u32>,
     dtype: crate::ir::DType,
     len: u32,
+    /// The strictest alignment of the members.
+    align: u32,
     /// Destinations of asynchronous copies never share.
     fixed: bool,
 }
@@ -52,6 +54,7 @@ pub fn reuse_shared(k: &mut ThreadKernel) -> u64 {
                 members: vec![i as u32],
                 dtype: a.dtype,
                 len: a.len,
+                align: a.align,
                 fixed: true,
             });
         }
@@ -76,6 +79,7 @@ pub fn reuse_shared(k: &mut ThreadKernel) -> u64 {
             name: names.join("+"),
             dtype: s.dtype,
             len: s.len,
+            align: s.align,
         });
     }
     k.shared = shared;
@@ -175,6 +179,7 @@ fn block_slots(body: &[Stmt], k: &ThreadKernel, fixed: &[bool], cyclic: bool) ->
                 members: vec![a],
                 dtype: arr.dtype,
                 len: arr.len,
+                align: arr.align,
                 fixed: fixed[a as usize],
             },
             first,
@@ -203,6 +208,7 @@ fn block_slots(body: &[Stmt], k: &ThreadKernel, fixed: &[bool], cyclic: bool) ->
                 let (s, _, s_last) = &mut out[j];
                 s.members.extend(&c.members);
                 s.len = s.len.max(c.len);
+                s.align = s.align.max(c.align);
                 *s_last = last;
             }
             None => out.push((c, first, last)),
@@ -304,6 +310,7 @@ mod tests {
             name: name.into(),
             dtype: DType::F32,
             len: 32,
+            align: 16,
         };
         ThreadKernel {
             name: "t".into(),

@@ -28,9 +28,11 @@ mod scopes;
 pub mod sim;
 pub mod verify;
 mod visit;
+mod wgmma;
 
 pub use print::print;
 pub use scopes::{bindings, Binding};
+pub use wgmma::{SmemMatrix, WgmmaShape};
 
 /// Builders shared by the unit tests of the Thread IR passes.
 #[cfg(test)]
@@ -104,6 +106,9 @@ pub struct SharedArray {
     pub name: String,
     pub dtype: DType,
     pub len: u32,
+    /// The alignment of its first element in bytes (16, or the 256 to 1024 a swizzled
+    /// `wgmma` operand needs: the hardware's swizzle reads absolute address bits).
+    pub align: u32,
 }
 
 /// Values only the hardware knows.
@@ -312,6 +317,34 @@ pub enum Stmt {
         b: Vec<Reg>,
         c: Vec<Reg>,
     },
+    /// Warpgroup matrix multiply-accumulate (sm_90a `wgmma.mma_async`), issued by each
+    /// warpgroup (128 consecutive threads, all present: uniform control flow) together:
+    /// `acc += a @ b` over one `m64 x n x k16` tile, `a` and `b` read from shared memory
+    /// as their descriptors describe ([`SmemMatrix`]), `acc` the lane's accumulator
+    /// registers in [`WgmmaShape::acc_coord`]'s layout. Asynchronous: it joins the
+    /// warpgroup's open group ([`Stmt::WgmmaCommit`]); `acc` is undefined, and the
+    /// operands' shared memory must not change, until a [`Stmt::WgmmaWait`] completes
+    /// the group. Shared memory written by ordinary stores or copies is visible to it
+    /// only after a [`Stmt::FenceProxyAsync`] and a barrier; `acc` written by anything
+    /// else since the last [`Stmt::WgmmaFence`] may not be read.
+    Wgmma {
+        shape: WgmmaShape,
+        acc: Vec<Reg>,
+        a: SmemMatrix,
+        b: SmemMatrix,
+    },
+    /// Orders the thread's earlier register accesses before the following `wgmma`s
+    /// (PTX `wgmma.fence`).
+    WgmmaFence,
+    /// Closes the warpgroup's open group of `wgmma`s (PTX `wgmma.commit_group`).
+    WgmmaCommit,
+    /// Waits until at most `pending` of the warpgroup's committed `wgmma` groups (the
+    /// most recent) are incomplete (PTX `wgmma.wait_group`).
+    WgmmaWait { pending: u32 },
+    /// Makes the thread's earlier shared-memory writes visible to the asynchronous proxy
+    /// (`wgmma`'s operand reads) once a barrier follows (PTX
+    /// `fence.proxy.async.shared::cta`).
+    FenceProxyAsync,
     /// `for iv in range(lower, upper, step)`: `iv` is assigned each trip.
     For {
         iv: Reg,

@@ -191,6 +191,42 @@ fn stmts(k: &ThreadKernel, body: &[Stmt], depth: usize, out: &mut String) {
                     k.shared[*arr as usize].name
                 );
             }
+            Stmt::Wgmma { shape, acc, a, b } => {
+                let regs: Vec<String> = acc.iter().map(|r| r.to_string()).collect();
+                let m = |x: &super::SmemMatrix| {
+                    format!(
+                        "{}[{} + {}] swizzle {} lbo {} sbo {}{}",
+                        k.shared[x.arr as usize].name,
+                        x.base,
+                        x.offset,
+                        x.swizzle,
+                        x.lbo,
+                        x.sbo,
+                        if x.mn_major { " mn" } else { " k" }
+                    )
+                };
+                let _ = writeln!(
+                    out,
+                    "{pad}wgmma m64n{}k16.{} {{{}}} += {} @ {}",
+                    shape.n,
+                    shape.input_name(),
+                    regs.join(", "),
+                    m(a),
+                    m(b)
+                );
+            }
+            Stmt::WgmmaFence => {
+                let _ = writeln!(out, "{pad}wgmma_fence");
+            }
+            Stmt::WgmmaCommit => {
+                let _ = writeln!(out, "{pad}wgmma_commit");
+            }
+            Stmt::WgmmaWait { pending } => {
+                let _ = writeln!(out, "{pad}wgmma_wait {pending}");
+            }
+            Stmt::FenceProxyAsync => {
+                let _ = writeln!(out, "{pad}fence_proxy_async");
+            }
             Stmt::CoopZero { dst } => {
                 let _ = writeln!(out, "{pad}{dst} = coop_zero {}", k.frag_ty(*dst));
             }

@@ -12,6 +12,7 @@
 //! their destinations hold poison.
 
 mod coop;
+mod wgmma;
 
 use super::{Expr, MmaKind, ParamKind, Reg, Special, Stmt, ThreadKernel};
 use crate::diag::{Diagnostic, ErrorKind, Result};
@@ -132,6 +133,7 @@ fn run_program<'a>(
         lanes_of_expr_dst: 1,
         copies_open: vec![],
         copies_committed: Default::default(),
+        wgmma: wgmma::WgmmaState::of(&k.body),
         races: Races {
             epoch: 0,
             touch: k
@@ -178,6 +180,8 @@ struct Sim<'a> {
     /// program's threads issue, commit and wait together (lockstep), so one queue
     /// serves them all.
     copies_committed: std::collections::VecDeque<Vec<PendingCopy>>,
+    /// Warpgroup MMAs in flight and the fences they need (`sim/wgmma.rs`).
+    wgmma: wgmma::WgmmaState,
     races: Races,
     /// Global writes that changed memory, global reads, loop iterations (all programs;
     /// see `interp::schedule`).
@@ -425,6 +429,7 @@ impl Sim<'_> {
     }
 
     fn reg(&self, r: Reg) -> Result<&Data> {
+        self.wgmma.check_read(r)?;
         self.regs
             .get(r.0 as usize)
             .and_then(Option::as_ref)
@@ -761,6 +766,7 @@ impl Sim<'_> {
                 self.lanes_of_expr_dst = lanes;
                 let v = self.eval(self.dt(*dst), expr, active)?;
                 self.lanes_of_expr_dst = 1;
+                self.wgmma.note_reg_write(*dst)?;
                 self.write(*dst, v, active);
             }
             Stmt::LdMatrix {
@@ -825,6 +831,11 @@ impl Sim<'_> {
                 }
                 self.coop(s)?;
             }
+            Stmt::Wgmma { .. }
+            | Stmt::WgmmaFence
+            | Stmt::WgmmaCommit
+            | Stmt::WgmmaWait { .. }
+            | Stmt::FenceProxyAsync => self.wgmma_stmt(s, active)?,
             Stmt::Mma { kind, d, a, b, c } => {
                 if active.iter().any(|a| !a) {
                     return Err(bug("mma reached by only part of the program"));
@@ -908,6 +919,7 @@ impl Sim<'_> {
                                 self.k.shared[*arr as usize].name
                             ))
                         })?;
+                        self.wgmma.note_shared_write(*arr, at)?;
                         set1(&mut self.shared[*arr as usize], at, &poison(sdt));
                         self.copies_open.push((*arr, at, v, i));
                     }
@@ -930,6 +942,7 @@ impl Sim<'_> {
                                 self.k.shared[arr as usize].name
                             ))
                         })?;
+                        self.wgmma.note_shared_write(arr, at)?;
                         set1(&mut self.shared[arr as usize], at, &v);
                     }
                 }
@@ -953,6 +966,7 @@ impl Sim<'_> {
                         }
                         for l in 0..lanes {
                             let at = j as usize + l;
+                            self.wgmma.note_shared_write(*arr, at)?;
                             if !same1(a, at, &vals, i * lanes + l) {
                                 self.races.write(*arr, at, i).map_err(|e| {
                                     bug(format!(
@@ -1224,6 +1238,7 @@ mod tests {
                 name: "s".into(),
                 dtype: DType::F32,
                 len: 64,
+                align: 16,
             }],
             regs,
             frags: vec![],

@@ -230,6 +230,36 @@ impl Verifier<'_> {
                     self.shared(*arr);
                 }
                 Stmt::Mma { .. } => self.needs(self.opt.mma, "a tensor-core mma"),
+                Stmt::Wgmma { shape, acc, a, b } => {
+                    self.needs(self.opt.wgmma, "a warpgroup mma (wgmma)");
+                    if if_depth > 0 {
+                        self.err("a wgmma inside an `If`".to_string());
+                    }
+                    if acc.len() != shape.regs() as usize {
+                        self.err(format!(
+                            "a wgmma of n{} with {} accumulators",
+                            shape.n,
+                            acc.len()
+                        ));
+                    }
+                    for m in [a, b] {
+                        self.shared(m.arr);
+                        if let Some(arr) = self.k.shared.get(m.arr as usize) {
+                            if arr.align < 8 * m.swizzle {
+                                self.err(format!(
+                                    "wgmma operand `{}` aligned to {} bytes, its swizzle repeats every {}",
+                                    arr.name,
+                                    arr.align,
+                                    8 * m.swizzle
+                                ));
+                            }
+                        }
+                    }
+                }
+                Stmt::WgmmaFence | Stmt::WgmmaCommit | Stmt::WgmmaWait { .. } => {
+                    self.needs(self.opt.wgmma, "a warpgroup mma (wgmma)")
+                }
+                Stmt::FenceProxyAsync => {}
                 Stmt::CoopZero { dst } => self.coop(&[*dst], None, if_depth),
                 Stmt::CoopLoad { dst, arr, .. } => self.coop(&[*dst], Some(*arr), if_depth),
                 Stmt::CoopStore { src, arr, .. } => self.coop(&[*src], Some(*arr), if_depth),

@@ -93,7 +93,21 @@ impl Stmt {
                 *cmp = f(*cmp);
                 *value = f(*value);
             }
-            Stmt::Barrier | Stmt::StorageBarrier | Stmt::AsyncCommit | Stmt::AsyncWait { .. } => {}
+            Stmt::Barrier
+            | Stmt::StorageBarrier
+            | Stmt::AsyncCommit
+            | Stmt::AsyncWait { .. }
+            | Stmt::WgmmaFence
+            | Stmt::WgmmaCommit
+            | Stmt::WgmmaWait { .. }
+            | Stmt::FenceProxyAsync => {}
+            Stmt::Wgmma { acc, a, b, .. } => {
+                for r in acc.iter_mut() {
+                    *r = f(*r);
+                }
+                a.base = f(a.base);
+                b.base = f(b.base);
+            }
             Stmt::AsyncCopy {
                 shared_index,
                 index,
@@ -149,6 +163,7 @@ impl Stmt {
             }
             Stmt::LdMatrix { dst, .. } => dst.clone(),
             Stmt::Mma { d, .. } => d.clone(),
+            Stmt::Wgmma { acc, .. } => acc.clone(),
             Stmt::For { iv, .. } => vec![*iv],
             _ => vec![],
         }
@@ -167,6 +182,10 @@ impl Stmt {
             | Stmt::LdMatrix { arr, .. }
             | Stmt::CoopLoad { arr, .. }
             | Stmt::CoopStore { arr, .. } => f(arr),
+            Stmt::Wgmma { a, b, .. } => {
+                f(&mut a.arr);
+                f(&mut b.arr);
+            }
             _ => {}
         }
     }
@@ -183,6 +202,7 @@ impl Stmt {
             | Stmt::LdMatrix { arr, .. }
             | Stmt::CoopLoad { arr, .. }
             | Stmt::CoopStore { arr, .. } => vec![*arr],
+            Stmt::Wgmma { a, b, .. } => vec![a.arr, b.arr],
             _ => vec![],
         }
     }

@@ -33,7 +33,7 @@ pub(crate) fn dist_dtype(x: &Expander, d: &Dist) -> DType {
 impl Expander<'_> {
     /// The thread-dependent part of coordinate `dim` of `layout` (XOR of the lane and
     /// warp bases selected by this thread's bits), computed once per kernel.
-    fn thread_coord(&mut self, layout: &LinearLayout, dim: usize) -> Reg {
+    pub(crate) fn thread_coord(&mut self, layout: &LinearLayout, dim: usize) -> Reg {
         if let Some(r) = self.thread_part.get(&(layout.clone(), dim)) {
             return *r;
         }

@@ -25,9 +25,10 @@
 //! 16x8 tile of its warp tile.
 
 use super::dist::Dist;
+use super::shared_tile::SharedTile;
 use super::{Expander, TVal};
 use crate::diag::{Diagnostic, Result};
-use crate::ir::ops::{Op, Precision};
+use crate::ir::ops::{Op, Precision, StagedLayout};
 use crate::ir::{BinaryOp, DType, Inst};
 use crate::lower::layout::LinearLayout;
 use crate::thread_ir::{Expr, MmaKind, Reg, RegTy, Stmt};
@@ -46,6 +47,8 @@ pub(crate) enum DotPlan {
     },
     /// Cooperative-matrix fragments per subgroup (`dot_coop.rs`).
     Coop(super::dot_coop::CoopTile),
+    /// Warpgroup MMA (`dot_wgmma.rs`).
+    Wgmma(super::dot_wgmma::WgmmaPlan),
 }
 
 impl DotPlan {
@@ -55,21 +58,33 @@ impl DotPlan {
         match self {
             DotPlan::Fma(l) | DotPlan::Mma { layout: l, .. } => l,
             DotPlan::Coop(t) => &t.layout,
+            DotPlan::Wgmma(p) => &p.layout,
         }
     }
 }
 
-/// Whether a dot of `[m, k] x [k, n]` reads its operands row-major from padded shared
-/// tiles ([`staged_layout`] with `tensor_cores`): the `mma.sync` and
-/// cooperative-matrix forms do.
-pub(crate) fn row_major_operands(
+/// The shared layout a dot of `[m, k] x [k, n]` reads its staged operand `operand`
+/// in: swizzled for `wgmma`, padded row-major for `mma.sync` and cooperative matrices,
+/// the FMA form otherwise.
+pub(crate) fn staged_form(
     opt: &super::ExpandOptions,
     types: (DType, DType, DType),
     precision: Precision,
     mnk: (u32, u32, u32),
-) -> bool {
-    mma_kind(opt, types, precision, mnk).is_some()
+    operand: u8,
+) -> StagedLayout {
+    if let Some(plan) = super::dot_wgmma::wgmma_plan(opt, types, precision, mnk) {
+        return StagedLayout::Swizzled {
+            bytes: plan.swizzle(operand),
+        };
+    }
+    if mma_kind(opt, types, precision, mnk).is_some()
         || super::dot_coop::coop_config(opt, types, precision, mnk).is_some()
+    {
+        StagedLayout::Padded
+    } else {
+        StagedLayout::Fma
+    }
 }
 
 /// Warps along M and N for an `m x n` tensor-core tile: split the dimension with more
@@ -115,32 +130,6 @@ pub(crate) fn mma_kind(
         .then_some(kind)
 }
 
-/// How a `dot` operand of `shape` (`[M, K]` for operand 0, `[K, N]` for operand 1)
-/// lies in shared memory: whether it is stored transposed, and the stride in elements
-/// of its stored rows. Tensor cores read both row-major, `a`'s rows padded by 16 bytes
-/// and `b`'s by 8 elements, which keeps `ldmatrix` rows and fragment loads free of
-/// bank conflicts; the FMA form reads `a` K-major (`[K][M]`) and `b` row-major, so
-/// that a thread's rows and columns at one `k` are consecutive.
-pub(crate) fn staged_layout(
-    operand: u8,
-    tensor_cores: bool,
-    shape: &[u32],
-    input: DType,
-) -> (bool, u32) {
-    match (tensor_cores, operand) {
-        (true, 0) => (false, shape[1] + 16 / input.size_bytes() as u32),
-        (true, _) => (false, shape[1] + 8),
-        (false, 0) => (true, shape[0]),
-        (false, _) => (false, shape[1]),
-    }
-}
-
-/// Elements of one staged operand tile (see [`staged_layout`]).
-pub(crate) fn staged_len(operand: u8, tensor_cores: bool, shape: &[u32], input: DType) -> u32 {
-    let (transpose, stride) = staged_layout(operand, tensor_cores, shape, input);
-    stride * if transpose { shape[1] } else { shape[0] }
-}
-
 impl Expander<'_> {
     /// How `inst` (a dot) is computed, and its accumulator layout.
     pub(crate) fn dot_plan(&self, inst: &Inst) -> Result<DotPlan> {
@@ -153,6 +142,9 @@ impl Expander<'_> {
         let (sa, sb) = (self.shape(*a), self.shape(*b));
         let (m, k, n) = (sa[0], sa[1], sb[1]);
         let types = (self.dtype(*a), self.dtype(*b), self.dtype(inst.results[0]));
+        if let Some(plan) = super::dot_wgmma::wgmma_plan(&self.opt, types, *precision, (m, n, k)) {
+            return Ok(DotPlan::Wgmma(plan));
+        }
         if let Some(kind) = mma_kind(&self.opt, types, *precision, (m, n, k)) {
             let (warps_m, warps_n) = mma_warps(m, n, self.opt.num_warps);
             let layout = LinearLayout::mma_accumulator(m, n, warps_m, warps_n, self.opt.num_warps)
@@ -203,7 +195,7 @@ impl Expander<'_> {
     }
 
     /// Fresh accumulator registers of `acc_dt` in `layout`, initialized from `acc`.
-    fn accumulators(
+    pub(crate) fn accumulators(
         &mut self,
         acc: crate::ir::Value,
         layout: &LinearLayout,
@@ -225,54 +217,43 @@ impl Expander<'_> {
             .collect())
     }
 
-    /// Writes a `rows x cols` operand to a new shared array whose rows are `stride`
-    /// elements apart; `transpose` stores it as `cols x rows` instead.
-    fn stage_strided(
+    /// Writes an operand of `shape` to a new shared array in `tile`'s layout.
+    fn stage_tile(
         &mut self,
         d: &Dist,
         shape: &[u32],
-        transpose: bool,
-        stride: u32,
+        tile: SharedTile,
         name: &str,
         dtype: DType,
     ) -> Result<u32> {
-        let rows = if transpose { shape[1] } else { shape[0] };
-        let arr = self.shared_array(name, dtype, rows * stride);
-        self.stage_into(arr, None, d, shape, transpose, stride, dtype)?;
+        let arr = self.shared_array_aligned(name, dtype, tile.len(shape), tile.align());
+        self.stage_into(arr, None, d, shape, tile, dtype)?;
         Ok(arr)
     }
 
-    /// Writes a `rows x cols` operand to shared array `arr` from element `base` (0 when
-    /// `None`) on, rows `stride` elements apart (`cols x rows` with `transpose`).
-    #[allow(clippy::too_many_arguments)]
+    /// Writes an operand of `shape` to shared array `arr` from element `base` (0 when
+    /// `None`) on, in `tile`'s layout.
     pub(crate) fn stage_into(
         &mut self,
         arr: u32,
         base: Option<Reg>,
         d: &Dist,
         shape: &[u32],
-        transpose: bool,
-        stride: u32,
+        tile: SharedTile,
         dtype: DType,
     ) -> Result<()> {
-        let rows = if transpose { shape[1] } else { shape[0] };
         let layout = match d {
             Dist::Regs { layout, .. } => layout.clone(),
             Dist::Uniform(_) => self.canonical(shape)?,
         };
         let regs = self.in_layout(d, &layout)?;
-        let view = if transpose {
-            layout.permute(&[1, 0])
-        } else {
-            layout
-        };
-        let idx = self.linear_indices(&view, &[rows, stride])?;
+        let idx = self.tile_indices(&layout, shape, &tile)?;
         // Runs of registers along the contiguous dimension go out as one wide store
-        // (the rows are padded to keep them aligned).
-        let width = if transpose {
+        // (padded rows and swizzled chunks keep them aligned).
+        let width = if tile.transposed() {
             1
         } else {
-            self.stage_width(&view, stride, dtype)
+            self.stage_width(&layout, tile.contiguous(), dtype)
         };
         for (first, group) in regs.chunks(width).enumerate() {
             let index = match base {
@@ -321,6 +302,18 @@ impl Expander<'_> {
         a: crate::ir::Value,
         b: crate::ir::Value,
     ) -> Result<(Option<(super::Ring, Reg)>, Option<(super::Ring, Reg)>)> {
+        self.staged_operands_for(a, b, false)
+    }
+
+    /// [`Self::staged_operands`]; with `async_proxy`, each thread also makes its
+    /// copies visible to the asynchronous proxy (`wgmma` reads) before the barrier.
+    #[allow(clippy::type_complexity)]
+    pub(super) fn staged_operands_for(
+        &mut self,
+        a: crate::ir::Value,
+        b: crate::ir::Value,
+        async_proxy: bool,
+    ) -> Result<(Option<(super::Ring, Reg)>, Option<(super::Ring, Reg)>)> {
         let (staged_a, staged_b) = (self.staged(a)?, self.staged(b)?);
         let pending = staged_a
             .iter()
@@ -329,6 +322,9 @@ impl Expander<'_> {
             .min();
         if let Some(pending) = pending {
             self.emit(Stmt::AsyncWait { pending });
+            if async_proxy {
+                self.emit(Stmt::FenceProxyAsync);
+            }
         }
         self.emit(Stmt::Barrier);
         Ok((staged_a, staged_b))
@@ -343,7 +339,7 @@ impl Expander<'_> {
         v: crate::ir::Value,
         staged: Option<(super::Ring, Reg)>,
         shape: &[u32],
-        (transpose, stride): (bool, u32),
+        tile: SharedTile,
         name: &str,
         input: DType,
     ) -> Result<(u32, Option<Reg>)> {
@@ -355,18 +351,15 @@ impl Expander<'_> {
             }
             None => {
                 let d = self.data(v)?;
-                Ok((
-                    self.stage_strided(&d, shape, transpose, stride, name, input)?,
-                    None,
-                ))
+                Ok((self.stage_tile(&d, shape, tile, name, input)?, None))
             }
         }
     }
 
     /// How many consecutive registers of `layout` (a run along the last dimension) one
-    /// shared store may cover, in rows `stride` elements apart: at most 16 bytes, and
-    /// only where the wide accesses are enabled.
-    fn stage_width(&self, layout: &LinearLayout, stride: u32, dtype: DType) -> usize {
+    /// shared store may cover where runs of `contiguous` elements stay together: at
+    /// most 16 bytes, and only where the wide accesses are enabled.
+    fn stage_width(&self, layout: &LinearLayout, contiguous: u32, dtype: DType) -> usize {
         let max_lanes = self.opt.wide_lanes(dtype);
         if max_lanes < 2 {
             return 1;
@@ -380,11 +373,7 @@ impl Expander<'_> {
             }
             run <<= 1;
         }
-        let mut width = run.min(max_lanes);
-        while width > 1 && !stride.is_multiple_of(width) {
-            width /= 2;
-        }
-        width as usize
+        run.min(max_lanes).min(contiguous).max(1) as usize
     }
 
     /// A vector register holding `lanes`: the wide load they were extracted from when
@@ -428,15 +417,14 @@ impl Expander<'_> {
         let (m, k, n) = (sa[0], sa[1], sb[1]);
         let input = kind.input();
         let accs = self.accumulators(*acc, &layout, DType::F32)?;
-        let sa_stride = staged_layout(0, true, &sa, input).1;
-        let sb_stride = staged_layout(1, true, &sb, input).1;
+        let tile_a = SharedTile::of(StagedLayout::Padded, 0, &sa, input);
+        let tile_b = SharedTile::of(StagedLayout::Padded, 1, &sb, input);
+        let (sa_stride, sb_stride) = (tile_a.stride(), tile_b.stride());
         // Operands in registers are stored after the barrier, then another.
         let (staged_a, staged_b) = self.staged_operands(*a, *b)?;
         let in_regs = staged_a.is_none() || staged_b.is_none();
-        let (arr_a, a_slot) =
-            self.dot_operand(*a, staged_a, &sa, (false, sa_stride), "mma_a", input)?;
-        let (arr_b, b_slot) =
-            self.dot_operand(*b, staged_b, &sb, (false, sb_stride), "mma_b", input)?;
+        let (arr_a, a_slot) = self.dot_operand(*a, staged_a, &sa, tile_a, "mma_a", input)?;
+        let (arr_b, b_slot) = self.dot_operand(*b, staged_b, &sb, tile_b, "mma_b", input)?;
         if in_regs {
             self.emit(Stmt::Barrier);
         }
@@ -671,6 +659,7 @@ impl Expander<'_> {
                 warps_n,
             } => return self.dot_mma(inst, kind, layout, warps_m, warps_n),
             DotPlan::Coop(tile) => return self.dot_coop(inst, tile),
+            DotPlan::Wgmma(plan) => return self.dot_wgmma(inst, plan),
             DotPlan::Fma(layout) => layout,
         };
         let Op::Dot { a, b, acc, .. } = &inst.op else {
@@ -705,8 +694,8 @@ impl Expander<'_> {
         let vec_a = self.fma_vector_runs(&layout, 0, ta, m);
         let vec_b = self.fma_vector_runs(&layout, 1, tb, n);
         let (la, lb) = (
-            staged_layout(0, false, &sa, ta),
-            staged_layout(1, false, &sb, tb),
+            SharedTile::of(StagedLayout::Fma, 0, &sa, ta),
+            SharedTile::of(StagedLayout::Fma, 1, &sb, tb),
         );
         let in_regs = staged_a.is_none() || staged_b.is_none();
         let (arr_a, a_slot) = self.dot_operand(*a, staged_a, &sa, la, "dot_a", ta)?;
@@ -714,7 +703,7 @@ impl Expander<'_> {
         if in_regs {
             self.emit(Stmt::Barrier);
         }
-        let a_stride = la.1;
+        let a_stride = la.stride();
         // Rows and columns of this thread's registers; registers sharing a register-part
         // coordinate share the same row (column) register.
         let rows = self.coordinates(&layout, 0, 0)?;
@@ -742,7 +731,7 @@ impl Expander<'_> {
         self.open();
         let ac = self.int_const(DType::I32, a_stride as i64);
         let a_row = self.assign(DType::I32, Expr::Binary(BinaryOp::Mul, iv, ac));
-        let nc = self.int_const(DType::I32, lb.1 as i64);
+        let nc = self.int_const(DType::I32, lb.stride() as i64);
         let b_row = self.assign(DType::I32, Expr::Binary(BinaryOp::Mul, iv, nc));
         let slot = |x: &mut Self, row: Reg, slot: Option<Reg>| match slot {
             Some(s) => x.assign(DType::I32, Expr::Binary(BinaryOp::Add, row, s)),

@@ -7,7 +7,7 @@
 //! `Special::SubgroupId`) owns the `size x size` fragments of its warp tile and keeps
 //! them across the K loop as fragment variables ([`TVal::Frags`], carried by loops
 //! like registers). Both operands are staged row-major in shared memory, padded as for
-//! tensor cores ([`super::dot::staged_layout`]); for each K step of `size`, a subgroup
+//! tensor cores ([`super::shared_tile::SharedTile`]); for each K step of `size`, a subgroup
 //! loads the A fragments of its rows and the B fragments of its columns once and issues
 //! one multiply-add per accumulator fragment.
 //!
@@ -331,14 +331,15 @@ impl Expander<'_> {
                 c
             }
         };
-        let sa_stride = super::dot::staged_layout(0, true, &sa, input).1;
-        let sb_stride = super::dot::staged_layout(1, true, &sb, input).1;
+        use super::shared_tile::SharedTile;
+        use crate::ir::StagedLayout;
+        let tile_a = SharedTile::of(StagedLayout::Padded, 0, &sa, input);
+        let tile_b = SharedTile::of(StagedLayout::Padded, 1, &sb, input);
+        let (sa_stride, sb_stride) = (tile_a.stride(), tile_b.stride());
         let (staged_a, staged_b) = self.staged_operands(*a, *b)?;
         let in_regs = staged_a.is_none() || staged_b.is_none();
-        let (arr_a, a_slot) =
-            self.dot_operand(*a, staged_a, &sa, (false, sa_stride), "coop_a", input)?;
-        let (arr_b, b_slot) =
-            self.dot_operand(*b, staged_b, &sb, (false, sb_stride), "coop_b", input)?;
+        let (arr_a, a_slot) = self.dot_operand(*a, staged_a, &sa, tile_a, "coop_a", input)?;
+        let (arr_b, b_slot) = self.dot_operand(*b, staged_b, &sb, tile_b, "coop_b", input)?;
         if in_regs {
             self.emit(Stmt::Barrier);
         }

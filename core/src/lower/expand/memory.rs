@@ -10,7 +10,7 @@ use super::checked::AccessSite;
 /// The masks of a tested access and the report to emit after it.
 type Guarded = (Vec<Option<Reg>>, Vec<Stmt>);
 use super::dist::Dist;
-use super::dot::staged_layout;
+use super::shared_tile::SharedTile;
 use super::{Expander, Ring, TVal};
 use crate::diag::{Diagnostic, Result};
 use crate::ir::ops::{Op, Staging};
@@ -326,7 +326,7 @@ impl Expander<'_> {
     }
 
     /// A `dot` operand load staged in shared memory (`ir::Staging`): into the ring's
-    /// next slot, in the layout the `dot` reads (`dot::staged_layout`), by asynchronous
+    /// next slot, in the layout the `dot` reads ([`SharedTile`]), by asynchronous
     /// copies of 4 to 16 bytes where the addresses allow (masked-off elements are
     /// zero-filled), else by a load through registers and shared stores.
     /// Either way the thread then commits a copy group, so that every staged load is
@@ -340,9 +340,8 @@ impl Expander<'_> {
     ) -> Result<TVal> {
         let shape = self.shape(result);
         let dtype = self.dtype(result);
-        let (transpose, stride) = staged_layout(stage.operand, stage.tensor_cores, &shape, dtype);
-        let rows = if transpose { shape[1] } else { shape[0] };
-        let slot_len = rows * stride;
+        let tile = SharedTile::of(stage.layout, stage.operand, &shape, dtype);
+        let slot_len = tile.len(&shape);
         let ring = match self.rings.get(&stage.ring) {
             Some(r) => r.clone(),
             None => {
@@ -351,7 +350,10 @@ impl Expander<'_> {
                     stage.ring,
                     ["a", "b"][stage.operand as usize & 1]
                 );
-                let arr = self.shared_array(&name, dtype, slot_len * stage.stages);
+                // Slots are whole multiples of the alignment (swizzled tiles are made
+                // of whole 8-row groups).
+                let arr =
+                    self.shared_array_aligned(&name, dtype, slot_len * stage.stages, tile.align());
                 let bytes = slot_len * stage.stages * dtype.size_bytes() as u32;
                 self.note(
                     self.span,
@@ -403,12 +405,12 @@ impl Expander<'_> {
         let size = dtype.size_bytes() as u32;
         // Stored transposed, a thread's run along the last dimension is not contiguous
         // in shared memory: one element a copy.
-        let mut width = if transpose {
+        let mut width = if tile.transposed() {
             1
         } else {
             self.vector_width(ptr, &[mask], layout.as_ref(), dtype, false) as u32
         };
-        while width > 1 && !stride.is_multiple_of(width) {
+        while width > tile.contiguous() {
             width /= 2;
         }
         // The copies' tile, for locating a reported element (in the load's layout,
@@ -416,12 +418,12 @@ impl Expander<'_> {
         let view_for_checks = layout.clone();
         match layout {
             Some(layout) if [4, 8, 16].contains(&(width * size)) => {
-                let view = if transpose {
+                let idx = self.tile_indices(&layout, &shape, &tile)?;
+                let view = if tile.transposed() {
                     layout.permute(&[1, 0])
                 } else {
                     layout
                 };
-                let idx = self.linear_indices(&view, &[rows, stride])?;
                 // Where the layout replicates the tile (more threads or registers than
                 // elements), only the first holder of an element copies it.
                 let (owner, first_copy) = self.ownership(Some(&view));
@@ -478,7 +480,7 @@ impl Expander<'_> {
             }
             _ => {
                 let d = self.load(ptr, mask, None, result)?;
-                self.stage_into(ring.arr, Some(base), &d, &shape, transpose, stride, dtype)?;
+                self.stage_into(ring.arr, Some(base), &d, &shape, tile, dtype)?;
             }
         }
         self.emit(Stmt::AsyncCommit);

@@ -19,9 +19,11 @@ mod checked;
 mod dist;
 pub(crate) mod dot;
 mod dot_coop;
+pub(crate) mod dot_wgmma;
 mod memory;
 mod reduce;
 mod remat;
+pub(crate) mod shared_tile;
 
 use crate::diag::{Diagnostic, ErrorKind, Result, Span};
 use crate::ir::ops::{Const, Op};
@@ -50,6 +52,9 @@ pub struct ExpandOptions {
     /// Whether `dot` may use warp-level tensor-core instructions ([`Stmt::Mma`]):
     /// f16/bf16 inputs and f32 inputs at tf32 precision, with f32 accumulators.
     pub mma: bool,
+    /// Whether `dot` may use warpgroup MMA ([`Stmt::Wgmma`], sm_90a): f16/bf16 inputs
+    /// with f32 accumulators, operands in swizzled shared memory (`dot_wgmma.rs`).
+    pub wgmma: bool,
     /// The widest global access in bytes (16 for `ld.global.v4.b32`); 0 or 4 keeps
     /// every access scalar. Wide accesses are used where the axis analysis proves a
     /// thread's run of elements contiguous, aligned and uniformly masked.
@@ -114,6 +119,7 @@ impl ExpandOptions {
             warp_size: 32,
             backend: "WGSL",
             mma: false,
+            wgmma: false,
             vector_bytes: 16,
             wide_16bit: false,
             wide_f16: false,
@@ -137,6 +143,7 @@ impl ExpandOptions {
             warp_size: 32,
             backend: "PTX",
             mma: true,
+            wgmma: false,
             vector_bytes: 16,
             wide_16bit: true,
             wide_f16: true,
@@ -175,6 +182,7 @@ impl Default for ExpandOptions {
             warp_size: 32,
             backend: "GPU",
             mma: false,
+            wgmma: false,
             vector_bytes: 0,
             wide_16bit: false,
             wide_f16: false,
@@ -416,10 +424,16 @@ impl<'k> Expander<'k> {
 
     /// Declares a shared array; returns its index.
     pub fn shared_array(&mut self, name: &str, dtype: DType, len: u32) -> u32 {
+        self.shared_array_aligned(name, dtype, len, 16)
+    }
+
+    /// A new shared array whose first element is aligned to `align` bytes.
+    pub fn shared_array_aligned(&mut self, name: &str, dtype: DType, len: u32, align: u32) -> u32 {
         self.out.shared.push(SharedArray {
             name: name.to_string(),
             dtype,
             len,
+            align,
         });
         self.out.shared.len() as u32 - 1
     }

@@ -1,0 +1,225 @@
+//! The dot plan (warpgroup form): `dot` on Hopper's warpgroup MMA
+//! ([`ExpandOptions::wgmma`](super::ExpandOptions), PTX `wgmma.mma_async` on sm_90a).
+//!
+//! The program's warps form warpgroups of four; the `M x N` accumulator tile is split
+//! into `wg_m x wg_n` warpgroup tiles (along M first, 64 rows at least), each a column
+//! of `m64 x n` instruction tiles with `n` the warpgroup tile's width (up to 256), its
+//! accumulators in registers ([`LinearLayout::wgmma_accumulator`]). Both operands sit in
+//! shared memory in the swizzled layout ([`SwizzledTile`]): `a` K-major, `b` N-major
+//! (`imm-trans-b`), so row-major tiles go in as they are, 16-byte chunks at a time,
+//! by the pipeline's asynchronous copies or by stores. Each K step of 16 issues one
+//! `wgmma` per instruction tile of the warpgroup, its operands described by matrix
+//! descriptors ([`SmemMatrix`]) whose start moves along K inside a swizzled row (the
+//! hardware applies the swizzle to the resulting addresses).
+//!
+//! Ordering: the operands' writers wait for their copies, make their shared writes
+//! visible to the asynchronous proxy (`fence.proxy.async`), and meet at a barrier; a
+//! `wgmma.fence` orders the accumulators' last ordinary writes; the K steps form one
+//! group, committed and waited for before anything reads the accumulators or the
+//! operands' slots are refilled.
+
+use super::shared_tile::{SharedTile, SwizzledTile};
+use super::{Expander, TVal};
+use crate::diag::{Diagnostic, Result};
+use crate::ir::ops::{Op, Precision};
+use crate::ir::{BinaryOp, DType, Inst, StagedLayout};
+use crate::lower::expand::dist::Dist;
+use crate::lower::layout::LinearLayout;
+use crate::thread_ir::{Expr, SmemMatrix, Stmt, WgmmaShape};
+
+/// How a dot runs on warpgroup MMA.
+#[derive(Clone, Debug)]
+pub(crate) struct WgmmaPlan {
+    pub input: DType,
+    /// Warpgroups along M and N.
+    pub wg_m: u32,
+    pub wg_n: u32,
+    /// The swizzle widths of `a` (K-major) and `b` (N-major), in bytes.
+    pub a_bytes: u32,
+    pub b_bytes: u32,
+    pub layout: LinearLayout,
+}
+
+impl WgmmaPlan {
+    /// The swizzle width of operand `operand`'s staged tile.
+    pub(crate) fn swizzle(&self, operand: u8) -> u32 {
+        if operand == 0 {
+            self.a_bytes
+        } else {
+            self.b_bytes
+        }
+    }
+}
+
+/// The warpgroup plan for a dot of `[m, k] x [k, n]` with inputs `ta`, `tb` and
+/// accumulator `acc` under `opt`, or `None` where it does not apply: f16 or bf16 inputs
+/// into f32, whole warpgroups, `m` a multiple of 64, `k` and `n` of 16, and every
+/// warpgroup given a tile of at least 64 rows and whole swizzle blocks of `b`.
+pub(crate) fn wgmma_plan(
+    opt: &super::ExpandOptions,
+    (ta, tb, acc): (DType, DType, DType),
+    _precision: Precision,
+    (m, n, k): (u32, u32, u32),
+) -> Option<WgmmaPlan> {
+    let input_ok = matches!(ta, DType::F16 | DType::BF16) && ta == tb && acc == DType::F32;
+    if !opt.wgmma || !input_ok || opt.warp_size != 32 || !opt.num_warps.is_multiple_of(4) {
+        return None;
+    }
+    if !m.is_multiple_of(WgmmaShape::M) || !k.is_multiple_of(WgmmaShape::K) || !n.is_multiple_of(16)
+    {
+        return None;
+    }
+    let elem = ta.size_bytes() as u32;
+    let a_bytes = SwizzledTile::width_for(k * elem)?;
+    let b_bytes = SwizzledTile::width_for(n * elem)?;
+    let groups = opt.num_warps / 4;
+    let (mut wg_m, mut wg_n) = (1u32, 1u32);
+    while wg_m * wg_n < groups {
+        let half_n = n / (wg_n * 2);
+        if m / (wg_m * 2) >= WgmmaShape::M {
+            wg_m *= 2;
+        } else if half_n >= 16 && half_n.is_multiple_of(b_bytes / elem) {
+            wg_n *= 2;
+        } else {
+            return None;
+        }
+    }
+    if n / wg_n > 256 {
+        return None;
+    }
+    let layout = LinearLayout::wgmma_accumulator(m, n, wg_m, wg_n, opt.num_warps).ok()?;
+    Some(WgmmaPlan {
+        input: ta,
+        wg_m,
+        wg_n,
+        a_bytes,
+        b_bytes,
+        layout,
+    })
+}
+
+impl Expander<'_> {
+    /// The warpgroup dot (see the module documentation).
+    pub(crate) fn dot_wgmma(&mut self, inst: &Inst, plan: WgmmaPlan) -> Result<()> {
+        let Op::Dot { a, b, acc, .. } = &inst.op else {
+            return Err(Diagnostic::internal("dot_wgmma of a non-dot"));
+        };
+        let (sa, sb) = (self.shape(*a), self.shape(*b));
+        let (m, k, n) = (sa[0], sa[1], sb[1]);
+        let input = plan.input;
+        let tile_a = SharedTile::of(
+            StagedLayout::Swizzled {
+                bytes: plan.a_bytes,
+            },
+            0,
+            &sa,
+            input,
+        );
+        let tile_b = SharedTile::of(
+            StagedLayout::Swizzled {
+                bytes: plan.b_bytes,
+            },
+            1,
+            &sb,
+            input,
+        );
+        let (SharedTile::Swizzled(za), SharedTile::Swizzled(zb)) = (tile_a, tile_b) else {
+            return Err(Diagnostic::internal("wgmma operands not swizzled"));
+        };
+        let accs = self.accumulators(*acc, &plan.layout, DType::F32)?;
+        let (staged_a, staged_b) = self.staged_operands_for(*a, *b, true)?;
+        let in_regs = staged_a.is_none() || staged_b.is_none();
+        let (arr_a, a_slot) = self.dot_operand(*a, staged_a, &sa, tile_a, "wgmma_a", input)?;
+        let (arr_b, b_slot) = self.dot_operand(*b, staged_b, &sb, tile_b, "wgmma_b", input)?;
+        if in_regs {
+            self.emit(Stmt::FenceProxyAsync);
+            self.emit(Stmt::Barrier);
+        }
+        let (rows_wg, cols_wg) = (m / plan.wg_m, n / plan.wg_n);
+        let tiles_m = rows_wg / WgmmaShape::M;
+        let shape = WgmmaShape { input, n: cols_wg };
+        self.note(
+            inst.span,
+            format!(
+                "dot {m}x{n}x{k} on warpgroup MMA (wgmma m64n{cols_wg}k16.{}), {}x{} warpgroup tiles, operands swizzled {}/{} bytes",
+                shape.input_name(),
+                plan.wg_m,
+                plan.wg_n,
+                plan.a_bytes,
+                plan.b_bytes
+            ),
+        );
+        // Each warpgroup's first row of `a` and first column of `b` (whole 8-row
+        // groups and whole column blocks, so no swizzle enters the offsets).
+        let (a_first, b_first) = (za.offset(rows_wg, 0), zb.offset(0, cols_wg));
+        let (wg_m, log_wg_m) = (plan.wg_m, plan.wg_m.trailing_zeros());
+        let (a_off, b_off) = self.hoist(|x| {
+            let c = |x: &mut Self, v: u32| x.int_const(DType::I32, v as i64);
+            let bin = |x: &mut Self, op, l, r| x.assign(DType::I32, Expr::Binary(op, l, r));
+            let (warp, two) = (x.warp, c(x, 2));
+            let group = bin(x, BinaryOp::Shr, warp, two);
+            let mask = c(x, wg_m - 1);
+            let gm = bin(x, BinaryOp::And, group, mask);
+            let sh = c(x, log_wg_m);
+            let gn = bin(x, BinaryOp::Shr, group, sh);
+            let s = c(x, a_first);
+            let a_off = bin(x, BinaryOp::Mul, gm, s);
+            let s = c(x, b_first);
+            let b_off = bin(x, BinaryOp::Mul, gn, s);
+            (a_off, b_off)
+        });
+        let add = |x: &mut Self, off, slot: Option<crate::thread_ir::Reg>| match slot {
+            Some(s) => x.assign(DType::I32, Expr::Binary(BinaryOp::Add, off, s)),
+            None => off,
+        };
+        let a_base = add(self, a_off, a_slot);
+        let b_base = add(self, b_off, b_slot);
+        let regs = shape.regs() as usize;
+        self.emit(Stmt::WgmmaFence);
+        for kk in (0..k).step_by(WgmmaShape::K as usize) {
+            // `b`: rows kk.. of the warpgroup's first column block.
+            let b = SmemMatrix {
+                arr: arr_b,
+                base: b_base,
+                offset: kk * zb.block_cols(),
+                swizzle: zb.bytes,
+                lbo: zb.block_bytes(),
+                sbo: 8 * zb.bytes,
+                mn_major: true,
+            };
+            for t in 0..tiles_m {
+                // `a`: row 64t of the warpgroup's rows, column kk (the start inside a
+                // swizzled row, unswizzled: the hardware swizzles the addresses).
+                let (block, within) = (kk / za.block_cols(), kk % za.block_cols());
+                let a = SmemMatrix {
+                    arr: arr_a,
+                    base: a_base,
+                    offset: block * za.rows * za.block_cols()
+                        + t * WgmmaShape::M * za.block_cols()
+                        + within,
+                    swizzle: za.bytes,
+                    lbo: 16,
+                    sbo: 8 * za.bytes,
+                    mn_major: false,
+                };
+                let first = t as usize * regs;
+                self.emit(Stmt::Wgmma {
+                    shape,
+                    acc: accs[first..first + regs].to_vec(),
+                    a,
+                    b,
+                });
+            }
+        }
+        self.emit(Stmt::WgmmaCommit);
+        self.emit(Stmt::WgmmaWait { pending: 0 });
+        self.set(
+            inst.results[0],
+            TVal::Data(Dist::Regs {
+                layout: plan.layout,
+                regs: accs,
+            }),
+        );
+        Ok(())
+    }
+}

@@ -1,0 +1,270 @@
+//! How a `dot` operand tile lies in shared memory: the element offset of each of its
+//! coordinates, for the stores and asynchronous copies that fill it and for the plan
+//! that reads it.
+//!
+//! Three forms, one per dot plan ([`StagedLayout`]):
+//! - **FMA**: `a` K-major (`[K][M]`), `b` row-major, unpadded: a thread's rows and
+//!   columns at one `k` are consecutive.
+//! - **Padded** (`mma.sync`, cooperative matrices): both row-major, `a`'s rows padded by
+//!   16 bytes and `b`'s by 8 elements, so `ldmatrix` rows miss each other's banks.
+//! - **Swizzled** (`wgmma`): both row-major (`a` K-major, `b` N-major), the tile cut along
+//!   its contiguous dimension into blocks of `bytes`-wide rows (32, 64 or 128 bytes:
+//!   the widest the tile fills), blocks one after the other; within each group of
+//!   eight rows, 16-byte chunk `c` of row `r` is stored at chunk `c ^ (r % 8)` (the
+//!   bits the row's position contributes to address bits 7.. XORed into bits 4..).
+//!   This is the hardware's canonical layout for matrix descriptors: a 128-byte
+//!   swizzle is `Swizzle<3,4,3>` on byte addresses, repeating every 1024 bytes, so a
+//!   swizzled tile starts on a multiple of `8 * bytes`. The map from coordinates to
+//!   offsets is linear over GF(2), so a thread computes its own part once and each
+//!   register XORs in a constant.
+
+use super::Expander;
+use crate::diag::{Diagnostic, Result};
+use crate::ir::{BinaryOp, DType, StagedLayout};
+use crate::lower::layout::LinearLayout;
+use crate::thread_ir::{Expr, Reg};
+
+/// The shared layout of one operand tile (see the module documentation).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum SharedTile {
+    /// Rows `stride` elements apart; `transpose` stores the tile as `[cols][rows]`.
+    Strided { transpose: bool, stride: u32 },
+    /// The `wgmma` form.
+    Swizzled(SwizzledTile),
+}
+
+/// A `rows x cols` tile (contiguous along `cols`) of `elem`-byte elements in blocks
+/// of `bytes`-wide rows, 16-byte chunks swizzled within groups of eight rows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct SwizzledTile {
+    pub rows: u32,
+    pub cols: u32,
+    pub bytes: u32,
+    pub elem: u32,
+}
+
+impl SwizzledTile {
+    /// The swizzle width for a tile whose rows are `row_bytes` long: the widest of
+    /// 128, 64 and 32 bytes they fill; `None` below 32 bytes.
+    pub(crate) fn width_for(row_bytes: u32) -> Option<u32> {
+        [128, 64, 32].into_iter().find(|&w| row_bytes >= w)
+    }
+
+    /// Elements in one block row.
+    pub(crate) fn block_cols(&self) -> u32 {
+        self.bytes / self.elem
+    }
+
+    /// Bytes from one block of columns to the next.
+    pub(crate) fn block_bytes(&self) -> u32 {
+        self.rows * self.bytes
+    }
+
+    /// The element offset of `(row, col)`.
+    pub(crate) fn offset(&self, row: u32, col: u32) -> u32 {
+        let wc = self.block_cols();
+        let e = (col / wc) * self.rows * wc + row * wc + col % wc;
+        let byte = e * self.elem;
+        let mask = self.bytes / 16 - 1;
+        (byte ^ (((byte >> 7) & mask) << 4)) / self.elem
+    }
+}
+
+impl SharedTile {
+    /// The layout a staged operand of `shape` (`[M, K]` for operand 0, `[K, N]` for
+    /// operand 1) and element type `dtype` takes for `layout`.
+    pub(crate) fn of(layout: StagedLayout, operand: u8, shape: &[u32], dtype: DType) -> SharedTile {
+        let elem = dtype.size_bytes() as u32;
+        match (layout, operand) {
+            (StagedLayout::Padded, 0) => SharedTile::Strided {
+                transpose: false,
+                stride: shape[1] + 16 / elem,
+            },
+            (StagedLayout::Padded, _) => SharedTile::Strided {
+                transpose: false,
+                stride: shape[1] + 8,
+            },
+            (StagedLayout::Fma, 0) => SharedTile::Strided {
+                transpose: true,
+                stride: shape[0],
+            },
+            (StagedLayout::Fma, _) => SharedTile::Strided {
+                transpose: false,
+                stride: shape[1],
+            },
+            (StagedLayout::Swizzled { bytes }, _) => SharedTile::Swizzled(SwizzledTile {
+                rows: shape[0],
+                cols: shape[1],
+                bytes,
+                elem,
+            }),
+        }
+    }
+
+    /// Elements of one tile of `shape`.
+    pub(crate) fn len(&self, shape: &[u32]) -> u32 {
+        match *self {
+            SharedTile::Strided { transpose, stride } => {
+                stride * if transpose { shape[1] } else { shape[0] }
+            }
+            SharedTile::Swizzled(t) => t.rows * t.cols,
+        }
+    }
+
+    /// The alignment, in bytes, the tile's start needs.
+    pub(crate) fn align(&self) -> u32 {
+        match self {
+            SharedTile::Strided { .. } => 16,
+            SharedTile::Swizzled(t) => 8 * t.bytes,
+        }
+    }
+
+    /// Elements from one stored row to the next (strided), or in a block row
+    /// (swizzled).
+    pub(crate) fn stride(&self) -> u32 {
+        match *self {
+            SharedTile::Strided { stride, .. } => stride,
+            SharedTile::Swizzled(t) => t.block_cols(),
+        }
+    }
+
+    /// Whether the tile is stored transposed (a thread's run along the last dimension
+    /// is then not contiguous in shared memory).
+    pub(crate) fn transposed(&self) -> bool {
+        matches!(
+            self,
+            SharedTile::Strided {
+                transpose: true,
+                ..
+            }
+        )
+    }
+
+    /// The most elements of a run along the last dimension that stay contiguous (and
+    /// aligned) in shared memory: a row (strided), a 16-byte chunk (swizzled).
+    pub(crate) fn contiguous(&self) -> u32 {
+        match *self {
+            SharedTile::Strided {
+                transpose: true, ..
+            } => 1,
+            SharedTile::Strided { stride, .. } => 1 << stride.trailing_zeros(),
+            SharedTile::Swizzled(t) => 16 / t.elem,
+        }
+    }
+}
+
+impl Expander<'_> {
+    /// The element offset in `tile` of each register's coordinate of `layout` (a
+    /// layout of the operand's `[rows, cols]` shape, before any transposition).
+    pub(crate) fn tile_indices(
+        &mut self,
+        layout: &LinearLayout,
+        shape: &[u32],
+        tile: &SharedTile,
+    ) -> Result<Vec<Reg>> {
+        match *tile {
+            SharedTile::Strided { transpose, stride } => {
+                let (view, rows) = if transpose {
+                    (layout.permute(&[1, 0]), shape[1])
+                } else {
+                    (layout.clone(), shape[0])
+                };
+                self.linear_indices(&view, &[rows, stride])
+            }
+            SharedTile::Swizzled(t) => {
+                if layout.rank() != 2 || layout.shape() != [t.rows, t.cols] {
+                    return Err(Diagnostic::internal(format!(
+                        "swizzled tile {}x{} for a layout of {:?}",
+                        t.rows,
+                        t.cols,
+                        layout.shape()
+                    )));
+                }
+                // The thread's part: the offset of its register-0 coordinate with the
+                // register bits cleared, computed once; the offset map is linear, so
+                // each register XORs in the offset of its own part.
+                let row = self.thread_coord(layout, 0);
+                let col = self.thread_coord(layout, 1);
+                let base = self.swizzled_offset(&t, row, col);
+                let mut out = vec![];
+                for r in 0..layout.num_regs() {
+                    let c = layout.apply(r, 0, 0);
+                    let part = t.offset(c[0], c[1]);
+                    if part == 0 {
+                        out.push(base);
+                        continue;
+                    }
+                    let k = self.int_const(DType::I32, part as i64);
+                    out.push(self.assign(DType::I32, Expr::Binary(BinaryOp::Xor, base, k)));
+                }
+                Ok(out)
+            }
+        }
+    }
+
+    /// [`SwizzledTile::offset`] of registers `row` and `col`.
+    fn swizzled_offset(&mut self, t: &SwizzledTile, row: Reg, col: Reg) -> Reg {
+        let c = |x: &mut Self, v: u32| x.int_const(DType::I32, v as i64);
+        let bin = |x: &mut Self, op, l, r| x.assign(DType::I32, Expr::Binary(op, l, r));
+        let wc = t.block_cols();
+        let (log_wc, log_rows) = (wc.trailing_zeros(), t.rows.trailing_zeros());
+        // (col / wc) * rows * wc + row * wc + col % wc, all in disjoint bits.
+        let sh = c(self, log_wc);
+        let block = bin(self, BinaryOp::Shr, col, sh);
+        let sh = c(self, log_rows + log_wc);
+        let hi = bin(self, BinaryOp::Shl, block, sh);
+        let sh = c(self, log_wc);
+        let mid = bin(self, BinaryOp::Shl, row, sh);
+        let m = c(self, wc - 1);
+        let lo = bin(self, BinaryOp::And, col, m);
+        let e = bin(self, BinaryOp::Or, hi, mid);
+        let e = bin(self, BinaryOp::Or, e, lo);
+        // Byte bits 7.. XORed into bits 4.., in elements.
+        let log_elem = t.elem.trailing_zeros();
+        let sh = c(self, 7 - log_elem);
+        let s = bin(self, BinaryOp::Shr, e, sh);
+        let m = c(self, t.bytes / 16 - 1);
+        let s = bin(self, BinaryOp::And, s, m);
+        let sh = c(self, 4 - log_elem);
+        let s = bin(self, BinaryOp::Shl, s, sh);
+        bin(self, BinaryOp::Xor, e, s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::SwizzledTile;
+
+    /// Every offset of a tile is used once, 16-byte chunks stay whole, and the rows of
+    /// a group of eight put a given chunk in eight different chunk positions.
+    #[test]
+    fn swizzled_offsets_are_a_permutation_that_spreads_chunks() {
+        for (rows, cols, bytes, elem) in [
+            (64, 64, 128, 2),
+            (128, 32, 64, 2),
+            (32, 16, 32, 2),
+            (16, 256, 128, 2),
+            (64, 32, 128, 4),
+        ] {
+            let t = SwizzledTile {
+                rows,
+                cols,
+                bytes,
+                elem,
+            };
+            let mut seen = vec![false; (rows * cols) as usize];
+            for r in 0..rows {
+                for c in 0..cols {
+                    let o = t.offset(r, c);
+                    assert!(!seen[o as usize], "{t:?}: ({r}, {c}) collides");
+                    seen[o as usize] = true;
+                    let per_chunk = 16 / elem;
+                    assert_eq!(o % per_chunk, c % per_chunk, "{t:?}: chunk split");
+                }
+            }
+            let chunk = |r: u32| t.offset(r, 0) * elem / 16 % (bytes / 16);
+            let distinct: std::collections::BTreeSet<u32> = (0..8).map(chunk).collect();
+            assert_eq!(distinct.len() as u32, (bytes / 16).min(8), "{t:?}");
+        }
+    }
+}

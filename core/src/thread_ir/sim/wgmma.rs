@@ -1,0 +1,300 @@
+//! Warpgroup MMA in the simulator: `wgmma` reads its operands where the hardware reads
+//! them ([`SmemMatrix::byte_offset`], the PTX ISA's canonical layouts and swizzles, not
+//! the lowering's own layout code), and completes asynchronously.
+//!
+//! What the simulator holds the lowering to:
+//! - Each warpgroup (threads `128g .. 128g + 128`) issues together, all present, with a
+//!   descriptor base uniform in the warpgroup; arrays aligned to the swizzle's repeat.
+//! - A product is exact, summed and rounded once to f32 with the accumulator.
+//! - Results land at the `wgmma_wait` that completes their group; reading an
+//!   accumulator before is reported, as is writing shared memory an in-flight `wgmma`
+//!   reads.
+//! - Shared memory written by ordinary stores or copies since the last
+//!   `fence_proxy_async` is invisible to `wgmma` (reported); an accumulator written by
+//!   another statement since the last `wgmma_fence` is reported.
+
+use super::{bug, ints, Sim};
+use crate::diag::Result;
+use crate::interp::value::{round1, Data};
+use crate::ir::DType;
+use crate::thread_ir::{Reg, SmemMatrix, Stmt, WgmmaShape};
+use std::collections::{HashMap, HashSet, VecDeque};
+
+/// One issued `wgmma`: its accumulators' values once complete, and the shared elements
+/// it reads until then.
+struct Issued {
+    results: Vec<(Reg, Data)>,
+    reads: Vec<(u32, usize)>,
+}
+
+/// The program's warpgroup-MMA state (all warpgroups issue in lockstep).
+#[derive(Default)]
+pub(super) struct WgmmaState {
+    /// Every register some `wgmma` accumulates into.
+    acc_regs: HashSet<u32>,
+    /// Accumulators written by other statements since the last `wgmma_fence`.
+    touched: HashSet<u32>,
+    /// Issued since the last commit.
+    open: Vec<Issued>,
+    /// Committed groups not yet complete, oldest first.
+    committed: VecDeque<Vec<Issued>>,
+    /// The latest value of each accumulator with a result in flight.
+    logical: HashMap<u32, Data>,
+    /// Shared elements read by in-flight `wgmma`s (with multiplicity).
+    in_flight: HashMap<(u32, usize), u32>,
+    /// Arrays written by ordinary stores or copies since the last `fence_proxy_async`.
+    unfenced: HashSet<u32>,
+}
+
+impl WgmmaState {
+    /// The state for a kernel whose body is `body`.
+    pub(super) fn of(body: &[Stmt]) -> WgmmaState {
+        fn walk(b: &[Stmt], out: &mut HashSet<u32>) {
+            for s in b {
+                if let Stmt::Wgmma { acc, .. } = s {
+                    out.extend(acc.iter().map(|r| r.0));
+                }
+                for inner in s.bodies() {
+                    walk(inner, out);
+                }
+            }
+        }
+        let mut acc_regs = HashSet::new();
+        walk(body, &mut acc_regs);
+        WgmmaState {
+            acc_regs,
+            ..Default::default()
+        }
+    }
+
+    /// Whether a register read is allowed: not an accumulator awaiting its result.
+    pub(super) fn check_read(&self, r: Reg) -> Result<()> {
+        if !self.logical.is_empty() && self.logical.contains_key(&r.0) {
+            return Err(bug(format!(
+                "{r} is read while a wgmma's result into it is in flight (no wgmma_wait)"
+            )));
+        }
+        Ok(())
+    }
+
+    /// An ordinary write of register `r`.
+    pub(super) fn note_reg_write(&mut self, r: Reg) -> Result<()> {
+        if self.acc_regs.is_empty() || !self.acc_regs.contains(&r.0) {
+            return Ok(());
+        }
+        if self.logical.contains_key(&r.0) {
+            return Err(bug(format!(
+                "{r} is written while a wgmma's result into it is in flight"
+            )));
+        }
+        self.touched.insert(r.0);
+        Ok(())
+    }
+
+    /// An ordinary write (a store, a copy) of element `e` of shared array `arr`.
+    pub(super) fn note_shared_write(&mut self, arr: u32, e: usize) -> Result<()> {
+        if self.acc_regs.is_empty() {
+            return Ok(());
+        }
+        self.unfenced.insert(arr);
+        if !self.in_flight.is_empty() && self.in_flight.contains_key(&(arr, e)) {
+            return Err(bug(format!(
+                "element {e} of shared array {arr} is written while a wgmma reading it is in flight"
+            )));
+        }
+        Ok(())
+    }
+}
+
+impl Sim<'_> {
+    /// Runs a warpgroup statement (see the module documentation).
+    pub(super) fn wgmma_stmt(&mut self, s: &Stmt, active: &[bool]) -> Result<()> {
+        match s {
+            Stmt::WgmmaFence => self.wgmma.touched.clear(),
+            Stmt::FenceProxyAsync => self.wgmma.unfenced.clear(),
+            Stmt::WgmmaCommit => {
+                let group = std::mem::take(&mut self.wgmma.open);
+                self.wgmma.committed.push_back(group);
+            }
+            Stmt::WgmmaWait { pending } => {
+                if active.iter().any(|a| !a) {
+                    return Err(bug("wgmma_wait reached by only part of the program"));
+                }
+                while self.wgmma.committed.len() > *pending as usize {
+                    let group = self.wgmma.committed.pop_front().unwrap_or_default();
+                    for issued in group {
+                        for (r, v) in issued.results {
+                            self.regs[r.0 as usize] = Some(v);
+                        }
+                        for at in issued.reads {
+                            if let Some(n) = self.wgmma.in_flight.get_mut(&at) {
+                                *n -= 1;
+                                if *n == 0 {
+                                    self.wgmma.in_flight.remove(&at);
+                                }
+                            }
+                        }
+                    }
+                }
+                // Accumulators still awaited keep their latest value in flight.
+                let mut still: HashSet<u32> = HashSet::new();
+                for issued in self
+                    .wgmma
+                    .committed
+                    .iter()
+                    .flatten()
+                    .chain(&self.wgmma.open)
+                {
+                    still.extend(issued.results.iter().map(|(r, _)| r.0));
+                }
+                self.wgmma.logical.retain(|r, _| still.contains(r));
+            }
+            Stmt::Wgmma { shape, acc, a, b } => {
+                if active.iter().any(|a| !a) || !self.t.is_multiple_of(128) {
+                    return Err(bug(
+                        "wgmma reached by only part of a warpgroup (or the program is not whole warpgroups)",
+                    ));
+                }
+                self.wgmma(*shape, acc, a, b)?;
+            }
+            _ => return Err(bug("not a warpgroup statement")),
+        }
+        Ok(())
+    }
+
+    /// The `rows x cols` matrix operand `m` describes for warpgroup `g`, element
+    /// `(i, j)` at `i * cols + j`, with the shared elements read; `mn_first` gives the
+    /// `(mn, k)` coordinates of `(i, j)`.
+    fn wgmma_operand(
+        &mut self,
+        m: &SmemMatrix,
+        g: usize,
+        (rows, cols): (u32, u32),
+        mn_of: impl Fn(u32, u32) -> (u32, u32),
+        input: DType,
+        reads: &mut Vec<(u32, usize)>,
+    ) -> Result<Vec<f64>> {
+        let arr = &self.k.shared[m.arr as usize];
+        if arr.dtype != input {
+            return Err(bug(format!(
+                "wgmma reads `{}` of {} as {input}",
+                arr.name, arr.dtype
+            )));
+        }
+        if m.swizzle != 0 && arr.align < 8 * m.swizzle {
+            return Err(bug(format!(
+                "wgmma operand `{}` is aligned to {} bytes, its {}-byte swizzle repeats every {}",
+                arr.name,
+                arr.align,
+                m.swizzle,
+                8 * m.swizzle
+            )));
+        }
+        if self.wgmma.unfenced.contains(&m.arr) {
+            return Err(bug(format!(
+                "wgmma reads `{}`, written since the last fence_proxy_async",
+                arr.name
+            )));
+        }
+        let base = ints(self.reg(m.base)?)?.to_vec();
+        let first = base[128 * g];
+        if base[128 * g..128 * (g + 1)].iter().any(|&x| x != first) {
+            return Err(bug("wgmma descriptor base differs within a warpgroup"));
+        }
+        let elem = input.size_bytes() as u32;
+        let start = (first + m.offset as i64) * elem as i64;
+        if start < 0 || start % 16 != 0 {
+            return Err(bug(format!(
+                "wgmma matrix start {start} bytes into `{}`: negative or not 16-byte aligned",
+                arr.name
+            )));
+        }
+        let len = self.shared[m.arr as usize].len();
+        let tid = 128 * g;
+        let mut out = vec![0f64; (rows * cols) as usize];
+        for i in 0..rows {
+            for j in 0..cols {
+                let (mn, k) = mn_of(i, j);
+                let byte = m.byte_offset(start as u32, mn, k, elem);
+                let e = (byte / elem) as usize;
+                if e >= len {
+                    return Err(bug(format!(
+                        "wgmma reads byte {byte} of `{}` ({len} elements)",
+                        self.k.shared[m.arr as usize].name
+                    )));
+                }
+                self.races.read(m.arr, e, tid).map_err(|err| {
+                    bug(format!(
+                        "shared-memory race in a wgmma reading `{}`: {err}",
+                        self.k.shared[m.arr as usize].name
+                    ))
+                })?;
+                let v = match &self.shared[m.arr as usize] {
+                    Data::F(v) => v[e],
+                    Data::I(_) => return Err(bug("wgmma operand of integers")),
+                };
+                out[(i * cols + j) as usize] = v;
+                reads.push((m.arr, e));
+            }
+        }
+        Ok(out)
+    }
+
+    fn wgmma(
+        &mut self,
+        shape: WgmmaShape,
+        acc: &[Reg],
+        a: &SmemMatrix,
+        b: &SmemMatrix,
+    ) -> Result<()> {
+        if acc.len() != shape.regs() as usize {
+            return Err(bug("wgmma with the wrong number of accumulators"));
+        }
+        if let Some(r) = acc.iter().find(|r| self.wgmma.touched.contains(&r.0)) {
+            return Err(bug(format!(
+                "wgmma accumulates into {r}, written by another statement since the last wgmma_fence"
+            )));
+        }
+        let (m, n, k) = (WgmmaShape::M, shape.n, WgmmaShape::K);
+        // The accumulators' current values (the latest result in flight, else the
+        // register).
+        let mut cur: Vec<Vec<f64>> = vec![];
+        for r in acc {
+            let d = match self.wgmma.logical.get(&r.0) {
+                Some(d) => d,
+                None => self.reg(*r)?,
+            };
+            match d {
+                Data::F(v) => cur.push(v.clone()),
+                Data::I(_) => return Err(bug("wgmma accumulator holds integers")),
+            }
+        }
+        let mut reads = vec![];
+        for g in 0..self.t / 128 {
+            // `a` is m x k (row i of M, column j of K); `b` is k x n.
+            let am = self.wgmma_operand(a, g, (m, k), |i, j| (i, j), shape.input, &mut reads)?;
+            let bm = self.wgmma_operand(b, g, (k, n), |i, j| (j, i), shape.input, &mut reads)?;
+            for t in 0..128u32 {
+                let th = 128 * g + t as usize;
+                for (i, v) in cur.iter_mut().enumerate() {
+                    let (r, c) = shape.acc_coord(t, i as u32);
+                    let dot: f64 = (0..k)
+                        .map(|x| am[(r * k + x) as usize] * bm[(x * n + c) as usize])
+                        .sum();
+                    v[th] = round1(DType::F32, dot + v[th]);
+                }
+            }
+        }
+        let mut results = vec![];
+        for (r, v) in acc.iter().zip(cur) {
+            let d = Data::F(v);
+            self.wgmma.logical.insert(r.0, d.clone());
+            results.push((*r, d));
+        }
+        for &at in &reads {
+            *self.wgmma.in_flight.entry(at).or_insert(0) += 1;
+        }
+        self.wgmma.open.push(Issued { results, reads });
+        Ok(())
+    }
+}

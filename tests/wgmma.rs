@@ -1,0 +1,286 @@
+//! The warpgroup form of `dot` (Hopper's `wgmma`, sm_90a): kernels whose dots take it
+//! run on the simulator of that lowering (`Device::simulator_hopper`, which reads the
+//! operands where the hardware's descriptors point and completes them asynchronously)
+//! and on CUDA where the GPU is an sm_90 one, against the interpreter. Inputs are
+//! multiples of 1/8 of small magnitude, so every product and sum is exact in f32:
+//! results must agree bit for bit, whatever the order of accumulation.
+//!
+//! Block shapes and `num_warps` are drawn at random from those the plan takes (one
+//! warpgroup or several, split along M or N, several 64-row tiles a warpgroup, every
+//! swizzle width), with ragged problem sizes; the kernel variants cover pipelined K
+//! loops (operands copied asynchronously into swizzled rings), operands in registers
+//! (stored swizzled), accumulators started from loaded values and rescaled between
+//! dots, a transposed operand and bf16. Each case's PTX for sm_90 must use `wgmma` (so
+//! a silent fallback to `mma.sync` fails) and assemble with ptxas for sm_90a.
+
+mod common;
+
+use tilewise::half::{bf16, f16};
+use tilewise::{ConstValue, Device, Module};
+
+const KERNELS: &str = r#"
+import triton
+import triton.language as tl
+
+@triton.jit
+def mm(A, B, C, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
+       INIT: tl.constexpr, RESCALE: tl.constexpr, TRANS_B: tl.constexpr, TWICE_A: tl.constexpr):
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    rm = pid_m * BM + tl.arange(0, BM)
+    rn = pid_n * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    cmask = (rm[:, None] < M) & (rn[None, :] < N)
+    if INIT:
+        acc = tl.load(C + rm[:, None] * N + rn[None, :], mask=cmask, other=0.0)
+    else:
+        acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, K, BK):
+        a = tl.load(A + rm[:, None] * K + (k + rk)[None, :],
+                    mask=(rm[:, None] < M) & ((k + rk)[None, :] < K), other=0.0)
+        if TRANS_B:
+            bt = tl.load(B + rn[:, None] * K + (k + rk)[None, :],
+                         mask=(rn[:, None] < N) & ((k + rk)[None, :] < K), other=0.0)
+            b = tl.trans(bt)
+        else:
+            b = tl.load(B + (k + rk)[:, None] * N + rn[None, :],
+                        mask=((k + rk)[:, None] < K) & (rn[None, :] < N), other=0.0)
+        if TWICE_A:
+            a = a * 2
+        if RESCALE:
+            acc = acc * 0.5
+        acc = tl.dot(a, b, acc)
+    tl.store(C + rm[:, None] * N + rn[None, :], acc, mask=cmask)
+"#;
+
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+    /// Multiples of 1/8 in [-1, 1): exact in f16 and bf16, and so are products and
+    /// the sums of a few hundred.
+    fn eighths(&mut self, n: usize) -> Vec<f32> {
+        (0..n)
+            .map(|_| (self.below(16)) as f32 / 8.0 - 1.0)
+            .collect()
+    }
+}
+
+/// The executors compared with the interpreter: the Hopper simulator always; CUDA
+/// when present and an sm_90 GPU (else a note on stderr).
+fn devices() -> Vec<Device> {
+    let mut out = vec![Device::simulator_hopper()];
+    if let Some(d) = common::cuda_device() {
+        if d.name().contains("H100") || d.name().contains("H200") || d.name().contains("sm_90") {
+            out.push(d);
+        } else {
+            eprintln!(
+                "SKIPPED (CUDA leg of the wgmma tests): {} is not sm_90",
+                d.name()
+            );
+        }
+    }
+    out
+}
+
+/// One launch of `mm`.
+#[derive(Clone, Debug)]
+struct Case {
+    mnk: (usize, usize, usize),
+    blocks: (u32, u32, u32),
+    num_warps: u32,
+    init: bool,
+    rescale: bool,
+    trans_b: bool,
+    twice_a: bool,
+    bf16: bool,
+}
+
+fn run_case(case: &Case, seed: u64) {
+    let (m, n, k) = case.mnk;
+    let (bm, bn, bk) = case.blocks;
+    let mut r = Rng(seed | 1);
+    let a = r.eighths(m * k);
+    let b = r.eighths(k * n);
+    let c0: Vec<f32> = if case.init {
+        r.eighths(m * n)
+    } else {
+        vec![f32::NAN; m * n]
+    };
+    let module = Module::parse("wgmma", KERNELS).unwrap();
+    let kernel = module.kernel("mm").unwrap();
+    let flag = ConstValue::from;
+    let grid = [(m as u32).div_ceil(bm), (n as u32).div_ceil(bn), 1];
+    let run = |dev: &Device, check_ptx: bool| -> Vec<f32> {
+        let (ab, bb) = if case.bf16 {
+            let cv = |v: &[f32]| v.iter().map(|x| bf16::from_f32(*x)).collect::<Vec<_>>();
+            (dev.upload(&cv(&a)).unwrap(), dev.upload(&cv(&b)).unwrap())
+        } else {
+            let cv = |v: &[f32]| v.iter().map(|x| f16::from_f32(*x)).collect::<Vec<_>>();
+            (dev.upload(&cv(&a)).unwrap(), dev.upload(&cv(&b)).unwrap())
+        };
+        let cb = dev.upload(&c0).unwrap();
+        let l = kernel
+            .launch(dev, grid)
+            .num_warps(case.num_warps)
+            .arg(&ab)
+            .arg(&bb)
+            .arg(&cb)
+            .arg(m as i32)
+            .arg(n as i32)
+            .arg(k as i32)
+            .constexpr("BM", ConstValue::from(bm))
+            .constexpr("BN", ConstValue::from(bn))
+            .constexpr("BK", ConstValue::from(bk))
+            .constexpr("INIT", flag(case.init))
+            .constexpr("RESCALE", flag(case.rescale))
+            .constexpr("TRANS_B", flag(case.trans_b))
+            .constexpr("TWICE_A", flag(case.twice_a));
+        let compiled = l.compile().unwrap_or_else(|e| panic!("{case:?}: {e}"));
+        if check_ptx {
+            // The sm_90 PTX takes the warpgroup form and assembles.
+            let ptx = compiled
+                .ptx_for(tilewise::cuda::PtxTarget { sm: 90 }, case.num_warps)
+                .unwrap_or_else(|e| panic!("{case:?}: {e}"));
+            assert!(
+                ptx.source.contains("wgmma.mma_async") && ptx.arch == "sm_90a",
+                "{case:?}: the sm_90 PTX does not use wgmma: {:?}",
+                ptx.notes
+            );
+            if tilewise::cuda::find_ptxas().is_some() {
+                tilewise::cuda::assemble(&ptx.source, &ptx.arch)
+                    .unwrap_or_else(|e| panic!("{case:?}: ptxas: {e}"));
+            } else if std::env::var("TILEWISE_REQUIRE_PTXAS").as_deref() == Ok("1") {
+                panic!("TILEWISE_REQUIRE_PTXAS=1 but ptxas was not found");
+            }
+        }
+        l.run()
+            .unwrap_or_else(|e| panic!("{case:?} on {}: {e}", dev.name()));
+        dev.download::<f32>(&cb).unwrap()
+    };
+    let want = run(&Device::interpreter(), true);
+    // Every element is written (or was given), and the reference agrees with a direct
+    // f64 product (exact here).
+    let b_at = |kk: usize, j: usize| {
+        if case.trans_b {
+            b[j * k + kk]
+        } else {
+            b[kk * n + j]
+        }
+    };
+    for i in 0..m {
+        for j in 0..n {
+            let mut x = if case.init { c0[i * n + j] as f64 } else { 0.0 };
+            let mut kk = 0;
+            while kk < k {
+                if case.rescale {
+                    x *= 0.5;
+                }
+                for q in kk..(kk + bk as usize).min(k) {
+                    let av = a[i * k + q] as f64 * if case.twice_a { 2.0 } else { 1.0 };
+                    x += av * b_at(q, j) as f64;
+                }
+                kk += bk as usize;
+            }
+            assert_eq!(
+                want[i * n + j] as f64,
+                x,
+                "{case:?}: the interpreter at ({i}, {j})"
+            );
+        }
+    }
+    for dev in devices() {
+        let got = run(&dev, false);
+        for (i, (w, g)) in want.iter().zip(&got).enumerate() {
+            assert!(
+                w.to_bits() == g.to_bits(),
+                "{case:?} on {}: element {i}: {g} (interpreter {w})",
+                dev.name()
+            );
+        }
+    }
+}
+
+/// Block shapes and warps the warpgroup plan takes: (BM, BN, BK, num_warps).
+const BLOCKS: [(u32, u32, u32, u32); 9] = [
+    (64, 16, 16, 4),
+    (64, 64, 32, 4),
+    (64, 32, 64, 4),
+    (128, 64, 32, 4),
+    (128, 128, 64, 8),
+    (64, 128, 16, 8),
+    (128, 32, 128, 8),
+    (256, 64, 32, 8),
+    (64, 256, 64, 4),
+];
+
+#[test]
+fn generated_matmuls_bit_exact() {
+    let mut r = Rng(0x5eed_1234);
+    for (i, &(bm, bn, bk, nw)) in BLOCKS.iter().enumerate() {
+        let ragged = |r: &mut Rng, b: u32| (b as u64 / 2 + r.below(2 * b as u64)) as usize + 1;
+        let case = Case {
+            mnk: (
+                ragged(&mut r, bm),
+                ragged(&mut r, bn),
+                ragged(&mut r, bk) + bk as usize,
+            ),
+            blocks: (bm, bn, bk),
+            num_warps: nw,
+            init: r.below(2) == 0,
+            rescale: r.below(3) == 0,
+            trans_b: r.below(3) == 0,
+            twice_a: r.below(4) == 0,
+            bf16: r.below(3) == 0,
+        };
+        run_case(&case, 100 + i as u64);
+    }
+}
+
+#[test]
+fn each_variant_on_one_shape() {
+    let base = Case {
+        mnk: (100, 72, 80),
+        blocks: (64, 64, 32),
+        num_warps: 4,
+        init: false,
+        rescale: false,
+        trans_b: false,
+        twice_a: false,
+        bf16: false,
+    };
+    let variants = [
+        base.clone(),
+        Case {
+            init: true,
+            ..base.clone()
+        },
+        Case {
+            rescale: true,
+            init: true,
+            ..base.clone()
+        },
+        Case {
+            trans_b: true,
+            ..base.clone()
+        },
+        Case {
+            twice_a: true,
+            ..base.clone()
+        },
+        Case {
+            bf16: true,
+            ..base.clone()
+        },
+    ];
+    for (i, c) in variants.iter().enumerate() {
+        run_case(c, 7 + i as u64);
+    }
+}
