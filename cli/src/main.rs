@@ -62,7 +62,8 @@ pub struct RunArgs {
     /// Warps per program on the GPU backends.
     #[arg(long, default_value_t = 4)]
     pub num_warps: u32,
-    /// Where to run: best, interp, sim, sim-ptx, sim-coop, wgpu, cuda.
+    /// Where to run: best, interp, sim, sim-ptx, sim-sm90 (the PTX lowering for Hopper:
+    /// wgmma dots), sim-coop, wgpu, cuda.
     #[arg(long, default_value = "best")]
     pub device: String,
     /// Compare every buffer with the interpreter's run on the same inputs.

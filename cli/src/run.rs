@@ -179,14 +179,13 @@ fn device(name: &str) -> Result<Device, String> {
         "interp" => Device::interpreter(),
         "sim" => Device::simulator(),
         "sim-ptx" => Device::simulator_ptx(),
+        "sim-sm90" => Device::simulator_hopper(),
         "sim-coop" => Device::simulator_coop(),
         "wgpu" => Device::wgpu().map_err(|e| e.render())?,
         "cuda" => Device::cuda(0).map_err(|e| e.render())?,
-        other => {
-            return Err(format!(
-                "unknown device `{other}` (best, interp, sim, sim-ptx, sim-coop, wgpu, cuda)"
-            ))
-        }
+        other => return Err(format!(
+            "unknown device `{other}` (best, interp, sim, sim-ptx, sim-sm90, sim-coop, wgpu, cuda)"
+        )),
     })
 }
 

@@ -24,6 +24,8 @@ impl Rng {
 
 enum A {
     F32(Vec<f32>),
+    /// f16 data (the values rounded).
+    F16(Vec<f32>),
     I32(i32),
 }
 
@@ -60,6 +62,10 @@ fn setup(
                 dtype: DType::F32,
                 aligned16: true,
             },
+            A::F16(_) => ArgSpec::Ptr {
+                dtype: DType::F16,
+                aligned16: true,
+            },
             A::I32(v) => ArgSpec::Scalar(ScalarValue::Int(DType::I32, *v as i64)),
         })
         .collect();
@@ -81,6 +87,20 @@ fn setup(
                     len: v.len(),
                 });
                 buffers.push(f32_buf(v));
+            }
+            A::F16(v) => {
+                rt.push(RtArg::Buffer {
+                    buffer: buffers.len(),
+                    offset: 0,
+                    len: v.len(),
+                });
+                buffers.push(HostBuffer {
+                    dtype: DType::F16,
+                    bytes: v
+                        .iter()
+                        .flat_map(|x| half::f16::from_f32(*x).to_le_bytes())
+                        .collect(),
+                });
             }
             A::I32(v) => rt.push(RtArg::Scalar(ScalarValue::Int(DType::I32, *v as i64))),
         }
@@ -501,4 +521,104 @@ fn coop_fragments_of_8x8_with_f32_inputs() {
             .unwrap_or_else(|e| panic!("{nw} warps: {e}"));
         compare(&got, &case.want, 1e-5).unwrap_or_else(|e| panic!("{nw} warps: {e}"));
     }
+}
+
+/// The warpgroup (`wgmma`) lowering of a pipelined f16 matmul: its accumulators stay
+/// in flight across iterations (`wgmma_wait 1`) and the simulator agrees with the
+/// interpreter; each ordering the hardware needs, taken out, is reported: the wait
+/// after the loop, the wait that frees a slot before its refill, the proxy fence, the
+/// wgmma fence and the loop's barrier.
+#[test]
+fn wgmma_lowering_needs_its_waits_and_fences() {
+    let src = r#"
+import triton
+import triton.language as tl
+
+@triton.jit
+def mm(A, B, C, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, K, BK):
+        a = tl.load(A + rm[:, None] * K + (k + rk)[None, :],
+                    mask=(rm[:, None] < M) & ((k + rk)[None, :] < K), other=0.0)
+        b = tl.load(B + (k + rk)[:, None] * N + rn[None, :],
+                    mask=((k + rk)[:, None] < K) & (rn[None, :] < N), other=0.0)
+        acc = tl.dot(a, b, acc)
+    tl.store(C + rm[:, None] * N + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
+"#;
+    let (m, n, k) = (70usize, 40usize, 100usize);
+    let mut r = Rng(41);
+    let args = vec![
+        A::F16(rand(&mut r, m * k)),
+        A::F16(rand(&mut r, k * n)),
+        A::F32(vec![f32::NAN; m * n]),
+        A::I32(m as i32),
+        A::I32(n as i32),
+        A::I32(k as i32),
+    ];
+    let (spec, buffers, rt) = setup(src, "mm", &args, &[("BM", 64), ("BN", 32), ("BK", 32)]);
+    let grid = Grid([2, 2, 1]);
+    let mut want = buffers.clone();
+    interp::run(&spec.kernel, grid, &rt, &mut want, &Options::default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let options = ExpandOptions {
+        wgmma: true,
+        ..ExpandOptions::ptx(4)
+    };
+    let tk = to_thread_ir(&spec.kernel, &options).unwrap_or_else(|e| panic!("{e}"));
+    let waits = |body: &[Stmt]| {
+        let mut out = vec![];
+        fn walk(b: &[Stmt], out: &mut Vec<u32>) {
+            for s in b {
+                if let Stmt::WgmmaWait { pending } = s {
+                    out.push(*pending);
+                }
+                for inner in s.bodies() {
+                    walk(inner, out);
+                }
+            }
+        }
+        walk(body, &mut out);
+        out
+    };
+    assert_eq!(waits(&tk.body), vec![1, 0], "in place: one group in flight");
+    let run = |tk: &ThreadKernel| {
+        let mut got = buffers.clone();
+        simulate(tk, grid, &rt, &mut got).map(|_| got)
+    };
+    let got = run(&tk).unwrap_or_else(|e| panic!("{e}"));
+    compare(&got, &want, 1e-5).unwrap_or_else(|e| panic!("wgmma: {e}"));
+    fn edit(body: &mut Vec<Stmt>, f: &mut impl FnMut(&mut Stmt) -> bool) {
+        body.retain_mut(|s| f(s));
+        for s in body.iter_mut() {
+            for b in s.bodies_mut() {
+                edit(b, f);
+            }
+        }
+    }
+    let broken = |f: &mut dyn FnMut(&mut Stmt) -> bool| {
+        let mut b = tk.clone();
+        edit(&mut b.body, &mut |s| f(s));
+        run(&b).expect_err("a broken ordering runs").to_string()
+    };
+    let e = broken(&mut |s| !matches!(s, Stmt::WgmmaWait { pending: 0 }));
+    assert!(e.contains("in flight (no wgmma_wait)"), "{e}");
+    let e = broken(&mut |s| {
+        if let Stmt::WgmmaWait { pending } = s {
+            *pending += 1;
+        }
+        true
+    });
+    assert!(
+        e.contains("written while a wgmma reading it is in flight"),
+        "{e}"
+    );
+    let e = broken(&mut |s| !matches!(s, Stmt::FenceProxyAsync));
+    assert!(e.contains("fence_proxy_async"), "{e}");
+    let e = broken(&mut |s| !matches!(s, Stmt::WgmmaFence));
+    assert!(e.contains("wgmma_fence"), "{e}");
+    let e = broken(&mut |s| !matches!(s, Stmt::Barrier));
+    assert!(e.contains("race"), "{e}");
 }

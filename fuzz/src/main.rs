@@ -24,7 +24,7 @@ struct Cli {
     #[arg(long, default_value_t = 200)]
     count: u64,
     /// Executors compared with the interpreter (comma-separated).
-    #[arg(long, value_enum, value_delimiter = ',', default_values_t = [Exec::Sim, Exec::SimPtx, Exec::SimCoop, Exec::Wgpu, Exec::Ptxas])]
+    #[arg(long, value_enum, value_delimiter = ',', default_values_t = [Exec::Sim, Exec::SimPtx, Exec::SimHopper, Exec::SimCoop, Exec::Wgpu, Exec::Ptxas])]
     executors: Vec<Exec>,
     /// Report failures as found, without shrinking them.
     #[arg(long)]
@@ -52,6 +52,7 @@ struct Cli {
 enum Exec {
     Sim,
     SimPtx,
+    SimHopper,
     SimCoop,
     Wgpu,
     Cuda,
@@ -68,6 +69,9 @@ fn executors(list: &[Exec]) -> Vec<Executor> {
     }
     if want(Exec::SimPtx) {
         out.push(Executor::Device(Device::simulator_ptx()));
+    }
+    if want(Exec::SimHopper) {
+        out.push(Executor::Device(Device::simulator_hopper()));
     }
     if want(Exec::SimCoop) {
         out.push(Executor::Device(Device::simulator_coop()));

@@ -26,6 +26,7 @@ fn executors() -> Vec<Executor> {
     let mut out = vec![
         Executor::Device(Device::simulator()),
         Executor::Device(Device::simulator_ptx()),
+        Executor::Device(Device::simulator_hopper()),
         Executor::Device(Device::simulator_coop()),
     ];
     match Device::wgpu() {

@@ -279,7 +279,7 @@ impl Expander<'_> {
     }
 
     /// The ring and slot of a staged operand (`None` when it is in registers).
-    fn staged(&self, v: crate::ir::Value) -> Result<Option<(super::Ring, Reg)>> {
+    pub(crate) fn staged(&self, v: crate::ir::Value) -> Result<Option<(super::Ring, Reg)>> {
         match self.get(v)? {
             TVal::Staged { ring, slot } => {
                 let r = self.rings.get(ring).ok_or_else(|| {

@@ -126,7 +126,18 @@ impl Expander<'_> {
         let (SharedTile::Swizzled(za), SharedTile::Swizzled(zb)) = (tile_a, tile_b) else {
             return Err(Diagnostic::internal("wgmma operands not swizzled"));
         };
-        let accs = self.accumulators(*acc, &plan.layout, DType::F32)?;
+        // In place: a loop's carried accumulator only this dot uses, operands in rings.
+        let in_place = self.in_place_dots.contains(&inst.results[0])
+            && self.staged(*a)?.is_some()
+            && self.staged(*b)?.is_some()
+            && matches!(self.get(*acc)?, TVal::Data(Dist::Regs { layout, .. }) if *layout == plan.layout);
+        let accs = match (in_place, self.get(*acc)?) {
+            (true, TVal::Data(Dist::Regs { regs, .. })) => regs.clone(),
+            _ => self.accumulators(*acc, &plan.layout, DType::F32)?,
+        };
+        if in_place {
+            self.awaiting_in_place = false;
+        }
         let (staged_a, staged_b) = self.staged_operands_for(*a, *b, true)?;
         let in_regs = staged_a.is_none() || staged_b.is_none();
         let (arr_a, a_slot) = self.dot_operand(*a, staged_a, &sa, tile_a, "wgmma_a", input)?;
@@ -212,7 +223,16 @@ impl Expander<'_> {
             }
         }
         self.emit(Stmt::WgmmaCommit);
-        self.emit(Stmt::WgmmaWait { pending: 0 });
+        if in_place {
+            // This group stays in flight into the next iteration (the previous one
+            // is complete: its operand slots are refilled after this point, and the
+            // loop's exit waits for the last).
+            self.emit(Stmt::WgmmaWait { pending: 1 });
+            self.wgmma_in_flight = true;
+        } else {
+            self.emit(Stmt::WgmmaWait { pending: 0 });
+            self.wgmma_in_flight = false;
+        }
         self.set(
             inst.results[0],
             TVal::Data(Dist::Regs {

@@ -380,6 +380,11 @@ impl Expander<'_> {
                 ring
             }
         };
+        // Before the loop's in-place warpgroup dot, the previous iteration's group may
+        // still read the slot this copy refills.
+        if self.awaiting_in_place {
+            self.emit(Stmt::WgmmaWait { pending: 0 });
+        }
         // This load's slot, and the next one's.
         let slot = self.assign(DType::I32, Expr::Copy(ring.next));
         let one = self.int_const(DType::I32, 1);
@@ -398,8 +403,25 @@ impl Expander<'_> {
         let len = self.int_const(DType::I32, ring.slot_len as i64);
         let base = self.assign(DType::I32, Expr::Binary(BinaryOp::Mul, slot, len));
         let (root, off) = self.pointer(ptr)?;
+        let mut mask_d = self.opt_dist(mask)?;
+        // A mask in another layout than the addresses (a carried pointer tile in its
+        // wide layout, a mask built from `arange`) is recomputed in theirs where it can
+        // be, instead of moving through shared memory every iteration.
+        if let (Dist::Regs { layout, .. }, Some(Dist::Regs { layout: ml, .. }), Some(m)) =
+            (&off, &mask_d, mask)
+        {
+            if layout != ml {
+                let dims: super::remat::DimMap = (0..layout.rank()).map(Some).collect();
+                let target = layout.clone();
+                if let Some(regs) = self.remat(m, &target, &dims, 0)? {
+                    mask_d = Some(Dist::Regs {
+                        layout: target,
+                        regs,
+                    });
+                }
+            }
+        }
         let mut dists = vec![off];
-        let mask_d = self.opt_dist(mask)?;
         dists.extend(mask_d.iter().cloned());
         let (layout, regs) = self.align(&dists)?;
         let size = dtype.size_bytes() as u32;

@@ -297,6 +297,17 @@ pub(crate) struct Expander<'k> {
     pub(crate) if_depth: u32,
     /// Checked mode: the register holding each buffer parameter's view length.
     pub(crate) check_lens: HashMap<u32, Reg>,
+    /// How many times each value is an operand (in any block).
+    uses: HashMap<Value, usize>,
+    /// Warpgroup dots of the loop being lowered that accumulate in place into the
+    /// loop-carried registers and leave their group in flight (`dot_wgmma.rs`).
+    pub(crate) in_place_dots: std::collections::HashSet<Value>,
+    /// Whether the loop body being lowered has such a dot not yet lowered: a staged
+    /// copy before it must first wait for the previous iteration's group.
+    pub(crate) awaiting_in_place: bool,
+    /// Whether a warpgroup group may still be in flight (completed by a wait after
+    /// the loop).
+    pub(crate) wgmma_in_flight: bool,
 }
 
 impl<'k> Expander<'k> {
@@ -330,6 +341,18 @@ impl<'k> Expander<'k> {
             coop_scratch: HashMap::new(),
             if_depth: 0,
             check_lens: HashMap::new(),
+            uses: {
+                let mut uses = HashMap::new();
+                k.walk(&mut |inst| {
+                    for v in inst.op.operands() {
+                        *uses.entry(v).or_insert(0) += 1;
+                    }
+                });
+                uses
+            },
+            in_place_dots: Default::default(),
+            awaiting_in_place: false,
+            wgmma_in_flight: false,
             defs: {
                 let mut defs = HashMap::new();
                 k.walk(&mut |inst| {
@@ -1123,6 +1146,24 @@ impl<'k> Expander<'k> {
     /// Copies several values into slots as a parallel copy (through temporaries when a
     /// source is itself one of the destinations).
     fn parallel_store(&mut self, slots: &[TVal], vals: &[TVal]) -> Result<()> {
+        // A value already in its slot's registers (a dot accumulating in place) stays:
+        // no copy, and none may read it while its warpgroup group is in flight.
+        let same = |slot: &TVal, v: &TVal| {
+            matches!(
+                (slot, v),
+                (TVal::Data(Dist::Regs { regs: a, layout: la }), TVal::Data(Dist::Regs { regs: b, layout: lb }))
+                    if a == b && la == lb
+            )
+        };
+        let keep: Vec<bool> = slots.iter().zip(vals).map(|(s, v)| same(s, v)).collect();
+        let (slots, vals): (Vec<TVal>, Vec<TVal>) = slots
+            .iter()
+            .zip(vals)
+            .zip(&keep)
+            .filter(|(_, k)| !**k)
+            .map(|((s, v), _)| (s.clone(), v.clone()))
+            .unzip();
+        let (slots, vals) = (&slots[..], &vals[..]);
         let mut staged = vec![];
         for (slot, v) in slots.iter().zip(vals) {
             let tmp = self.carried_slot_like(slot)?;
@@ -1168,6 +1209,34 @@ impl<'k> Expander<'k> {
         })
     }
 
+    /// For a pointer tile of type `ty` in `layout`: the blocked layout whose threads
+    /// hold the widest runs its element type allows along the last dimension, where
+    /// `layout`'s runs are shorter (else `None`).
+    fn wider_access_layout(&self, ty: &Type, layout: &LinearLayout) -> Option<LinearLayout> {
+        let Some(crate::ir::Elem::Ptr(dt)) = ty.elem() else {
+            return None;
+        };
+        let shape = ty.shape();
+        let lanes = self.opt.wide_lanes(dt);
+        let rank = shape.len();
+        if rank == 0 || lanes < 2 || shape[rank - 1] < lanes {
+            return None;
+        }
+        let last = rank - 1;
+        let run = layout
+            .reg_bases()
+            .iter()
+            .enumerate()
+            .take_while(|(i, b)| (0..rank).all(|d| b[d] == if d == last { 1 << i } else { 0 }))
+            .count();
+        if (1u32 << run) >= lanes {
+            return None;
+        }
+        let order: Vec<u32> = (0..rank as u32).rev().collect();
+        LinearLayout::default_blocked(shape, &order, lanes, self.opt.warp_size, self.opt.num_warps)
+            .ok()
+    }
+
     fn fresh_like(&mut self, d: &Dist, dt: DType) -> Dist {
         match d {
             Dist::Uniform(_) => Dist::Uniform(self.new_reg(dt)),
@@ -1205,6 +1274,13 @@ impl<'k> Expander<'k> {
                 slots.push(TVal::Frags(slot));
                 continue;
             }
+            let wider = match &iv {
+                TVal::Ptr {
+                    off: Dist::Regs { layout, .. },
+                    ..
+                } => self.wider_access_layout(ty, layout),
+                _ => None,
+            };
             let like = match (&iv, yields.get(i)) {
                 (TVal::Data(Dist::Uniform(_)), Some(y)) if !ty.is_scalar() => {
                     let layout = self.predict_layout(*y)?;
@@ -1230,6 +1306,28 @@ impl<'k> Expander<'k> {
                         off: Dist::Regs {
                             layout,
                             regs: vec![Reg(0); n],
+                        },
+                    }
+                }
+                // A carried pointer tile lives in the layout its accesses are widest in
+                // (16 bytes a thread along the last dimension: 8 halves on PTX, where
+                // the canonical layout gives 4), so that its loads and asynchronous
+                // copies move whole 16-byte vectors; its first value converts once,
+                // before the loop.
+                (
+                    TVal::Ptr {
+                        root,
+                        off: Dist::Regs { regs, .. },
+                    },
+                    _,
+                ) if wider.is_some() => {
+                    let layout = wider.clone().expect("checked by the guard");
+                    let n = layout.num_regs() as usize;
+                    TVal::Ptr {
+                        root: *root,
+                        off: Dist::Regs {
+                            layout,
+                            regs: vec![regs[0]; n],
                         },
                     }
                 }
@@ -1323,6 +1421,13 @@ impl<'k> Expander<'k> {
         for s in &slots {
             self.unpack_slot(s);
         }
+        let in_place = self.in_place_candidates(body, &yields);
+        let outer = (
+            std::mem::replace(&mut self.in_place_dots, in_place),
+            std::mem::replace(&mut self.awaiting_in_place, false),
+            std::mem::replace(&mut self.wgmma_in_flight, false),
+        );
+        self.awaiting_in_place = !self.in_place_dots.is_empty();
         self.block(body)?;
         let ys: Vec<TVal> = yields
             .iter()
@@ -1338,6 +1443,16 @@ impl<'k> Expander<'k> {
             step: st,
             body: body_stmts,
         });
+        // The last iteration's warpgroup group completes before anything reads the
+        // accumulators.
+        if self.wgmma_in_flight {
+            self.emit(Stmt::WgmmaWait { pending: 0 });
+        }
+        (
+            self.in_place_dots,
+            self.awaiting_in_place,
+            self.wgmma_in_flight,
+        ) = outer;
         if slots.iter().any(|s| matches!(s, TVal::Staged { .. })) {
             // Nothing may still be copying into the rings once the loop is done (the
             // prefetches past the end are empty), and no later write may race with
@@ -1352,6 +1467,43 @@ impl<'k> Expander<'k> {
             self.set(*r, s);
         }
         Ok(())
+    }
+
+    /// The dots of a loop `body` (yielding `yields`) that may accumulate in place into
+    /// their carried registers: a top-level dot whose accumulator is a carried value
+    /// used by it alone, and whose result only the yield reads, at the same position.
+    fn in_place_candidates(
+        &self,
+        body: &Block,
+        yields: &[Value],
+    ) -> std::collections::HashSet<Value> {
+        let mut out = std::collections::HashSet::new();
+        if !self.opt.wgmma {
+            return out;
+        }
+        for (i, y) in yields.iter().enumerate() {
+            let Some(carried) = body.args.get(i + 1) else {
+                continue;
+            };
+            let dot = body
+                .insts
+                .iter()
+                .find(|inst| inst.results.first() == Some(y));
+            if let Some(
+                inst @ Inst {
+                    op: Op::Dot { a, b, acc, .. },
+                    ..
+                },
+            ) = dot
+            {
+                let alone = |v: &Value| self.uses.get(v).copied() == Some(1);
+                let wgmma = matches!(self.dot_plan(inst), Ok(dot::DotPlan::Wgmma(_)));
+                if wgmma && acc == carried && a != acc && b != acc && alone(acc) && alone(y) {
+                    out.insert(*y);
+                }
+            }
+        }
+        out
     }
 
     fn if_op(&mut self, inst: &Inst) -> Result<()> {
