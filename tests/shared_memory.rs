@@ -64,7 +64,7 @@ fn pipelines_shrink_to_fit_then_the_need_is_an_error() {
         "{:?}",
         full.notes
     );
-    // 160 KiB: 70% for the rings leaves too little for the second dot; fewer stages fit,
+    // 160 KiB: the rings as planned leave too little for the second dot; fewer stages fit,
     // and the notes say so.
     let short = compile(c.ir(), &opts(Some(160 * 1024))).unwrap();
     assert!(short.shared_bytes <= 160 * 1024, "{}", short.shared_bytes);

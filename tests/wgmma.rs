@@ -284,3 +284,64 @@ fn each_variant_on_one_shape() {
         run_case(c, 7 + i as u64);
     }
 }
+
+/// A matmul large enough for the pipeline to run many iterations with two warpgroups
+/// (the tutorial's 128x256x64 blocks, 8 warps) on CUDA sm_90 only, against an exact
+/// CPU product: a warpgroup refilling a slot another warpgroup's `wgmma` still read
+/// gave wrong products on the H200 in a 4096^3 run, never in the small cases above.
+#[test]
+fn large_pipelined_matmul_on_the_gpu_is_exact() {
+    let Some(dev) = devices()
+        .into_iter()
+        .find(|d| d.kind() == tilewise::DeviceKind::Cuda)
+    else {
+        eprintln!("SKIPPED (large wgmma matmul): no sm_90 CUDA device");
+        return;
+    };
+    let (m, n, k) = (1024usize, 2048usize, 2048usize);
+    let mut r = Rng(77);
+    let a = r.eighths(m * k);
+    let b = r.eighths(k * n);
+    let src = include_str!("../shaders/matmul.py");
+    let module = Module::parse("matmul.py", src).unwrap();
+    let kernel = module.kernel("matmul_kernel").unwrap();
+    let cv = |v: &[f32]| v.iter().map(|x| f16::from_f32(*x)).collect::<Vec<_>>();
+    let (da, db) = (dev.upload(&cv(&a)).unwrap(), dev.upload(&cv(&b)).unwrap());
+    let dc = dev.upload(&vec![f32::NAN; m * n]).unwrap();
+    let grid = (m as u32).div_ceil(128) * (n as u32).div_ceil(256);
+    let mut l = kernel
+        .launch(&dev, grid)
+        .num_warps(8)
+        .arg(&da)
+        .arg(&db)
+        .arg(&dc);
+    for x in [m, n, k, k, 1, n, 1, n, 1] {
+        l = l.arg(x as i32);
+    }
+    l.constexpr("BLOCK_SIZE_M", ConstValue::from(128u32))
+        .constexpr("BLOCK_SIZE_N", ConstValue::from(256u32))
+        .constexpr("BLOCK_SIZE_K", ConstValue::from(64u32))
+        .constexpr("GROUP_SIZE_M", ConstValue::from(8u32))
+        .run()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let got = dev.download::<f32>(&dc).unwrap();
+    // Columns of B contiguous per row of A: f64 sums of exact products (exact here).
+    let mut bt = vec![0f32; k * n];
+    for kk in 0..k {
+        for j in 0..n {
+            bt[j * k + kk] = b[kk * n + j];
+        }
+    }
+    for i in 0..m {
+        let row = &a[i * k..(i + 1) * k];
+        for j in 0..n {
+            let col = &bt[j * k..(j + 1) * k];
+            let want: f64 = row
+                .iter()
+                .zip(col)
+                .map(|(x, y)| *x as f64 * *y as f64)
+                .sum();
+            assert_eq!(got[i * n + j] as f64, want, "element ({i}, {j})");
+        }
+    }
+}

@@ -183,9 +183,11 @@ fn device(name: &str) -> Result<Device, String> {
         "sim-coop" => Device::simulator_coop(),
         "wgpu" => Device::wgpu().map_err(|e| e.render())?,
         "cuda" => Device::cuda(0).map_err(|e| e.render())?,
-        other => return Err(format!(
+        other => {
+            return Err(format!(
             "unknown device `{other}` (best, interp, sim, sim-ptx, sim-sm90, sim-coop, wgpu, cuda)"
-        )),
+        ))
+        }
     })
 }
 

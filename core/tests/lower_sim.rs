@@ -523,73 +523,35 @@ fn coop_fragments_of_8x8_with_f32_inputs() {
     }
 }
 
-/// The warpgroup (`wgmma`) lowering of a pipelined f16 matmul: its accumulators stay
-/// in flight across iterations (`wgmma_wait 1`) and the simulator agrees with the
-/// interpreter; each ordering the hardware needs, taken out, is reported: the wait
-/// after the loop, the wait that frees a slot before its refill, the proxy fence, the
-/// wgmma fence and the loop's barrier.
+/// The warpgroup (`wgmma`) lowering of a pipelined f16 matmul (tutorial 03's kernel,
+/// two warpgroups): its accumulators stay in flight across iterations (`wgmma_wait 1`)
+/// and the simulator agrees with the interpreter; each ordering the hardware needs,
+/// taken out, is reported: the wait after the loop, the wait that frees a slot before
+/// its refill, the barrier after it (each warpgroup waits for its own groups only:
+/// the H200 computed wrong products without it), the wgmma fence, the loop's
+/// barriers, and (for an operand stored from registers) the proxy fence.
 #[test]
 fn wgmma_lowering_needs_its_waits_and_fences() {
-    let src = r#"
-import triton
-import triton.language as tl
-
-@triton.jit
-def mm(A, B, C, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
-    rm = tl.program_id(0) * BM + tl.arange(0, BM)
-    rn = tl.program_id(1) * BN + tl.arange(0, BN)
-    rk = tl.arange(0, BK)
-    acc = tl.zeros((BM, BN), dtype=tl.float32)
-    for k in range(0, K, BK):
-        a = tl.load(A + rm[:, None] * K + (k + rk)[None, :],
-                    mask=(rm[:, None] < M) & ((k + rk)[None, :] < K), other=0.0)
-        b = tl.load(B + (k + rk)[:, None] * N + rn[None, :],
-                    mask=((k + rk)[:, None] < K) & (rn[None, :] < N), other=0.0)
-        acc = tl.dot(a, b, acc)
-    tl.store(C + rm[:, None] * N + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
-"#;
-    let (m, n, k) = (70usize, 40usize, 100usize);
+    let twice_src = include_str!("../../shaders/matmul.py").replace(
+        "accumulator = tl.dot(a, b, accumulator)",
+        "accumulator = tl.dot(a * 2, b, accumulator)",
+    );
+    let (m, n, k) = (150usize, 64usize, 128usize);
     let mut r = Rng(41);
-    let args = vec![
-        A::F16(rand(&mut r, m * k)),
-        A::F16(rand(&mut r, k * n)),
-        A::F32(vec![f32::NAN; m * n]),
-        A::I32(m as i32),
-        A::I32(n as i32),
-        A::I32(k as i32),
-    ];
-    let (spec, buffers, rt) = setup(src, "mm", &args, &[("BM", 64), ("BN", 32), ("BK", 32)]);
-    let grid = Grid([2, 2, 1]);
-    let mut want = buffers.clone();
-    interp::run(&spec.kernel, grid, &rt, &mut want, &Options::default())
-        .unwrap_or_else(|e| panic!("{e}"));
-    let options = ExpandOptions {
-        wgmma: true,
-        ..ExpandOptions::ptx(4)
-    };
-    let tk = to_thread_ir(&spec.kernel, &options).unwrap_or_else(|e| panic!("{e}"));
-    let waits = |body: &[Stmt]| {
-        let mut out = vec![];
-        fn walk(b: &[Stmt], out: &mut Vec<u32>) {
-            for s in b {
-                if let Stmt::WgmmaWait { pending } = s {
-                    out.push(*pending);
-                }
-                for inner in s.bodies() {
-                    walk(inner, out);
-                }
-            }
+    let a = rand(&mut r, m * k);
+    let b = rand(&mut r, k * n);
+    let args = || {
+        let mut v = vec![
+            A::F16(a.clone()),
+            A::F16(b.clone()),
+            A::F32(vec![f32::NAN; m * n]),
+        ];
+        for x in [m, n, k, k, 1, n, 1, n, 1] {
+            v.push(A::I32(x as i32));
         }
-        walk(body, &mut out);
-        out
+        v
     };
-    assert_eq!(waits(&tk.body), vec![1, 0], "in place: one group in flight");
-    let run = |tk: &ThreadKernel| {
-        let mut got = buffers.clone();
-        simulate(tk, grid, &rt, &mut got).map(|_| got)
-    };
-    let got = run(&tk).unwrap_or_else(|e| panic!("{e}"));
-    compare(&got, &want, 1e-5).unwrap_or_else(|e| panic!("wgmma: {e}"));
+    let grid = Grid([(m as u32).div_ceil(128) * (n as u32).div_ceil(32), 1, 1]);
     fn edit(body: &mut Vec<Stmt>, f: &mut impl FnMut(&mut Stmt) -> bool) {
         body.retain_mut(|s| f(s));
         for s in body.iter_mut() {
@@ -598,14 +560,62 @@ def mm(A, B, C, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
             }
         }
     }
-    let broken = |f: &mut dyn FnMut(&mut Stmt) -> bool| {
-        let mut b = tk.clone();
-        edit(&mut b.body, &mut |s| f(s));
-        run(&b).expect_err("a broken ordering runs").to_string()
+    fn waits(body: &[Stmt], out: &mut Vec<u32>) {
+        for s in body {
+            if let Stmt::WgmmaWait { pending } = s {
+                out.push(*pending);
+            }
+            for inner in s.bodies() {
+                waits(inner, out);
+            }
+        }
+    }
+    // The lowering of `src`, checked against the interpreter, and a runner of edited
+    // copies that returns the simulator's error.
+    let variant = |src: &str| {
+        let blocks = [
+            ("BLOCK_SIZE_M", 128),
+            ("BLOCK_SIZE_N", 32),
+            ("BLOCK_SIZE_K", 32),
+            ("GROUP_SIZE_M", 8),
+        ];
+        let (spec, buffers, rt) = setup(src, "matmul_kernel", &args(), &blocks);
+        let mut want = buffers.clone();
+        interp::run(&spec.kernel, grid, &rt, &mut want, &Options::default())
+            .unwrap_or_else(|e| panic!("{e}"));
+        let options = ExpandOptions {
+            wgmma: true,
+            ..ExpandOptions::ptx(8)
+        };
+        let tk = to_thread_ir(&spec.kernel, &options).unwrap_or_else(|e| panic!("{e}"));
+        assert!(
+            tk.notes.iter().any(|n| n.contains("2x1 warpgroup tiles")),
+            "{:?}",
+            tk.notes
+        );
+        let mut got = buffers.clone();
+        simulate(&tk, grid, &rt, &mut got).unwrap_or_else(|e| panic!("{e}"));
+        compare(&got, &want, 1e-5).unwrap_or_else(|e| panic!("wgmma: {e}"));
+        move |what: &str, f: &mut dyn FnMut(&mut Stmt) -> bool| -> (Vec<u32>, String) {
+            let mut b = tk.clone();
+            edit(&mut b.body, &mut |s| f(s));
+            let mut w = vec![];
+            waits(&tk.body, &mut w);
+            let mut got = buffers.clone();
+            let e = match simulate(&b, grid, &rt, &mut got) {
+                Ok(()) => panic!("runs without {what}"),
+                Err(e) => e.to_string(),
+            };
+            (w, e)
+        }
     };
-    let e = broken(&mut |s| !matches!(s, Stmt::WgmmaWait { pending: 0 }));
+    let broken = variant(include_str!("../../shaders/matmul.py"));
+    let (w, e) = broken("the wait after the loop", &mut |s| {
+        !matches!(s, Stmt::WgmmaWait { pending: 0 })
+    });
+    assert_eq!(w, vec![1, 0], "in place: one group in flight");
     assert!(e.contains("in flight (no wgmma_wait)"), "{e}");
-    let e = broken(&mut |s| {
+    let (_, e) = broken("the wait freeing the slot", &mut |s| {
         if let Stmt::WgmmaWait { pending } = s {
             *pending += 1;
         }
@@ -615,10 +625,23 @@ def mm(A, B, C, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
         e.contains("written while a wgmma reading it is in flight"),
         "{e}"
     );
-    let e = broken(&mut |s| !matches!(s, Stmt::FenceProxyAsync));
-    assert!(e.contains("fence_proxy_async"), "{e}");
-    let e = broken(&mut |s| !matches!(s, Stmt::WgmmaFence));
+    let mut after_wait = false;
+    let (_, e) = broken("the barrier after the wait", &mut |s| {
+        let drop = after_wait && matches!(s, Stmt::Barrier);
+        after_wait = matches!(s, Stmt::WgmmaWait { pending: 1 });
+        !drop
+    });
+    assert!(
+        e.contains("copies into") && e.contains("read since the last barrier"),
+        "{e}"
+    );
+    let (_, e) = broken("the wgmma fence", &mut |s| !matches!(s, Stmt::WgmmaFence));
     assert!(e.contains("wgmma_fence"), "{e}");
-    let e = broken(&mut |s| !matches!(s, Stmt::Barrier));
+    let (_, e) = broken("barriers", &mut |s| !matches!(s, Stmt::Barrier));
     assert!(e.contains("race"), "{e}");
+    let stored = variant(&twice_src);
+    let (_, e) = stored("the proxy fence", &mut |s| {
+        !matches!(s, Stmt::FenceProxyAsync)
+    });
+    assert!(e.contains("fence_proxy_async"), "{e}");
 }

@@ -919,7 +919,7 @@ impl Sim<'_> {
                                 self.k.shared[*arr as usize].name
                             ))
                         })?;
-                        self.wgmma.note_shared_write(*arr, at)?;
+                        self.wgmma.note_shared_write(*arr, at, false)?;
                         set1(&mut self.shared[*arr as usize], at, &poison(sdt));
                         self.copies_open.push((*arr, at, v, i));
                     }
@@ -942,7 +942,7 @@ impl Sim<'_> {
                                 self.k.shared[arr as usize].name
                             ))
                         })?;
-                        self.wgmma.note_shared_write(arr, at)?;
+                        self.wgmma.note_shared_write(arr, at, false)?;
                         set1(&mut self.shared[arr as usize], at, &v);
                     }
                 }
@@ -966,7 +966,7 @@ impl Sim<'_> {
                         }
                         for l in 0..lanes {
                             let at = j as usize + l;
-                            self.wgmma.note_shared_write(*arr, at)?;
+                            self.wgmma.note_shared_write(*arr, at, true)?;
                             if !same1(a, at, &vals, i * lanes + l) {
                                 self.races.write(*arr, at, i).map_err(|e| {
                                     bug(format!(

@@ -302,18 +302,6 @@ impl Expander<'_> {
         a: crate::ir::Value,
         b: crate::ir::Value,
     ) -> Result<(Option<(super::Ring, Reg)>, Option<(super::Ring, Reg)>)> {
-        self.staged_operands_for(a, b, false)
-    }
-
-    /// [`Self::staged_operands`]; with `async_proxy`, each thread also makes its
-    /// copies visible to the asynchronous proxy (`wgmma` reads) before the barrier.
-    #[allow(clippy::type_complexity)]
-    pub(super) fn staged_operands_for(
-        &mut self,
-        a: crate::ir::Value,
-        b: crate::ir::Value,
-        async_proxy: bool,
-    ) -> Result<(Option<(super::Ring, Reg)>, Option<(super::Ring, Reg)>)> {
         let (staged_a, staged_b) = (self.staged(a)?, self.staged(b)?);
         let pending = staged_a
             .iter()
@@ -322,9 +310,6 @@ impl Expander<'_> {
             .min();
         if let Some(pending) = pending {
             self.emit(Stmt::AsyncWait { pending });
-            if async_proxy {
-                self.emit(Stmt::FenceProxyAsync);
-            }
         }
         self.emit(Stmt::Barrier);
         Ok((staged_a, staged_b))

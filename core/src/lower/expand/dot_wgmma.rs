@@ -12,8 +12,10 @@
 //! descriptors ([`SmemMatrix`]) whose start moves along K inside a swizzled row (the
 //! hardware applies the swizzle to the resulting addresses).
 //!
-//! Ordering: the operands' writers wait for their copies, make their shared writes
-//! visible to the asynchronous proxy (`fence.proxy.async`), and meet at a barrier; a
+//! Ordering: the operands' writers wait for their copies and meet at a barrier
+//! (operands stored from registers, and ring slots a load filled with stores, are
+//! fenced by their writers with `fence.proxy.async` first: the generic proxy's writes
+//! are not the async proxy's); a
 //! `wgmma.fence` orders the accumulators' last ordinary writes; the K steps form one
 //! group, committed and waited for before anything reads the accumulators or the
 //! operands' slots are refilled.
@@ -138,7 +140,9 @@ impl Expander<'_> {
         if in_place {
             self.awaiting_in_place = false;
         }
-        let (staged_a, staged_b) = self.staged_operands_for(*a, *b, true)?;
+        // Rings filled by `cp.async` are visible to `wgmma` after the wait and the
+        // barrier (a slot filled by stores was fenced by its writers).
+        let (staged_a, staged_b) = self.staged_operands(*a, *b)?;
         let in_regs = staged_a.is_none() || staged_b.is_none();
         let (arr_a, a_slot) = self.dot_operand(*a, staged_a, &sa, tile_a, "wgmma_a", input)?;
         let (arr_b, b_slot) = self.dot_operand(*b, staged_b, &sb, tile_b, "wgmma_b", input)?;
@@ -225,9 +229,13 @@ impl Expander<'_> {
         self.emit(Stmt::WgmmaCommit);
         if in_place {
             // This group stays in flight into the next iteration (the previous one
-            // is complete: its operand slots are refilled after this point, and the
-            // loop's exit waits for the last).
+            // is complete: its operand slots are refilled after this point and the
+            // barrier, and the loop's exit waits for the last).
             self.emit(Stmt::WgmmaWait { pending: 1 });
+            // A warpgroup's wait covers its own groups only: the slot the next copies
+            // refill may still be read by another warpgroup's previous group until
+            // every warpgroup has passed its wait.
+            self.emit(Stmt::Barrier);
             self.wgmma_in_flight = true;
         } else {
             self.emit(Stmt::WgmmaWait { pending: 0 });

@@ -402,7 +402,19 @@ impl Expander<'_> {
         });
         let len = self.int_const(DType::I32, ring.slot_len as i64);
         let base = self.assign(DType::I32, Expr::Binary(BinaryOp::Mul, slot, len));
-        let (root, off) = self.pointer(ptr)?;
+        let (root, mut off) = self.pointer(ptr)?;
+        // Copies move 16 bytes where the tile allows: a pointer tile in a layout of
+        // shorter runs (a loop's first tiles, before the carried ones take the wide
+        // layout) is recomputed in the wide one.
+        if let Dist::Regs { layout, .. } = &off {
+            let wider = self.wider_access_layout(&self.k.ty(ptr).clone(), layout);
+            if let Some(wide) = wider {
+                let dims: super::remat::DimMap = (0..wide.rank()).map(Some).collect();
+                if let Some(regs) = self.remat_ptr(ptr, &wide, &dims, 0)? {
+                    off = Dist::Regs { layout: wide, regs };
+                }
+            }
+        }
         let mut mask_d = self.opt_dist(mask)?;
         // A mask in another layout than the addresses (a carried pointer tile in its
         // wide layout, a mask built from `arange`) is recomputed in theirs where it can
@@ -503,6 +515,11 @@ impl Expander<'_> {
             _ => {
                 let d = self.load(ptr, mask, None, result)?;
                 self.stage_into(ring.arr, Some(base), &d, &shape, tile, dtype)?;
+                // `wgmma` reads the ring through the async proxy: each thread fences
+                // its own stores (the barrier before the dot orders the rest).
+                if matches!(stage.layout, crate::ir::StagedLayout::Swizzled { .. }) {
+                    self.emit(Stmt::FenceProxyAsync);
+                }
             }
         }
         self.emit(Stmt::AsyncCommit);

@@ -1335,6 +1335,30 @@ impl<'k> Expander<'k> {
             };
             let slot = self.carried_slot(ty, &like)?;
             self.pack_slot(&slot, &iv);
+            // A pointer tile given a wider layout than its first value's is recomputed
+            // in it (its offsets are functions of their coordinates) rather than
+            // moved through shared memory.
+            let iv = match (&slot, &iv, wider.is_some()) {
+                (
+                    TVal::Ptr {
+                        off: Dist::Regs { layout, .. },
+                        ..
+                    },
+                    TVal::Ptr { root, .. },
+                    true,
+                ) => {
+                    let dims: remat::DimMap = (0..layout.rank()).map(Some).collect();
+                    let layout = layout.clone();
+                    match self.remat_ptr(*init, &layout, &dims, 0)? {
+                        Some(regs) => TVal::Ptr {
+                            root: *root,
+                            off: Dist::Regs { layout, regs },
+                        },
+                        None => iv,
+                    }
+                }
+                _ => iv,
+            };
             self.store_into(&slot, &iv)?;
             slots.push(slot);
         }

@@ -8,10 +8,15 @@
 //! - A product is exact, summed and rounded once to f32 with the accumulator.
 //! - Results land at the `wgmma_wait` that completes their group; reading an
 //!   accumulator before is reported, as is writing shared memory an in-flight `wgmma`
-//!   reads.
-//! - Shared memory written by ordinary stores or copies since the last
-//!   `fence_proxy_async` is invisible to `wgmma` (reported); an accumulator written by
-//!   another statement since the last `wgmma_fence` is reported.
+//!   reads. A wait completes only its own warpgroup's groups: the operands' reads
+//!   count as the warpgroup's until the wait, so another warpgroup's write before the
+//!   next barrier is a race (lockstep execution would otherwise hide it; the H200
+//!   showed it).
+//! - Shared memory written by ordinary stores since the last `fence_proxy_async` is
+//!   invisible to `wgmma` (reported); asynchronous copies (`cp.async`) are visible
+//!   after their wait and a barrier, without a proxy fence (what Triton's fence
+//!   insertion relies on, and the H200 confirms). An accumulator written by another
+//!   statement since the last `wgmma_fence` is reported.
 
 use super::{bug, ints, Sim};
 use crate::diag::Result;
@@ -24,7 +29,8 @@ use std::collections::{HashMap, HashSet, VecDeque};
 /// it reads until then.
 struct Issued {
     results: Vec<(Reg, Data)>,
-    reads: Vec<(u32, usize)>,
+    /// (array, element, first thread of the reading warpgroup).
+    reads: Vec<(u32, usize, usize)>,
 }
 
 /// The program's warpgroup-MMA state (all warpgroups issue in lockstep).
@@ -42,7 +48,7 @@ pub(super) struct WgmmaState {
     logical: HashMap<u32, Data>,
     /// Shared elements read by in-flight `wgmma`s (with multiplicity).
     in_flight: HashMap<(u32, usize), u32>,
-    /// Arrays written by ordinary stores or copies since the last `fence_proxy_async`.
+    /// Arrays written by ordinary stores since the last `fence_proxy_async`.
     unfenced: HashSet<u32>,
 }
 
@@ -91,12 +97,16 @@ impl WgmmaState {
         Ok(())
     }
 
-    /// An ordinary write (a store, a copy) of element `e` of shared array `arr`.
-    pub(super) fn note_shared_write(&mut self, arr: u32, e: usize) -> Result<()> {
+    /// A write of element `e` of shared array `arr`: a store (`generic`: `wgmma` sees
+    /// it only after a proxy fence) or an asynchronous copy (seen after its wait and a
+    /// barrier, as Triton relies on).
+    pub(super) fn note_shared_write(&mut self, arr: u32, e: usize, generic: bool) -> Result<()> {
         if self.acc_regs.is_empty() {
             return Ok(());
         }
-        self.unfenced.insert(arr);
+        if generic {
+            self.unfenced.insert(arr);
+        }
         if !self.in_flight.is_empty() && self.in_flight.contains_key(&(arr, e)) {
             return Err(bug(format!(
                 "element {e} of shared array {arr} is written while a wgmma reading it is in flight"
@@ -126,7 +136,18 @@ impl Sim<'_> {
                         for (r, v) in issued.results {
                             self.regs[r.0 as usize] = Some(v);
                         }
-                        for at in issued.reads {
+                        for (arr, e, tid) in issued.reads {
+                            // The read ends here, for the warpgroup that waits: a
+                            // write by another warpgroup's thread before the next
+                            // barrier races with it (each warpgroup waits for its
+                            // own groups only).
+                            self.races.read(arr, e, tid).map_err(|err| {
+                                bug(format!(
+                                    "shared-memory race with a wgmma completing at its wait in `{}`: {err}",
+                                    self.k.shared[arr as usize].name
+                                ))
+                            })?;
+                            let at = (arr, e);
                             if let Some(n) = self.wgmma.in_flight.get_mut(&at) {
                                 *n -= 1;
                                 if *n == 0 {
@@ -172,7 +193,7 @@ impl Sim<'_> {
         (rows, cols): (u32, u32),
         mn_of: impl Fn(u32, u32) -> (u32, u32),
         input: DType,
-        reads: &mut Vec<(u32, usize)>,
+        reads: &mut Vec<(u32, usize, usize)>,
     ) -> Result<Vec<f64>> {
         let arr = &self.k.shared[m.arr as usize];
         if arr.dtype != input {
@@ -234,7 +255,7 @@ impl Sim<'_> {
                     Data::I(_) => return Err(bug("wgmma operand of integers")),
                 };
                 out[(i * cols + j) as usize] = v;
-                reads.push((m.arr, e));
+                reads.push((m.arr, e, tid));
             }
         }
         Ok(out)
@@ -291,8 +312,8 @@ impl Sim<'_> {
             self.wgmma.logical.insert(r.0, d.clone());
             results.push((*r, d));
         }
-        for &at in &reads {
-            *self.wgmma.in_flight.entry(at).or_insert(0) += 1;
+        for &(arr, e, _) in &reads {
+            *self.wgmma.in_flight.entry((arr, e)).or_insert(0) += 1;
         }
         self.wgmma.open.push(Issued { results, reads });
         Ok(())
