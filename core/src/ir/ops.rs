@@ -218,6 +218,10 @@ pub struct Staging {
     /// How many of a thread's copy groups may still be in flight when the `dot` of an
     /// iteration starts: the copies issued for the later iterations already in flight.
     pub pending: u32,
+    /// Whether the ring has one slot more than the prefetch distance needs, so that a
+    /// copy refills the slot read two iterations before: a `wgmma` that leaves its
+    /// group in flight then needs no barrier before the copies that follow it.
+    pub slack: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -154,12 +154,13 @@ impl Printer<'_> {
                 if let Some(s) = stage {
                     let _ = write!(
                         self.out,
-                        " staged ring {} stages {} operand {}{} pending {}",
+                        " staged ring {} stages {} operand {}{} pending {}{}",
                         s.ring,
                         s.stages,
                         s.operand,
                         s.layout.spelling(),
-                        s.pending
+                        s.pending,
+                        if s.slack { " slack" } else { "" }
                     );
                 }
                 if !boundary_check.is_empty() {

@@ -222,9 +222,9 @@ fn plan(kernel: &Kernel, body: &Block, num_stages: Option<u32>, env: &Env) -> Op
         while stages > 2 && stages * slot_bytes > env.opt.ring_budget {
             stages -= 1;
         }
-        (stages * slot_bytes <= env.opt.ring_budget).then_some((operands, stages))
+        (stages * slot_bytes <= env.opt.ring_budget).then_some((operands, stages, slot_bytes))
     });
-    let Some((operands, stages)) = ring else {
+    let Some((operands, stages, slot_bytes)) = ring else {
         // In registers: `num_stages - 1` tiles a load in flight, where the loop (or
         // `TILEWISE_NUM_STAGES`) asks for more than 2 stages; one ahead by default.
         let stages = num_stages.or_else(forced_stages).unwrap_or(2);
@@ -234,6 +234,14 @@ fn plan(kernel: &Kernel, body: &Block, num_stages: Option<u32>, env: &Env) -> Op
     let stages = deepen(&mut plan, body, &index_of, read_args, stages);
     plan.distance = stages - 1;
     let pending = (plan.distance - 1) * plan.loads.len() as u32;
+    // Warpgroup MMA keeps one group in flight into the next iteration: a slot more
+    // than the distance needs (where the budget has it) lets the copies after the dot
+    // refill the slot read two iterations before, with no barrier between.
+    let wgmma = operands
+        .iter()
+        .all(|(_, l)| matches!(l, crate::ir::StagedLayout::Swizzled { .. }));
+    let slack = wgmma && stages < 8 && (stages + 1) * slot_bytes <= env.opt.ring_budget;
+    let slots = if slack { stages + 1 } else { stages };
     plan.staging = Some(
         operands
             .iter()
@@ -242,10 +250,11 @@ fn plan(kernel: &Kernel, body: &Block, num_stages: Option<u32>, env: &Env) -> Op
                 env.rings.set(ring + 1);
                 Staging {
                     ring,
-                    stages,
+                    stages: slots,
                     operand,
                     layout,
                     pending,
+                    slack,
                 }
             })
             .collect(),

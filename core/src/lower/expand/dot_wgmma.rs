@@ -129,9 +129,11 @@ impl Expander<'_> {
             return Err(Diagnostic::internal("wgmma operands not swizzled"));
         };
         // In place: a loop's carried accumulator only this dot uses, operands in rings.
+        let (ring_a, ring_b) = (self.staged(*a)?, self.staged(*b)?);
+        let slack = ring_a.iter().chain(&ring_b).all(|(r, _)| r.slack);
         let in_place = self.in_place_dots.contains(&inst.results[0])
-            && self.staged(*a)?.is_some()
-            && self.staged(*b)?.is_some()
+            && ring_a.is_some()
+            && ring_b.is_some()
             && matches!(self.get(*acc)?, TVal::Data(Dist::Regs { layout, .. }) if *layout == plan.layout);
         let accs = match (in_place, self.get(*acc)?) {
             (true, TVal::Data(Dist::Regs { regs, .. })) => regs.clone(),
@@ -234,8 +236,12 @@ impl Expander<'_> {
             self.emit(Stmt::WgmmaWait { pending: 1 });
             // A warpgroup's wait covers its own groups only: the slot the next copies
             // refill may still be read by another warpgroup's previous group until
-            // every warpgroup has passed its wait.
-            self.emit(Stmt::Barrier);
+            // every warpgroup has passed its wait. With a slot to spare, the copies
+            // refill the slot of two iterations before, which every warpgroup's wait
+            // completed before this iteration's first barrier.
+            if !slack {
+                self.emit(Stmt::Barrier);
+            }
             self.wgmma_in_flight = true;
         } else {
             self.emit(Stmt::WgmmaWait { pending: 0 });

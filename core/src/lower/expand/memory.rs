@@ -375,15 +375,21 @@ impl Expander<'_> {
                     slot_len,
                     next,
                     pending: stage.pending,
+                    slack: stage.slack,
                 };
                 self.rings.insert(stage.ring, ring.clone());
                 ring
             }
         };
-        // Before the loop's in-place warpgroup dot, the previous iteration's group may
-        // still read the slot this copy refills.
+        // Before the loop's in-place warpgroup dot, the previous iterations' groups of
+        // every warpgroup may still read the slot this copy refills: each waits for its
+        // own (unless the ring has a slot to spare: then they are complete) and all
+        // meet at a barrier.
         if self.awaiting_in_place {
-            self.emit(Stmt::WgmmaWait { pending: 0 });
+            if !stage.slack {
+                self.emit(Stmt::WgmmaWait { pending: 0 });
+            }
+            self.emit(Stmt::Barrier);
         }
         // This load's slot, and the next one's.
         let slot = self.assign(DType::I32, Expr::Copy(ring.next));

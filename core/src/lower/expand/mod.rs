@@ -231,6 +231,8 @@ pub(crate) struct Ring {
     pub next: Reg,
     /// Copy groups a `dot` may leave in flight (`ir::Staging::pending`).
     pub pending: u32,
+    /// A slot more than the prefetch distance needs (`ir::Staging::slack`).
+    pub slack: bool,
 }
 
 /// Lowers `kernel` (after `block_ptr`) to Thread IR.
