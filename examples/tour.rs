@@ -494,6 +494,9 @@ fn swiglu(dev: &Device) -> Result<bool> {
 }
 
 fn main() -> ExitCode {
+    // Logs (RUST_LOG=tilewise=debug: device choice, compile phases, cache hits) go to
+    // stderr; warnings only by default.
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
     let dev = Device::best();
     println!("device: {}\n", dev.name());
     let mut t = Tour {

@@ -74,6 +74,12 @@ impl CudaBackend {
         }
         // PTX for sm_90 runs on later GPUs through the driver's JIT.
         let target = PtxTarget { sm: sm.min(90) };
+        log::info!(
+            "cuda: device {} is {} (sm_{sm}); kernels are printed for {}",
+            rt.ordinal(),
+            rt.name(),
+            target.name()
+        );
         Ok(CudaBackend {
             rt: ManuallyDrop::new(rt),
             target,
@@ -172,15 +178,31 @@ impl CudaBackend {
     ) -> Result<Arc<Compiled>> {
         let key = format!("{}#nw{num_warps}#c{}", key.0, checked as u8);
         if let Some(c) = self.compiled.lock().map_err(|_| poisoned())?.get(&key) {
+            log::trace!("cuda: compiled-kernel cache hit for {key}");
             return Ok(c.clone());
         }
+        let start = std::time::Instant::now();
         let options = tilewise_cuda::PtxOptions {
             max_shared_per_block: Some(self.rt.max_shared_per_block_optin()),
             checked,
             ..tilewise_cuda::PtxOptions::new(self.target, num_warps)
         };
         let ptx = tilewise_cuda::compile(&spec.kernel, &options)?;
+        let lowered = start.elapsed();
         let function = self.watch(self.rt.load_module(&ptx.source, &ptx.entry))?;
+        log::debug!(
+            "cuda: `{}` ({num_warps} warps{}, {}): lowered and printed PTX in {:.2} ms, \
+             driver JIT in {:.2} ms, {} bytes of shared memory",
+            ptx.name,
+            if checked { ", checked" } else { "" },
+            ptx.arch,
+            lowered.as_secs_f64() * 1e3,
+            (start.elapsed() - lowered).as_secs_f64() * 1e3,
+            ptx.shared_bytes
+        );
+        for note in &ptx.notes {
+            log::debug!("cuda: `{}`: {note}", ptx.name);
+        }
         if ptx.shared_bytes > 48 * 1024 {
             function.set_max_dynamic_shared(ptx.shared_bytes)?;
         }

@@ -227,19 +227,34 @@ impl Device {
     pub fn best() -> Device {
         let choice = std::env::var("TILEWISE_DEVICE").unwrap_or_default();
         if choice == "interp" {
+            log::info!("Device::best: the interpreter (TILEWISE_DEVICE=interp)");
             return Device::interpreter();
         }
         if choice.is_empty() || choice == "cuda" {
-            if let Ok(dev) = Device::cuda(0) {
-                return dev;
+            match Device::cuda(0) {
+                Ok(dev) => {
+                    log::info!("Device::best: {} (CUDA first)", dev.name());
+                    return dev;
+                }
+                Err(e) => log::debug!("Device::best: no CUDA device: {}", e.message),
             }
         }
-        if let Ok(ctx) = tilewise_wgsl::WgpuContext::new() {
-            let backend = crate::wgpu_device::WgpuBackend::new(ctx);
-            if choice == "wgpu" || !backend.is_software() {
-                return Device::of(Arc::new(backend));
+        match tilewise_wgsl::WgpuContext::new() {
+            Ok(ctx) => {
+                let backend = crate::wgpu_device::WgpuBackend::new(ctx);
+                if choice == "wgpu" || !backend.is_software() {
+                    let dev = Device::of(Arc::new(backend));
+                    log::info!("Device::best: {} (a GPU through wgpu)", dev.name());
+                    return dev;
+                }
+                log::debug!(
+                    "Device::best: passing over {}: a software adapter (TILEWISE_DEVICE=wgpu takes it)",
+                    backend.name()
+                );
             }
+            Err(e) => log::debug!("Device::best: no wgpu adapter: {}", e.message),
         }
+        log::info!("Device::best: the interpreter (no GPU found)");
         Device::interpreter()
     }
 

@@ -115,9 +115,17 @@ impl Kernel {
             SpecKey::new(self.name(), args, constexprs).0
         ));
         if let Some(hit) = self.cache.lock().ok().and_then(|c| c.get(&key).cloned()) {
+            log::trace!("specialization cache hit: `{}` {}", self.name(), key.0);
             return Ok((key, hit));
         }
+        let start = std::time::Instant::now();
         let spec = Arc::new(self.module.specialize(self.name(), args, constexprs)?);
+        log::debug!(
+            "specialization cache miss: traced `{}` in {:.2} ms ({})",
+            self.name(),
+            start.elapsed().as_secs_f64() * 1e3,
+            key.0
+        );
         if let Ok(mut c) = self.cache.lock() {
             c.insert(key.clone(), spec.clone());
         }

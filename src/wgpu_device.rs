@@ -80,10 +80,13 @@ impl WgpuBackend {
     ) -> Result<Arc<Compiled>> {
         let key = &SpecKey(format!("{}#nw{num_warps}#c{}", key.0, checked as u8));
         if let Some(c) = self.compiled.lock().map_err(|_| poisoned())?.get(key) {
+            log::trace!("wgpu: compiled-kernel cache hit for {}", key.0);
             return Ok(c.clone());
         }
+        let start = std::time::Instant::now();
         let wgsl =
             tilewise_wgsl::compile_with(&spec.kernel, self.ctx.capabilities(), num_warps, checked)?;
+        let lowered = start.elapsed();
         let pipeline = self.ctx.pipeline(&KernelSpec {
             key: &key.0,
             kernel_name: &wgsl.name,
@@ -91,6 +94,15 @@ impl WgpuBackend {
             source: &wgsl.source,
             layout: &wgsl.layout,
         })?;
+        log::debug!(
+            "wgpu: `{}` ({num_warps} warps{}): lowered and printed WGSL ({} bytes) in {:.2} ms, \
+             pipeline created in {:.2} ms",
+            wgsl.name,
+            if checked { ", checked" } else { "" },
+            wgsl.source.len(),
+            lowered.as_secs_f64() * 1e3,
+            (start.elapsed() - lowered).as_secs_f64() * 1e3
+        );
         let c = Arc::new(Compiled { wgsl, pipeline });
         self.compiled
             .lock()

@@ -119,6 +119,9 @@ fn parse_matmul_config(c: &str) -> Result<cases::MatmulConfig, String> {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // Logs (RUST_LOG=tilewise=debug: device choice, compile phases, cache hits) go to
+    // stderr; warnings only by default.
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
     // Every PTX module is JIT-compiled anew (the driver's on-disk cache would make the
     // compile-time case measure a cache hit). Set before the driver is loaded.
     if std::env::var_os("CUDA_CACHE_DISABLE").is_none() {

@@ -137,6 +137,9 @@ pub struct CompileArgs {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // Logs (RUST_LOG=tilewise=debug: device choice, compile phases, cache hits) go to
+    // stderr; warnings only by default.
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
     let result = match cli.command {
         Command::Devices => devices::run(),
         Command::Compile(args) => compile::run(&args),

@@ -100,6 +100,9 @@ fn executors(list: &[Exec]) -> Vec<Executor> {
 
 fn main() {
     let cli = Cli::parse();
+    // Logs (RUST_LOG=tilewise=debug: device choice, compile phases, cache hits) go to
+    // stderr; warnings only by default.
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
     let opt = Options {
         i64: !cli.no_i64,
         ..Options::default()

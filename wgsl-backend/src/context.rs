@@ -424,6 +424,12 @@ impl WgpuContext {
         }
         // Stable: enumeration order breaks ties.
         candidates.sort_by_key(|(_, info)| type_rank(info.device_type));
+        for r in &rejected {
+            log::debug!("wgpu: skipped adapter {r}");
+        }
+        for (_, info) in &candidates {
+            log::debug!("wgpu: candidate adapter {}", describe(info));
+        }
 
         if candidates.is_empty() {
             let mut d = Diagnostic::new(
@@ -485,6 +491,15 @@ impl WgpuContext {
                             v.push(e.to_string());
                         }
                     }));
+                    log::info!(
+                        "wgpu: using {} (discrete GPUs first, then integrated, virtual, CPU; \
+                         f16 {}, subgroups {}, cooperative-matrix products {}, timestamps {})",
+                        describe(&info),
+                        caps.f16,
+                        caps.subgroups,
+                        caps.coop_matrix.len(),
+                        caps.timestamps
+                    );
                     let lost = Arc::new(Mutex::new(None));
                     let lost_sink = lost.clone();
                     device.set_device_lost_callback(move |reason, message| {
@@ -505,7 +520,10 @@ impl WgpuContext {
                         lost,
                     });
                 }
-                Err(e) => failures.push(format!("{}: {e}", describe(&info))),
+                Err(e) => {
+                    log::warn!("wgpu: {} could not create a device: {e}", describe(&info));
+                    failures.push(format!("{}: {e}", describe(&info)))
+                }
             }
         }
         let mut d = Diagnostic::new(ErrorKind::Backend, "no wgpu adapter could create a device");
