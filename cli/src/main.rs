@@ -4,6 +4,7 @@
 
 mod compile;
 mod devices;
+mod npy;
 mod run;
 mod signature;
 
@@ -34,11 +35,13 @@ enum Command {
         tilewise compile add.py --kernel add_kernel --signature 'x:*f32:16, y:*f32:16, out:*f32:16, n:i32' --constexpr BLOCK=1024 --emit ptx\n  \
         tilewise compile softmax.py --kernel softmax --signature 'out:*f32, x:*f32, n:i32:16' --constexpr BLOCK=1024 --emit wgsl --checked -o softmax.wgsl")]
     Compile(CompileArgs),
-    /// Runs a kernel on generated inputs on a chosen device; `--check` compares every
-    /// buffer with the interpreter's, `--checked` uses checked mode.
+    /// Runs a kernel on generated or `.npy` inputs on a chosen device; `--check`
+    /// compares every buffer with the interpreter's, `--checked` uses checked mode,
+    /// `--save` writes the buffers to `.npy` files.
     #[command(after_help = "Examples:\n  \
         tilewise run add.py --kernel add_kernel --grid 4 --arg 'f32[1000]' --arg 'f32[1000]' --arg 'f32[1000]=0' --arg 1000 --constexpr BLOCK=256 --device best --check\n  \
-        tilewise run add.py --kernel add_kernel --grid 5 --arg 'f32[1000]' --arg 'f32[1000]' --arg 'f32[1000]' --arg 1000 --constexpr BLOCK=256 --checked")]
+        tilewise run add.py --kernel add_kernel --grid 5 --arg 'f32[1000]' --arg 'f32[1000]' --arg 'f32[1000]' --arg 1000 --constexpr BLOCK=256 --checked\n  \
+        tilewise run add.py --kernel add_kernel --grid 4 --arg x.npy --arg y.npy --arg 'f32[1000]=0' --arg 1000 --constexpr BLOCK=256 --save out/")]
     Run(RunArgs),
 }
 
@@ -53,7 +56,8 @@ pub struct RunArgs {
     #[arg(long, default_value = "1")]
     pub grid: String,
     /// A runtime argument, in parameter order: `f32[1024]` (random), `f32[1024]=0`
-    /// (filled), or a scalar (`7`, `0.5`, `i64:7`, `true`).
+    /// (filled), `x.npy` (a buffer read from a NumPy file, its dtype), `bf16@x.npy`
+    /// (converted to bf16), or a scalar (`7`, `0.5`, `i64:7`, `true`).
     #[arg(long = "arg", value_name = "SPEC", allow_hyphen_values = true)]
     pub args: Vec<String>,
     /// A constexpr parameter, `NAME=VALUE` (repeat for each).
@@ -82,6 +86,9 @@ pub struct RunArgs {
     /// Elements of each buffer to print.
     #[arg(long, default_value_t = 8)]
     pub show: usize,
+    /// Write every buffer argument after the run to DIR/argN.npy (N its position).
+    #[arg(long, value_name = "DIR")]
+    pub save: Option<PathBuf>,
 }
 
 /// What `compile` writes.

@@ -6,6 +6,7 @@
 //! - `f32[1024]`: a buffer of 1024 random elements (floats uniform in [-1, 1),
 //!   integers in [-100, 100), booleans fair, fp8 codes of small values);
 //! - `f32[1024]=0.5`: a buffer filled with one value;
+//! - `x.npy`: a buffer read from a NumPy file (its dtype); `bf16@x.npy` converts it;
 //! - `i32:7`, `f16:0.5`, `true`, or a bare `7` (i32) / `0.5` (f32): a scalar.
 
 use crate::signature::parse_constexpr;
@@ -27,6 +28,11 @@ pub enum ArgSpec {
         value: f64,
     },
     Scalar(ScalarValue),
+    /// A NumPy file, converted to `dtype` where given.
+    File {
+        dtype: Option<DType>,
+        path: std::path::PathBuf,
+    },
 }
 
 /// Parses one `--arg`.
@@ -35,6 +41,18 @@ pub fn parse_arg(text: &str) -> Result<ArgSpec, String> {
     let dtype_of = |name: &str| {
         DType::from_name(name.trim()).ok_or_else(|| format!("`{text}`: unknown dtype `{name}`"))
     };
+    if t.ends_with(".npy") {
+        return Ok(match t.split_once('@') {
+            Some((d, path)) => ArgSpec::File {
+                dtype: Some(dtype_of(d)?),
+                path: path.into(),
+            },
+            None => ArgSpec::File {
+                dtype: None,
+                path: t.into(),
+            },
+        });
+    }
     if let Some((head, rest)) = t.split_once('[') {
         let dtype = dtype_of(head)?;
         let (len, fill) = rest
@@ -116,7 +134,7 @@ fn values(spec: &ArgSpec, rng: &mut Rng) -> Vec<f64> {
             })
             .collect(),
         ArgSpec::Fill { len, value, .. } => vec![value; len],
-        ArgSpec::Scalar(_) => vec![],
+        ArgSpec::Scalar(_) | ArgSpec::File { .. } => vec![],
     }
 }
 
@@ -192,12 +210,12 @@ fn device(name: &str) -> Result<Device, String> {
 }
 
 /// Launches the kernel of `args` on `dev` with `specs` (random values from `seed`);
-/// returns each buffer argument's contents afterwards.
+/// returns each buffer argument's position, dtype and contents afterwards.
 fn launch_on(
     args: &RunArgs,
     dev: &Device,
     specs: &[ArgSpec],
-) -> Result<Vec<(usize, Vec<f64>)>, String> {
+) -> Result<Vec<(usize, DType, Vec<f64>)>, String> {
     let render = |e: tilewise::Diagnostic| e.render();
     let module = Module::from_file(&args.file).map_err(render)?;
     let kernel = module.kernel(&args.kernel).map_err(render)?;
@@ -216,6 +234,11 @@ fn launch_on(
                 let b = upload(dev, *dtype, &values(spec, &mut rng)).map_err(render)?;
                 bufs.push((i, b));
             }
+            ArgSpec::File { dtype, path } => {
+                let (file_dtype, v) = crate::npy::read(path)?;
+                let b = upload(dev, dtype.unwrap_or(file_dtype), &v).map_err(render)?;
+                bufs.push((i, b));
+            }
         }
         if let Some((_, b)) = bufs.last().filter(|(j, _)| *j == i) {
             launch = launch.arg(b);
@@ -227,7 +250,7 @@ fn launch_on(
     }
     launch.run().map_err(render)?;
     for (i, b) in &bufs {
-        buffers.push((*i, download(dev, b).map_err(render)?));
+        buffers.push((*i, b.dtype(), download(dev, b).map_err(render)?));
     }
     for w in dev.take_warnings() {
         eprintln!("{}", w.render());
@@ -261,7 +284,17 @@ pub fn run(args: &RunArgs) -> Result<(), String> {
     let dev = device(&args.device)?;
     let got = launch_on(args, &dev, &specs)?;
     println!("ran `{}` on {}", args.kernel, dev.name());
-    for (i, v) in &got {
+    if let Some(dir) = &args.save {
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        for (i, dtype, v) in &got {
+            let path = dir.join(format!("arg{i}.npy"));
+            if let Some(note) = crate::npy::write(&path, *dtype, v)? {
+                eprintln!("note: {note}");
+            }
+            println!("  saved argument {i} to {}", path.display());
+        }
+    }
+    for (i, _, v) in &got {
         let shown: Vec<String> = v.iter().take(args.show).map(|x| format!("{x}")).collect();
         let more = if v.len() > args.show { ", ..." } else { "" };
         println!(
@@ -275,7 +308,7 @@ pub fn run(args: &RunArgs) -> Result<(), String> {
     }
     let reference = launch_on(args, &Device::interpreter(), &specs)?;
     let mut worst = 0f64;
-    for ((i, g), (_, w)) in got.iter().zip(&reference) {
+    for ((i, _, g), (_, _, w)) in got.iter().zip(&reference) {
         for (k, (a, b)) in g.iter().zip(w).enumerate() {
             let same = a == b || (a.is_nan() && b.is_nan());
             let err = if same {

@@ -260,3 +260,107 @@ fn run_rejects_bad_arguments() {
         assert!(err.contains(want), "{arg}: {err}");
     }
 }
+
+/// `.npy` inputs (f32 and i32 files, a bf16 conversion) and `--save`: the saved sum is
+/// the files' sum, in the kernel's output type; the interpreter agrees (`--check`); a
+/// file of a type tilewise has no counterpart for is a clear error.
+#[test]
+fn run_reads_and_saves_npy_files() {
+    let dir = std::env::temp_dir().join(format!("tilewise-cli-npy-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let x: Vec<f32> = (0..1000).map(|i| i as f32 * 0.25).collect();
+    let y: Vec<f32> = (0..1000).map(|i| 1000.0 - i as f32).collect();
+    let (xp, yp) = (dir.join("x.npy"), dir.join("y.npy"));
+    npyz::to_file_1d(&xp, x.clone()).unwrap();
+    npyz::to_file_1d(&yp, y.clone()).unwrap();
+    let file = add_file("npy");
+    let out_dir = dir.join("out");
+    let run = |args: &[&str]| {
+        let mut all = vec![
+            "run",
+            file.to_str().unwrap(),
+            "--kernel",
+            "add_kernel",
+            "--grid",
+            "4",
+        ];
+        all.extend_from_slice(args);
+        all.extend_from_slice(&["--arg", "1000", "--constexpr", "BLOCK=256"]);
+        tilewise(&all)
+    };
+    let (ok, out, err) = run(&[
+        "--arg",
+        xp.to_str().unwrap(),
+        "--arg",
+        yp.to_str().unwrap(),
+        "--arg",
+        "f32[1000]=-1",
+        "--device",
+        "sim",
+        "--check",
+        "--save",
+        out_dir.to_str().unwrap(),
+    ]);
+    assert!(ok, "{err}");
+    assert!(
+        out.contains("every buffer matches the interpreter"),
+        "{out}"
+    );
+    let read = |p: &std::path::Path| -> Vec<f32> {
+        let bytes = std::fs::read(p).unwrap();
+        npyz::NpyFile::new(&bytes[..]).unwrap().into_vec().unwrap()
+    };
+    let sum = read(&out_dir.join("arg2.npy"));
+    let want: Vec<f32> = x.iter().zip(&y).map(|(a, b)| a + b).collect();
+    assert_eq!(sum, want);
+    assert_eq!(
+        read(&out_dir.join("arg0.npy")),
+        x,
+        "inputs are saved as given"
+    );
+    // An i32 file feeds an i32 kernel buffer; a bf16 conversion of an f32 file, saved
+    // back as f32 with a note.
+    let ip = dir.join("i.npy");
+    npyz::to_file_1d(&ip, (0..1000).collect::<Vec<i32>>()).unwrap();
+    let bf = format!("bf16@{}", xp.to_str().unwrap());
+    let (ok, out, err) = run(&[
+        "--arg",
+        ip.to_str().unwrap(),
+        "--arg",
+        &bf,
+        "--arg",
+        "f32[1000]=0",
+        "--device",
+        "interp",
+        "--save",
+        out_dir.to_str().unwrap(),
+    ]);
+    assert!(ok, "{err}");
+    assert!(err.contains("bf16 buffer written as f32"), "{err}");
+    assert!(out.contains("saved argument 1"), "{out}");
+    let sum = read(&out_dir.join("arg2.npy"));
+    assert_eq!(sum[10], 10.0 + 2.5, "{:?}", &sum[..12]);
+    // A complex file has no tilewise type.
+    let cp = dir.join("c.npy");
+    let header = "{'descr': '<c8', 'fortran_order': False, 'shape': (2,), }";
+    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+    let pad = 64 - (10 + header.len() + 1) % 64;
+    let h = format!("{header}{}\n", " ".repeat(pad));
+    bytes.extend((h.len() as u16).to_le_bytes());
+    bytes.extend(h.as_bytes());
+    bytes.extend([0u8; 16]);
+    std::fs::write(&cp, bytes).unwrap();
+    let (ok, _, err) = run(&[
+        "--arg",
+        cp.to_str().unwrap(),
+        "--arg",
+        yp.to_str().unwrap(),
+        "--arg",
+        "f32[1000]=0",
+        "--device",
+        "interp",
+    ]);
+    assert!(!ok);
+    assert!(err.contains("has no tilewise element type"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
