@@ -345,3 +345,57 @@ fn large_pipelined_matmul_on_the_gpu_is_exact() {
         }
     }
 }
+
+/// A warpgroup dot inside a branch on a run-time scalar (program-uniform, so each
+/// warpgroup issues together): both arms, bit for bit (the Thread IR verifier once
+/// refused a `wgmma` under an `If`, which only debug builds run).
+#[test]
+fn dots_in_uniform_branches() {
+    let src = r#"
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(A, B, C, S):
+    r = tl.arange(0, 64)
+    a = tl.load(A + r[:, None] * 64 + r[None, :])
+    b = tl.load(B + r[:, None] * 64 + r[None, :])
+    acc = tl.zeros((64, 64), dtype=tl.float32)
+    if S > 1:
+        acc = tl.dot(a, b, acc)
+    else:
+        acc = tl.dot(b, a, acc) + 1.0
+    tl.store(C + r[:, None] * 64 + r[None, :], acc)
+"#;
+    let module = Module::parse("branch.py", src).unwrap();
+    let kernel = module.kernel("k").unwrap();
+    let mut r = Rng(5);
+    let cv = |v: &[f32]| v.iter().map(|x| f16::from_f32(*x)).collect::<Vec<_>>();
+    let (a, b) = (cv(&r.eighths(4096)), cv(&r.eighths(4096)));
+    for s in [2i32, 0] {
+        let run = |dev: &Device| {
+            let (da, db) = (dev.upload(&a).unwrap(), dev.upload(&b).unwrap());
+            let dc = dev.upload(&vec![f32::NAN; 4096]).unwrap();
+            kernel
+                .launch(dev, 1)
+                .arg(&da)
+                .arg(&db)
+                .arg(&dc)
+                .arg(s)
+                .run()
+                .unwrap_or_else(|e| panic!("{}: {e}", dev.name()));
+            dev.download::<f32>(&dc).unwrap()
+        };
+        let want = run(&Device::interpreter());
+        for dev in devices() {
+            let got = run(&dev);
+            assert!(
+                want.iter()
+                    .zip(&got)
+                    .all(|(w, g)| w.to_bits() == g.to_bits()),
+                "S = {s} on {}",
+                dev.name()
+            );
+        }
+    }
+}

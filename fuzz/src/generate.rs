@@ -722,7 +722,11 @@ impl Gen {
                 let s = self.get(c).shape.clone();
                 (s[0], s[1])
             }
-            None => (self.rng.pick(&[16, 32, 64]), self.rng.pick(&[16, 32, 64])),
+            // 64 and 128 rows reach the warpgroup form on sm_90 (with 4 or 8 warps).
+            None => (
+                self.rng.pick(&[16, 32, 64, 64, 128]),
+                self.rng.pick(&[16, 32, 64]),
+            ),
         };
         let k = self.rng.pick(&[16, 32, 64]);
         let acc_int = acc.is_some_and(|c| self.get(c).dtype == DType::I32);

@@ -231,10 +231,9 @@ impl Verifier<'_> {
                 }
                 Stmt::Mma { .. } => self.needs(self.opt.mma, "a tensor-core mma"),
                 Stmt::Wgmma { shape, acc, a, b } => {
+                    // (Inside an `If` is fine: conditions are program-uniform, so a
+                    // warpgroup issues together.)
                     self.needs(self.opt.wgmma, "a warpgroup mma (wgmma)");
-                    if if_depth > 0 {
-                        self.err("a wgmma inside an `If`".to_string());
-                    }
                     if acc.len() != shape.regs() as usize {
                         self.err(format!(
                             "a wgmma of n{} with {} accumulators",
