@@ -101,6 +101,8 @@ struct Case {
     trans_b: bool,
     twice_a: bool,
     bf16: bool,
+    /// f32 inputs at tf32 precision (`b` stored K-major).
+    tf32: bool,
 }
 
 fn run_case(case: &Case, seed: u64) {
@@ -119,7 +121,9 @@ fn run_case(case: &Case, seed: u64) {
     let flag = ConstValue::from;
     let grid = [(m as u32).div_ceil(bm), (n as u32).div_ceil(bn), 1];
     let run = |dev: &Device, check_ptx: bool| -> Vec<f32> {
-        let (ab, bb) = if case.bf16 {
+        let (ab, bb) = if case.tf32 {
+            (dev.upload(&a).unwrap(), dev.upload(&b).unwrap())
+        } else if case.bf16 {
             let cv = |v: &[f32]| v.iter().map(|x| bf16::from_f32(*x)).collect::<Vec<_>>();
             (dev.upload(&cv(&a)).unwrap(), dev.upload(&cv(&b)).unwrap())
         } else {
@@ -149,8 +153,10 @@ fn run_case(case: &Case, seed: u64) {
             let ptx = compiled
                 .ptx_for(tilewise::cuda::PtxTarget { sm: 90 }, case.num_warps)
                 .unwrap_or_else(|e| panic!("{case:?}: {e}"));
+            // (tf32 keeps `mma.sync` unless `ExpandOptions::wgmma_tf32` asks for the
+            // warpgroup form, which the core tests run.)
             assert!(
-                ptx.source.contains("wgmma.mma_async") && ptx.arch == "sm_90a",
+                case.tf32 || (ptx.source.contains("wgmma.mma_async") && ptx.arch == "sm_90a"),
                 "{case:?}: the sm_90 PTX does not use wgmma: {:?}",
                 ptx.notes
             );
@@ -239,6 +245,7 @@ fn generated_matmuls_bit_exact() {
             trans_b: r.below(3) == 0,
             twice_a: r.below(4) == 0,
             bf16: r.below(3) == 0,
+            tf32: r.below(3) == 0,
         };
         run_case(&case, 100 + i as u64);
     }
@@ -255,6 +262,7 @@ fn each_variant_on_one_shape() {
         trans_b: false,
         twice_a: false,
         bf16: false,
+        tf32: false,
     };
     let variants = [
         base.clone(),
@@ -277,6 +285,16 @@ fn each_variant_on_one_shape() {
         },
         Case {
             bf16: true,
+            ..base.clone()
+        },
+        Case {
+            tf32: true,
+            ..base.clone()
+        },
+        Case {
+            tf32: true,
+            trans_b: true,
+            init: true,
             ..base.clone()
         },
     ];

@@ -655,3 +655,62 @@ fn wgmma_lowering_needs_its_waits_and_fences() {
     });
     assert!(e.contains("fence_proxy_async"), "{e}");
 }
+
+/// tf32 on warpgroup MMA (`ExpandOptions::wgmma_tf32`, off by default: slower than
+/// `mma.sync` on the H200 with its 4-byte transposed copies): `b` stored K-major in
+/// the swizzled layout, `m64nNk8.tf32` steps; the simulator agrees with the
+/// interpreter within tf32's rounding, for one and two warpgroups.
+#[test]
+fn wgmma_tf32_reads_b_k_major() {
+    let src = include_str!("../../shaders/matmul.py");
+    let (m, n, k) = (150usize, 64usize, 96usize);
+    let mut r = Rng(43);
+    // Inputs exact in tf32 (the top 19 bits), so that only the order of the f32 sums
+    // differs from the interpreter's.
+    let tf32 = |v: Vec<f32>| -> Vec<f32> {
+        v.into_iter()
+            .map(|x| f32::from_bits(x.to_bits() & 0xffff_e000))
+            .collect()
+    };
+    let mut args = vec![
+        A::F32(tf32(rand(&mut r, m * k))),
+        A::F32(tf32(rand(&mut r, k * n))),
+        A::F32(vec![f32::NAN; m * n]),
+    ];
+    for x in [m, n, k, k, 1, n, 1, n, 1] {
+        args.push(A::I32(x as i32));
+    }
+    for (bm, warps) in [(64, 4), (128, 8)] {
+        let blocks = [
+            ("BLOCK_SIZE_M", bm),
+            ("BLOCK_SIZE_N", 32),
+            ("BLOCK_SIZE_K", 32),
+            ("GROUP_SIZE_M", 8),
+        ];
+        let (spec, buffers, rt) = setup(src, "matmul_kernel", &args, &blocks);
+        let grid = Grid([
+            (m as u32).div_ceil(bm as u32) * (n as u32).div_ceil(32),
+            1,
+            1,
+        ]);
+        let mut want = buffers.clone();
+        interp::run(&spec.kernel, grid, &rt, &mut want, &Options::default())
+            .unwrap_or_else(|e| panic!("{e}"));
+        let options = ExpandOptions {
+            wgmma: true,
+            wgmma_tf32: true,
+            ..ExpandOptions::ptx(warps)
+        };
+        let tk = to_thread_ir(&spec.kernel, &options).unwrap_or_else(|e| panic!("{e}"));
+        assert!(
+            tk.notes
+                .iter()
+                .any(|n| n.contains("k8.tf32") && n.contains("b K-major")),
+            "{:?}",
+            tk.notes
+        );
+        let mut got = buffers.clone();
+        simulate(&tk, grid, &rt, &mut got).unwrap_or_else(|e| panic!("{e}"));
+        compare(&got, &want, 1e-5).unwrap_or_else(|e| panic!("tf32 wgmma ({warps} warps): {e}"));
+    }
+}

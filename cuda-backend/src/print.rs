@@ -807,14 +807,18 @@ impl Printer<'_> {
                 let db = self.descriptor(b);
                 let d: Vec<String> = acc.iter().map(|r| self.reg(*r)).collect();
                 let ty = shape.input_name();
-                // scale-d 1 (accumulate), scale-a and scale-b 1, then trans-a and
-                // trans-b: 1 where the operand is MN-major.
+                // scale-d 1 (accumulate), scale-a and scale-b 1, then (16-bit inputs
+                // only) trans-a and trans-b: 1 where the operand is MN-major.
+                let trans = if shape.input == DType::F32 {
+                    String::new()
+                } else {
+                    format!(", {}, {}", a.mn_major as u8, b.mn_major as u8)
+                };
                 self.ins(format!(
-                    "wgmma.mma_async.sync.aligned.m64n{}k16.f32.{ty}.{ty} {{{}}}, {da}, {db}, 1, 1, 1, {}, {};",
+                    "wgmma.mma_async.sync.aligned.m64n{}k{}.f32.{ty}.{ty} {{{}}}, {da}, {db}, 1, 1, 1{trans};",
                     shape.n,
-                    d.join(", "),
-                    a.mn_major as u8,
-                    b.mn_major as u8
+                    shape.k(),
+                    d.join(", ")
                 ));
             }
             Stmt::WgmmaFence => self.ins("wgmma.fence.sync.aligned;".into()),

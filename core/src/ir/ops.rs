@@ -181,11 +181,12 @@ pub enum StagedLayout {
     /// Warp-level tensor cores (`mma.sync`, cooperative matrices): both row-major,
     /// rows padded (`ldmatrix` without bank conflicts).
     Padded,
-    /// Warpgroup MMA (`wgmma`): both row-major (`a` K-major, `b` N-major) in blocks of
-    /// `bytes`-wide rows (32, 64 or 128) along the contiguous dimension, 16-byte
+    /// Warpgroup MMA (`wgmma`): stored row-major (`a` K-major, `b` N-major) or, with
+    /// `transposed`, as the transposed tile (`b` K-major: tf32 has no N-major form), in
+    /// blocks of `bytes`-wide rows (32, 64 or 128) along the stored rows, 16-byte
     /// chunks swizzled by the row within each group of eight
-    /// (`lower::expand::dot_wgmma::SwizzledTile`).
-    Swizzled { bytes: u32 },
+    /// (`lower::expand::shared_tile::SwizzledTile`).
+    Swizzled { bytes: u32, transposed: bool },
 }
 
 impl StagedLayout {
@@ -194,7 +195,9 @@ impl StagedLayout {
         match self {
             StagedLayout::Fma => String::new(),
             StagedLayout::Padded => " mma".into(),
-            StagedLayout::Swizzled { bytes } => format!(" swizzle{bytes}"),
+            StagedLayout::Swizzled { bytes, transposed } => {
+                format!(" swizzle{bytes}{}", if transposed { "t" } else { "" })
+            }
         }
     }
 }

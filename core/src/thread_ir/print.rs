@@ -207,8 +207,9 @@ fn stmts(k: &ThreadKernel, body: &[Stmt], depth: usize, out: &mut String) {
                 };
                 let _ = writeln!(
                     out,
-                    "{pad}wgmma m64n{}k16.{} {{{}}} += {} @ {}",
+                    "{pad}wgmma m64n{}k{}.{} {{{}}} += {} @ {}",
                     shape.n,
+                    shape.k(),
                     shape.input_name(),
                     regs.join(", "),
                     m(a),

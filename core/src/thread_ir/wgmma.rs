@@ -6,7 +6,8 @@
 
 use crate::ir::DType;
 
-/// `wgmma.mma_async.m64nNk16` with f16 or bf16 inputs and f32 accumulators.
+/// `wgmma.mma_async.m64nNk16` with f16 or bf16 inputs, or `m64nNk8` with tf32 inputs
+/// (`input` f32, the top 19 bits read), and f32 accumulators.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct WgmmaShape {
     pub input: DType,
@@ -16,7 +17,15 @@ pub struct WgmmaShape {
 
 impl WgmmaShape {
     pub const M: u32 = 64;
-    pub const K: u32 = 16;
+
+    /// `K`: 16 for 16-bit inputs, 8 for tf32.
+    pub fn k(self) -> u32 {
+        if self.input == DType::F32 {
+            8
+        } else {
+            16
+        }
+    }
 
     /// Accumulator registers a thread holds: `n / 2`.
     pub fn regs(self) -> u32 {
@@ -36,10 +45,10 @@ impl WgmmaShape {
 
     /// The PTX type suffix of the inputs.
     pub fn input_name(self) -> &'static str {
-        if self.input == DType::BF16 {
-            "bf16"
-        } else {
-            "f16"
+        match self.input {
+            DType::BF16 => "bf16",
+            DType::F32 => "tf32",
+            _ => "f16",
         }
     }
 }

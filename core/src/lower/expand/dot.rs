@@ -74,9 +74,7 @@ pub(crate) fn staged_form(
     operand: u8,
 ) -> StagedLayout {
     if let Some(plan) = super::dot_wgmma::wgmma_plan(opt, types, precision, mnk) {
-        return StagedLayout::Swizzled {
-            bytes: plan.swizzle(operand),
-        };
+        return plan.staged(operand);
     }
     if mma_kind(opt, types, precision, mnk).is_some()
         || super::dot_coop::coop_config(opt, types, precision, mnk).is_some()

@@ -36,51 +36,64 @@ pub(crate) struct WgmmaPlan {
     /// Warpgroups along M and N.
     pub wg_m: u32,
     pub wg_n: u32,
-    /// The swizzle widths of `a` (K-major) and `b` (N-major), in bytes.
+    /// The swizzle widths of `a` (K-major) and `b` (N-major; K-major for tf32), in
+    /// bytes.
     pub a_bytes: u32,
     pub b_bytes: u32,
+    /// Whether `b` is stored K-major (transposed): tf32 has no N-major form.
+    pub b_k_major: bool,
     pub layout: LinearLayout,
 }
 
 impl WgmmaPlan {
-    /// The swizzle width of operand `operand`'s staged tile.
-    pub(crate) fn swizzle(&self, operand: u8) -> u32 {
+    /// The staged layout of operand `operand`.
+    pub(crate) fn staged(&self, operand: u8) -> StagedLayout {
         if operand == 0 {
-            self.a_bytes
+            StagedLayout::Swizzled {
+                bytes: self.a_bytes,
+                transposed: false,
+            }
         } else {
-            self.b_bytes
+            StagedLayout::Swizzled {
+                bytes: self.b_bytes,
+                transposed: self.b_k_major,
+            }
         }
     }
 }
 
 /// The warpgroup plan for a dot of `[m, k] x [k, n]` with inputs `ta`, `tb` and
 /// accumulator `acc` under `opt`, or `None` where it does not apply: f16 or bf16 inputs
-/// into f32, whole warpgroups, `m` a multiple of 64, `k` and `n` of 16, and every
-/// warpgroup given a tile of at least 64 rows and whole swizzle blocks of `b`.
+/// (or f32 at tf32 precision) into f32, whole warpgroups, `m` a multiple of 64, `k`
+/// of 16 (8 for tf32) and `n` of 16, and every warpgroup given a tile of at least 64
+/// rows and whole swizzle blocks of `b`.
 pub(crate) fn wgmma_plan(
     opt: &super::ExpandOptions,
     (ta, tb, acc): (DType, DType, DType),
-    _precision: Precision,
+    precision: Precision,
     (m, n, k): (u32, u32, u32),
 ) -> Option<WgmmaPlan> {
-    let input_ok = matches!(ta, DType::F16 | DType::BF16) && ta == tb && acc == DType::F32;
+    let tf32 = opt.wgmma_tf32 && ta == DType::F32 && precision == Precision::Tf32;
+    let input_ok =
+        (matches!(ta, DType::F16 | DType::BF16) || tf32) && ta == tb && acc == DType::F32;
     if !opt.wgmma || !input_ok || opt.warp_size != 32 || !opt.num_warps.is_multiple_of(4) {
         return None;
     }
-    if !m.is_multiple_of(WgmmaShape::M) || !k.is_multiple_of(WgmmaShape::K) || !n.is_multiple_of(16)
-    {
+    let shape_k = WgmmaShape { input: ta, n: 8 }.k();
+    if !m.is_multiple_of(WgmmaShape::M) || !k.is_multiple_of(shape_k) || !n.is_multiple_of(16) {
         return None;
     }
     let elem = ta.size_bytes() as u32;
     let a_bytes = SwizzledTile::width_for(k * elem)?;
-    let b_bytes = SwizzledTile::width_for(n * elem)?;
+    // tf32 reads `b` K-major: its stored rows are N's, K long.
+    let b_bytes = SwizzledTile::width_for(if tf32 { k } else { n } * elem)?;
     let groups = opt.num_warps / 4;
     let (mut wg_m, mut wg_n) = (1u32, 1u32);
     while wg_m * wg_n < groups {
         let half_n = n / (wg_n * 2);
         if m / (wg_m * 2) >= WgmmaShape::M {
             wg_m *= 2;
-        } else if half_n >= 16 && half_n.is_multiple_of(b_bytes / elem) {
+        } else if half_n >= 16 && half_n.is_multiple_of(if tf32 { 8 } else { b_bytes / elem }) {
             wg_n *= 2;
         } else {
             return None;
@@ -96,6 +109,7 @@ pub(crate) fn wgmma_plan(
         wg_n,
         a_bytes,
         b_bytes,
+        b_k_major: tf32,
         layout,
     })
 }
@@ -109,22 +123,8 @@ impl Expander<'_> {
         let (sa, sb) = (self.shape(*a), self.shape(*b));
         let (m, k, n) = (sa[0], sa[1], sb[1]);
         let input = plan.input;
-        let tile_a = SharedTile::of(
-            StagedLayout::Swizzled {
-                bytes: plan.a_bytes,
-            },
-            0,
-            &sa,
-            input,
-        );
-        let tile_b = SharedTile::of(
-            StagedLayout::Swizzled {
-                bytes: plan.b_bytes,
-            },
-            1,
-            &sb,
-            input,
-        );
+        let tile_a = SharedTile::of(plan.staged(0), 0, &sa, input);
+        let tile_b = SharedTile::of(plan.staged(1), 1, &sb, input);
         let (SharedTile::Swizzled(za), SharedTile::Swizzled(zb)) = (tile_a, tile_b) else {
             return Err(Diagnostic::internal("wgmma operands not swizzled"));
         };
@@ -158,17 +158,19 @@ impl Expander<'_> {
         self.note(
             inst.span,
             format!(
-                "dot {m}x{n}x{k} on warpgroup MMA (wgmma m64n{cols_wg}k16.{}), {}x{} warpgroup tiles, operands swizzled {}/{} bytes",
+                "dot {m}x{n}x{k} on warpgroup MMA (wgmma m64n{cols_wg}k{}.{}), {}x{} warpgroup tiles, operands swizzled {}/{} bytes{}",
+                shape.k(),
                 shape.input_name(),
                 plan.wg_m,
                 plan.wg_n,
                 plan.a_bytes,
-                plan.b_bytes
+                plan.b_bytes,
+                if plan.b_k_major { " (b K-major)" } else { "" }
             ),
         );
         // Each warpgroup's first row of `a` and first column of `b` (whole 8-row
         // groups and whole column blocks, so no swizzle enters the offsets).
-        let (a_first, b_first) = (za.offset(rows_wg, 0), zb.offset(0, cols_wg));
+        let (a_first, b_first) = (za.tile_offset(rows_wg, 0), zb.tile_offset(0, cols_wg));
         let (wg_m, log_wg_m) = (plan.wg_m, plan.wg_m.trailing_zeros());
         let (a_off, b_off) = self.hoist(|x| {
             let c = |x: &mut Self, v: u32| x.int_const(DType::I32, v as i64);
@@ -193,16 +195,30 @@ impl Expander<'_> {
         let b_base = add(self, b_off, b_slot);
         let regs = shape.regs() as usize;
         self.emit(Stmt::WgmmaFence);
-        for kk in (0..k).step_by(WgmmaShape::K as usize) {
-            // `b`: rows kk.. of the warpgroup's first column block.
-            let b = SmemMatrix {
-                arr: arr_b,
-                base: b_base,
-                offset: kk * zb.block_cols(),
-                swizzle: zb.bytes,
-                lbo: zb.block_bytes(),
-                sbo: 8 * zb.bytes,
-                mn_major: true,
+        for kk in (0..k).step_by(shape.k() as usize) {
+            // `b`: rows kk.. of the warpgroup's first column block (N-major), or its
+            // first rows at column kk (K-major, tf32).
+            let b = if plan.b_k_major {
+                let (block, within) = (kk / zb.block_cols(), kk % zb.block_cols());
+                SmemMatrix {
+                    arr: arr_b,
+                    base: b_base,
+                    offset: block * zb.rows * zb.block_cols() + within,
+                    swizzle: zb.bytes,
+                    lbo: 16,
+                    sbo: 8 * zb.bytes,
+                    mn_major: false,
+                }
+            } else {
+                SmemMatrix {
+                    arr: arr_b,
+                    base: b_base,
+                    offset: kk * zb.block_cols(),
+                    swizzle: zb.bytes,
+                    lbo: zb.block_bytes(),
+                    sbo: 8 * zb.bytes,
+                    mn_major: true,
+                }
             };
             for t in 0..tiles_m {
                 // `a`: row 64t of the warpgroup's rows, column kk (the start inside a

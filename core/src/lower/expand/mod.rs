@@ -55,6 +55,10 @@ pub struct ExpandOptions {
     /// Whether `dot` may use warpgroup MMA ([`Stmt::Wgmma`], sm_90a): f16/bf16 inputs
     /// with f32 accumulators, operands in swizzled shared memory (`dot_wgmma.rs`).
     pub wgmma: bool,
+    /// Whether f32 dots at tf32 precision also take the warpgroup form (`b` stored
+    /// K-major, as tf32 `wgmma` requires: its copies go 4 bytes at a time). Off by
+    /// default: on the H200 it ran at 0.24x cuBLAS, slower than `mma.sync` (0.53x).
+    pub wgmma_tf32: bool,
     /// The widest global access in bytes (16 for `ld.global.v4.b32`); 0 or 4 keeps
     /// every access scalar. Wide accesses are used where the axis analysis proves a
     /// thread's run of elements contiguous, aligned and uniformly masked.
@@ -120,6 +124,7 @@ impl ExpandOptions {
             backend: "WGSL",
             mma: false,
             wgmma: false,
+            wgmma_tf32: false,
             vector_bytes: 16,
             wide_16bit: false,
             wide_f16: false,
@@ -144,6 +149,7 @@ impl ExpandOptions {
             backend: "PTX",
             mma: true,
             wgmma: false,
+            wgmma_tf32: false,
             vector_bytes: 16,
             wide_16bit: true,
             wide_f16: true,
@@ -183,6 +189,7 @@ impl Default for ExpandOptions {
             backend: "GPU",
             mma: false,
             wgmma: false,
+            wgmma_tf32: false,
             vector_bytes: 0,
             wide_16bit: false,
             wide_f16: false,

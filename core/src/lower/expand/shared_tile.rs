@@ -33,14 +33,16 @@ pub(crate) enum SharedTile {
     Swizzled(SwizzledTile),
 }
 
-/// A `rows x cols` tile (contiguous along `cols`) of `elem`-byte elements in blocks
-/// of `bytes`-wide rows, 16-byte chunks swizzled within groups of eight rows.
+/// A stored `rows x cols` matrix (contiguous along `cols`) of `elem`-byte elements in
+/// blocks of `bytes`-wide rows, 16-byte chunks swizzled within groups of eight rows;
+/// with `transposed`, the tile's element `(r, c)` is the stored `(c, r)`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct SwizzledTile {
     pub rows: u32,
     pub cols: u32,
     pub bytes: u32,
     pub elem: u32,
+    pub transposed: bool,
 }
 
 impl SwizzledTile {
@@ -60,7 +62,16 @@ impl SwizzledTile {
         self.rows * self.bytes
     }
 
-    /// The element offset of `(row, col)`.
+    /// The element offset of the tile's `(row, col)`.
+    pub(crate) fn tile_offset(&self, row: u32, col: u32) -> u32 {
+        if self.transposed {
+            self.offset(col, row)
+        } else {
+            self.offset(row, col)
+        }
+    }
+
+    /// The element offset of the stored `(row, col)`.
     pub(crate) fn offset(&self, row: u32, col: u32) -> u32 {
         let wc = self.block_cols();
         let e = (col / wc) * self.rows * wc + row * wc + col % wc;
@@ -92,12 +103,20 @@ impl SharedTile {
                 transpose: false,
                 stride: shape[1],
             },
-            (StagedLayout::Swizzled { bytes }, _) => SharedTile::Swizzled(SwizzledTile {
-                rows: shape[0],
-                cols: shape[1],
-                bytes,
-                elem,
-            }),
+            (StagedLayout::Swizzled { bytes, transposed }, _) => {
+                let (rows, cols) = if transposed {
+                    (shape[1], shape[0])
+                } else {
+                    (shape[0], shape[1])
+                };
+                SharedTile::Swizzled(SwizzledTile {
+                    rows,
+                    cols,
+                    bytes,
+                    elem,
+                    transposed,
+                })
+            }
         }
     }
 
@@ -136,7 +155,10 @@ impl SharedTile {
             SharedTile::Strided {
                 transpose: true,
                 ..
-            }
+            } | SharedTile::Swizzled(SwizzledTile {
+                transposed: true,
+                ..
+            })
         )
     }
 
@@ -148,6 +170,7 @@ impl SharedTile {
                 transpose: true, ..
             } => 1,
             SharedTile::Strided { stride, .. } => 1 << stride.trailing_zeros(),
+            SharedTile::Swizzled(t) if t.transposed => 1,
             SharedTile::Swizzled(t) => 16 / t.elem,
         }
     }
@@ -172,7 +195,12 @@ impl Expander<'_> {
                 self.linear_indices(&view, &[rows, stride])
             }
             SharedTile::Swizzled(t) => {
-                if layout.rank() != 2 || layout.shape() != [t.rows, t.cols] {
+                let tile_shape = if t.transposed {
+                    [t.cols, t.rows]
+                } else {
+                    [t.rows, t.cols]
+                };
+                if layout.rank() != 2 || layout.shape() != tile_shape {
                     return Err(Diagnostic::internal(format!(
                         "swizzled tile {}x{} for a layout of {:?}",
                         t.rows,
@@ -183,13 +211,16 @@ impl Expander<'_> {
                 // The thread's part: the offset of its register-0 coordinate with the
                 // register bits cleared, computed once; the offset map is linear, so
                 // each register XORs in the offset of its own part.
-                let row = self.thread_coord(layout, 0);
-                let col = self.thread_coord(layout, 1);
+                let (mut row, mut col) =
+                    (self.thread_coord(layout, 0), self.thread_coord(layout, 1));
+                if t.transposed {
+                    std::mem::swap(&mut row, &mut col);
+                }
                 let base = self.swizzled_offset(&t, row, col);
                 let mut out = vec![];
                 for r in 0..layout.num_regs() {
                     let c = layout.apply(r, 0, 0);
-                    let part = t.offset(c[0], c[1]);
+                    let part = t.tile_offset(c[0], c[1]);
                     if part == 0 {
                         out.push(base);
                         continue;
@@ -251,6 +282,7 @@ mod tests {
                 cols,
                 bytes,
                 elem,
+                transposed: false,
             };
             let mut seen = vec![false; (rows * cols) as usize];
             for r in 0..rows {

@@ -276,7 +276,7 @@ impl Sim<'_> {
                 "wgmma accumulates into {r}, written by another statement since the last wgmma_fence"
             )));
         }
-        let (m, n, k) = (WgmmaShape::M, shape.n, WgmmaShape::K);
+        let (m, n, k) = (WgmmaShape::M, shape.n, shape.k());
         // The accumulators' current values (the latest result in flight, else the
         // register).
         let mut cur: Vec<Vec<f64>> = vec![];
@@ -293,8 +293,16 @@ impl Sim<'_> {
         let mut reads = vec![];
         for g in 0..self.t / 128 {
             // `a` is m x k (row i of M, column j of K); `b` is k x n.
-            let am = self.wgmma_operand(a, g, (m, k), |i, j| (i, j), shape.input, &mut reads)?;
-            let bm = self.wgmma_operand(b, g, (k, n), |i, j| (j, i), shape.input, &mut reads)?;
+            let mut am =
+                self.wgmma_operand(a, g, (m, k), |i, j| (i, j), shape.input, &mut reads)?;
+            let mut bm =
+                self.wgmma_operand(b, g, (k, n), |i, j| (j, i), shape.input, &mut reads)?;
+            // The tensor core reads tf32 inputs' top 19 bits.
+            if shape.input == DType::F32 {
+                for x in am.iter_mut().chain(bm.iter_mut()) {
+                    *x = f32::from_bits((*x as f32).to_bits() & 0xffff_e000) as f64;
+                }
+            }
             for t in 0..128u32 {
                 let th = 128 * g + t as usize;
                 for (i, v) in cur.iter_mut().enumerate() {
