@@ -4,7 +4,8 @@
 
 use crate::buffer::BufferId;
 use crate::checked::run_checked;
-use crate::device::{Backend, BoundArg, DeviceKind};
+use crate::device::{Backend, BoundArg, DeviceKind, LaunchOptions};
+use crate::disk_cache::{DiskCache, Entry};
 use crate::slots::Slots;
 use std::collections::HashMap;
 use std::mem::ManuallyDrop;
@@ -53,6 +54,8 @@ pub(crate) struct CudaBackend {
     lost: Mutex<Option<Diagnostic>>,
     /// Checked launches' record and warnings.
     checked: crate::checked::CheckedState,
+    /// The persistent cache, unless the environment turned it off.
+    disk: Option<DiskCache>,
 }
 
 fn poisoned() -> Diagnostic {
@@ -89,6 +92,7 @@ impl CudaBackend {
             in_flight: Mutex::new(vec![]),
             lost: Mutex::new(None),
             checked: Default::default(),
+            disk: DiskCache::from_environment(),
         })
     }
 
@@ -173,10 +177,10 @@ impl CudaBackend {
         &self,
         key: &SpecKey,
         spec: &Specialized,
-        num_warps: u32,
-        checked: bool,
+        launch: &LaunchOptions,
     ) -> Result<Arc<Compiled>> {
-        let key = format!("{}#nw{num_warps}#c{}", key.0, checked as u8);
+        let (num_warps, checked) = (launch.num_warps, launch.checked);
+        let key = format!("{}{}", key.0, launch.key_suffix());
         if let Some(c) = self.compiled.lock().map_err(|_| poisoned())?.get(&key) {
             log::trace!("cuda: compiled-kernel cache hit for {key}");
             return Ok(c.clone());
@@ -185,24 +189,47 @@ impl CudaBackend {
         let options = tilewise_cuda::PtxOptions {
             max_shared_per_block: Some(self.rt.max_shared_per_block_optin()),
             checked,
+            num_stages: launch.num_stages,
             ..tilewise_cuda::PtxOptions::new(self.target, num_warps)
         };
-        let ptx = tilewise_cuda::compile(&spec.kernel, &options)?;
-        let lowered = start.elapsed();
-        let function = self.watch(self.rt.load_module(&ptx.source, &ptx.entry))?;
-        log::debug!(
-            "cuda: `{}` ({num_warps} warps{}, {}): lowered and printed PTX in {:.2} ms, \
-             driver JIT in {:.2} ms, {} bytes of shared memory",
-            ptx.name,
-            if checked { ", checked" } else { "" },
-            ptx.arch,
-            lowered.as_secs_f64() * 1e3,
-            (start.elapsed() - lowered).as_secs_f64() * 1e3,
-            ptx.shared_bytes
-        );
-        for note in &ptx.notes {
-            log::debug!("cuda: `{}`: {note}", ptx.name);
-        }
+        // Checked kernels stay out of the persistent cache (their checks' decoding
+        // holds source spans): checked mode is for debugging runs.
+        let disk = self.disk.as_ref().filter(|_| !checked);
+        let disk_key = disk.map(|_| self.disk_key(&key));
+        let (ptx, function) = match disk
+            .zip(disk_key.as_ref())
+            .and_then(|(d, k)| self.load_cached(d, k))
+        {
+            Some(hit) => hit,
+            None => {
+                let ptx = tilewise_cuda::compile(&spec.kernel, &options)?;
+                let lowered = start.elapsed();
+                let function = match (disk, &disk_key) {
+                    (Some(d), Some(k)) => {
+                        let (cubin, log) =
+                            self.watch(self.rt.link_cubin(&ptx.source, &ptx.entry))?;
+                        let function = self.watch(self.rt.load_cubin(&cubin, &ptx.entry, log))?;
+                        store_cached(d, k, &ptx, cubin);
+                        function
+                    }
+                    _ => self.watch(self.rt.load_module(&ptx.source, &ptx.entry))?,
+                };
+                log::debug!(
+                    "cuda: `{}` ({num_warps} warps{}, {}): lowered and printed PTX in {:.2} ms, \
+                     driver JIT in {:.2} ms, {} bytes of shared memory",
+                    ptx.name,
+                    if checked { ", checked" } else { "" },
+                    ptx.arch,
+                    lowered.as_secs_f64() * 1e3,
+                    (start.elapsed() - lowered).as_secs_f64() * 1e3,
+                    ptx.shared_bytes
+                );
+                for note in &ptx.notes {
+                    log::debug!("cuda: `{}`: {note}", ptx.name);
+                }
+                (ptx, function)
+            }
+        };
         if ptx.shared_bytes > 48 * 1024 {
             function.set_max_dynamic_shared(ptx.shared_bytes)?;
         }
@@ -212,6 +239,67 @@ impl CudaBackend {
             .map_err(|_| poisoned())?
             .insert(key, c.clone());
         Ok(c)
+    }
+
+    /// The persistent cache's key of a specialization compiled here: the compiler, the
+    /// specialization and options, and this GPU and driver.
+    fn disk_key(&self, key: &str) -> String {
+        let (major, minor) = self.rt.compute_capability();
+        format!(
+            "compiler {}\nspecialization {key}\ntarget {}\ngpu {} sm_{major}{minor}, driver {}, {} bytes of shared memory\nTILEWISE_NUM_STAGES {}",
+            crate::disk_cache::COMPILER_ID,
+            self.target.name(),
+            self.rt.name(),
+            self.rt.driver_version(),
+            self.rt.max_shared_per_block_optin(),
+            std::env::var("TILEWISE_NUM_STAGES").unwrap_or_default(),
+        )
+    }
+
+    /// A kernel from the persistent cache, loaded: `None` on a miss, and on an entry
+    /// that does not decode or load (logged; the caller compiles and stores anew).
+    fn load_cached(&self, disk: &DiskCache, key: &str) -> Option<(PtxKernel, LoadedFunction)> {
+        let start = std::time::Instant::now();
+        let entry = disk.get("cuda", key)?;
+        let decoded = (|| {
+            let ptx: PtxKernel = serde_json::from_slice(entry.section("kernel")?).ok()?;
+            Some((ptx, entry.section("cubin")?))
+        })();
+        let Some((ptx, cubin)) = decoded else {
+            log::warn!("cache: a CUDA entry without a readable kernel; compiling anew");
+            return None;
+        };
+        match self.rt.load_cubin(cubin, &ptx.entry, String::new()) {
+            Ok(function) => {
+                log::debug!(
+                    "cuda: `{}` loaded from the persistent cache in {:.2} ms",
+                    ptx.name,
+                    start.elapsed().as_secs_f64() * 1e3
+                );
+                Some((ptx, function))
+            }
+            Err(e) => {
+                log::warn!(
+                    "cache: the driver refused the cached image of `{}` ({}); compiling anew",
+                    ptx.name,
+                    e.message
+                );
+                None
+            }
+        }
+    }
+}
+
+/// Stores a compiled kernel (its launch description, PTX included, and the driver's
+/// image) in the persistent cache.
+fn store_cached(disk: &DiskCache, key: &str, ptx: &PtxKernel, cubin: Vec<u8>) {
+    match serde_json::to_vec(ptx) {
+        Ok(meta) => disk.put(
+            "cuda",
+            key,
+            &Entry::default().with("kernel", meta).with("cubin", cubin),
+        ),
+        Err(e) => log::warn!("cache: cannot serialize `{}`: {e}", ptx.name),
     }
 }
 
@@ -282,14 +370,13 @@ impl Backend for CudaBackend {
         spec: &Specialized,
         grid: Grid,
         args: &[BoundArg],
-        num_warps: u32,
-        checked: bool,
+        options: &LaunchOptions,
     ) -> Result<()> {
         self.alive()?;
         if grid.total() == 0 {
             return Ok(());
         }
-        let compiled = self.compile(key, spec, num_warps, checked)?;
+        let compiled = self.compile(key, spec, options)?;
         match &compiled.ptx.checked {
             Some(ck) => run_checked(self, &self.checked, ck, args, |full| {
                 self.launch_compiled(&compiled, spec, grid, full)

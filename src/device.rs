@@ -40,6 +40,30 @@ pub(crate) enum BoundArg {
 }
 
 /// What an executor provides.
+/// How a launch runs a specialization, beyond its arguments.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct LaunchOptions {
+    /// Warps per program the GPU lowering distributes tiles over.
+    pub num_warps: u32,
+    /// The pipelining depth of `dot` loops that do not give their own; `None`: by
+    /// tile size.
+    pub num_stages: Option<u32>,
+    /// Checked mode (see [`Device::checked`]).
+    pub checked: bool,
+}
+
+impl LaunchOptions {
+    /// The options' part of a compiled-kernel cache key.
+    pub fn key_suffix(&self) -> String {
+        format!(
+            "#nw{}#ns{}#c{}",
+            self.num_warps,
+            self.num_stages.map_or("-".to_string(), |s| s.to_string()),
+            self.checked as u8
+        )
+    }
+}
+
 pub(crate) trait Backend: Send + Sync {
     fn name(&self) -> String;
     fn kind(&self) -> DeviceKind;
@@ -51,17 +75,14 @@ pub(crate) trait Backend: Send + Sync {
     fn write(&self, id: BufferId, bytes: &[u8]) -> Result<()>;
     fn read(&self, id: BufferId) -> Result<Vec<u8>>;
     fn free(&self, id: BufferId);
-    /// Runs a specialization; `key` identifies it together with `num_warps`, the warps
-    /// per program the GPU lowering distributes tiles over, and `checked` (checked
-    /// mode, see [`Device::checked`]).
+    /// Runs a specialization; `key` identifies it together with `options`.
     fn launch(
         &self,
         key: &SpecKey,
         kernel: &Specialized,
         grid: Grid,
         args: &[BoundArg],
-        num_warps: u32,
-        checked: bool,
+        options: &LaunchOptions,
     ) -> Result<()>;
     /// Copies `bytes` bytes from the start of `src` to the start of `dst` (queued after
     /// earlier launches): the plain buffer copy the benchmarks measure bandwidth with.

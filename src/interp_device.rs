@@ -4,7 +4,7 @@
 
 use crate::buffer::BufferId;
 use crate::checked::run_checked;
-use crate::device::{Backend, BoundArg, DeviceKind};
+use crate::device::{Backend, BoundArg, DeviceKind, LaunchOptions};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use tilewise_core::frontend::Specialized;
@@ -79,10 +79,10 @@ impl InterpreterBackend {
         &self,
         key: &SpecKey,
         spec: &Specialized,
-        num_warps: u32,
-        checked: bool,
+        launch: &LaunchOptions,
     ) -> Result<Arc<ThreadKernel>> {
-        let key = &SpecKey(format!("{}#nw{num_warps}#c{}", key.0, checked as u8));
+        let key = &SpecKey(format!("{}{}", key.0, launch.key_suffix()));
+        let (num_warps, checked) = (launch.num_warps, launch.checked);
         if let Some(k) = self.lowered.lock().ok().and_then(|m| m.get(key).cloned()) {
             return Ok(k);
         }
@@ -108,6 +108,7 @@ impl InterpreterBackend {
         let options = ExpandOptions {
             backend: "simulated GPU",
             checked,
+            num_stages: launch.num_stages,
             ..base
         };
         let k = Arc::new(to_thread_ir(&spec.kernel, &options)?);
@@ -219,13 +220,13 @@ impl Backend for InterpreterBackend {
         kernel: &Specialized,
         grid: Grid,
         args: &[BoundArg],
-        num_warps: u32,
-        checked: bool,
+        options: &LaunchOptions,
     ) -> Result<()> {
+        let checked = options.checked;
         if !self.simulate {
             return self.run(None, kernel, grid, args, checked);
         }
-        let lowered = self.lower(key, kernel, num_warps, checked)?;
+        let lowered = self.lower(key, kernel, options)?;
         match CheckedKernel::of(&lowered) {
             Some(ck) => run_checked(self, &self.checked_state, &ck, args, |full| {
                 self.run(Some(&lowered), kernel, grid, full, false)

@@ -5,7 +5,7 @@
 //! constexprs, then [`Launch::run`] specializes (cached by [`SpecKey`]) and runs it.
 
 use crate::buffer::{Buffer, BufferView};
-use crate::device::{BoundArg, Device};
+use crate::device::{BoundArg, Device, LaunchOptions};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use tilewise_core::frontend::{self, Signature, Specialized};
@@ -93,6 +93,7 @@ impl Kernel {
             args: vec![],
             constexprs: vec![],
             num_warps: 4,
+            num_stages: None,
             checked: None,
         }
     }
@@ -281,6 +282,8 @@ pub struct Launch<'a> {
     args: Vec<Arg>,
     constexprs: Vec<(String, ConstValue)>,
     num_warps: u32,
+    /// The pipelining depth of `dot` loops that do not give their own.
+    num_stages: Option<u32>,
     /// Checked mode for this launch; `None`: as the device handle says.
     checked: Option<bool>,
 }
@@ -381,6 +384,16 @@ impl<'a> Launch<'a> {
         self
     }
 
+    /// Software-pipelining depth of the `dot` loops that do not give their own
+    /// (`tl.range(..., num_stages=)`), as Triton's `num_stages` launch option: 1 turns
+    /// pipelining off, 2 to 8 keep that many tiles in flight (fewer where shared memory
+    /// does not allow them). Unset, the depth follows the tile size. The interpreter
+    /// ignores it; results never depend on it.
+    pub fn num_stages(mut self, num_stages: u32) -> Self {
+        self.num_stages = Some(num_stages);
+        self
+    }
+
     /// Runs this launch in checked mode (`true`) or not (`false`), whatever the
     /// device's handle or `TILEWISE_CHECKED` say (see [`Device::checked`]).
     pub fn checked(mut self, checked: bool) -> Self {
@@ -450,6 +463,12 @@ impl<'a> Launch<'a> {
                 ),
             ));
         }
+        if let Some(s) = self.num_stages.filter(|s| !(1..=8).contains(s)) {
+            return Err(Diagnostic::new(
+                ErrorKind::Launch,
+                format!("num_stages must be 1 to 8, not {s}"),
+            ));
+        }
         if self.grid.0.iter().any(|&d| d > 65_535 * 32_768) {
             return Err(Diagnostic::new(
                 ErrorKind::Launch,
@@ -491,8 +510,11 @@ impl<'a> Launch<'a> {
             &spec,
             self.grid,
             &bound,
-            self.num_warps,
-            self.checked.unwrap_or_else(|| self.device.is_checked()),
+            &LaunchOptions {
+                num_warps: self.num_warps,
+                num_stages: self.num_stages,
+                checked: self.checked.unwrap_or_else(|| self.device.is_checked()),
+            },
         )
     }
 }

@@ -38,6 +38,7 @@ mod buffer;
 mod checked;
 mod cuda_device;
 mod device;
+pub mod disk_cache;
 mod element;
 mod interp_device;
 mod kernel;

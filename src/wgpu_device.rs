@@ -3,7 +3,8 @@
 
 use crate::buffer::BufferId;
 use crate::checked::run_checked;
-use crate::device::{Backend, BoundArg, DeviceKind};
+use crate::device::{Backend, BoundArg, DeviceKind, LaunchOptions};
+use crate::disk_cache::{DiskCache, Entry};
 use crate::slots::Slots;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -29,6 +30,8 @@ pub(crate) struct WgpuBackend {
     in_flight: Mutex<Vec<String>>,
     /// Checked launches' record and warnings.
     checked: crate::checked::CheckedState,
+    /// The persistent cache, unless the environment turned it off.
+    disk: Option<DiskCache>,
 }
 
 fn poisoned() -> Diagnostic {
@@ -37,7 +40,19 @@ fn poisoned() -> Diagnostic {
 
 impl WgpuBackend {
     pub fn new(ctx: WgpuContext) -> Self {
+        let disk = DiskCache::from_environment();
+        if let (Some(d), Some(k)) = (&disk, ctx.driver_cache_key()) {
+            let data = d.get(DRIVER_CACHE, &k);
+            let bytes = data.as_ref().and_then(|e| e.section("data"));
+            if ctx.attach_driver_cache(bytes) {
+                log::debug!(
+                    "wgpu: the driver's pipeline cache starts from {} bytes on disk",
+                    bytes.map_or(0, |b| b.len())
+                );
+            }
+        }
         WgpuBackend {
+            disk,
             ctx,
             buffers: Slots::new("wgpu buffer"),
             compiled: Mutex::new(HashMap::new()),
@@ -75,17 +90,42 @@ impl WgpuBackend {
         &self,
         key: &SpecKey,
         spec: &Specialized,
-        num_warps: u32,
-        checked: bool,
+        launch: &LaunchOptions,
     ) -> Result<Arc<Compiled>> {
-        let key = &SpecKey(format!("{}#nw{num_warps}#c{}", key.0, checked as u8));
+        let (num_warps, checked) = (launch.num_warps, launch.checked);
+        let key = &SpecKey(format!("{}{}", key.0, launch.key_suffix()));
         if let Some(c) = self.compiled.lock().map_err(|_| poisoned())?.get(key) {
             log::trace!("wgpu: compiled-kernel cache hit for {}", key.0);
             return Ok(c.clone());
         }
         let start = std::time::Instant::now();
-        let wgsl =
-            tilewise_wgsl::compile_with(&spec.kernel, self.ctx.capabilities(), num_warps, checked)?;
+        // Checked kernels stay out of the persistent cache (their checks' decoding
+        // holds source spans).
+        let disk = self.disk.as_ref().filter(|_| !checked);
+        let disk_key = disk.map(|_| self.disk_key(&key.0));
+        let cached = disk.zip(disk_key.as_ref()).and_then(|(d, k)| {
+            let entry = d.get("wgpu", k)?;
+            let decoded = entry
+                .section("kernel")
+                .and_then(|b| serde_json::from_slice::<WgslKernel>(b).ok());
+            if decoded.is_none() {
+                log::warn!("cache: a wgpu entry without a readable kernel; compiling anew");
+            }
+            decoded
+        });
+        let from_disk = cached.is_some();
+        let wgsl = match cached {
+            Some(w) => w,
+            None => tilewise_wgsl::compile_with(
+                &spec.kernel,
+                self.ctx.capabilities(),
+                &tilewise_wgsl::WgslOptions {
+                    num_warps,
+                    checked,
+                    num_stages: launch.num_stages,
+                },
+            )?,
+        };
         let lowered = start.elapsed();
         let pipeline = self.ctx.pipeline(&KernelSpec {
             key: &key.0,
@@ -95,14 +135,28 @@ impl WgpuBackend {
             layout: &wgsl.layout,
         })?;
         log::debug!(
-            "wgpu: `{}` ({num_warps} warps{}): lowered and printed WGSL ({} bytes) in {:.2} ms, \
+            "wgpu: `{}` ({num_warps} warps{}): {} WGSL ({} bytes) in {:.2} ms, \
              pipeline created in {:.2} ms",
             wgsl.name,
             if checked { ", checked" } else { "" },
+            if from_disk {
+                "read the cached"
+            } else {
+                "lowered and printed"
+            },
             wgsl.source.len(),
             lowered.as_secs_f64() * 1e3,
             (start.elapsed() - lowered).as_secs_f64() * 1e3
         );
+        if let (Some(d), Some(k), false) = (disk, &disk_key, from_disk) {
+            match serde_json::to_vec(&wgsl) {
+                Ok(meta) => d.put("wgpu", k, &Entry::default().with("kernel", meta)),
+                Err(e) => log::warn!("cache: cannot serialize `{}`: {e}", wgsl.name),
+            }
+        }
+        if !from_disk {
+            self.store_driver_cache();
+        }
         let c = Arc::new(Compiled { wgsl, pipeline });
         self.compiled
             .lock()
@@ -110,7 +164,38 @@ impl WgpuBackend {
             .insert(key.clone(), c.clone());
         Ok(c)
     }
+
+    /// The persistent cache's key of a specialization compiled here: the compiler, the
+    /// specialization and options, and this adapter, driver and capabilities.
+    fn disk_key(&self, key: &str) -> String {
+        let info = self.ctx.adapter_info();
+        format!(
+            "compiler {}\nspecialization {key}\nadapter {} ({:?}, vendor {:#x}, device {:#x}), driver {} {}\ncapabilities {:?}\nTILEWISE_NUM_STAGES {}",
+            crate::disk_cache::COMPILER_ID,
+            info.name,
+            info.backend,
+            info.vendor,
+            info.device,
+            info.driver,
+            info.driver_info,
+            self.ctx.capabilities(),
+            std::env::var("TILEWISE_NUM_STAGES").unwrap_or_default(),
+        )
+    }
+
+    /// Stores the driver's pipeline cache (after a pipeline was compiled anew).
+    fn store_driver_cache(&self) {
+        let (Some(d), Some(k)) = (&self.disk, self.ctx.driver_cache_key()) else {
+            return;
+        };
+        if let Some(data) = self.ctx.driver_cache_data() {
+            d.put(DRIVER_CACHE, &k, &Entry::default().with("data", data));
+        }
+    }
 }
+
+/// The persistent cache's kind for the driver's pipeline caches.
+const DRIVER_CACHE: &str = "wgpu-driver-pipelines";
 
 impl Backend for WgpuBackend {
     fn name(&self) -> String {
@@ -204,13 +289,12 @@ impl Backend for WgpuBackend {
         spec: &Specialized,
         grid: Grid,
         args: &[BoundArg],
-        num_warps: u32,
-        checked: bool,
+        options: &LaunchOptions,
     ) -> Result<()> {
         if grid.total() == 0 {
             return Ok(());
         }
-        let compiled = self.compile(key, spec, num_warps, checked)?;
+        let compiled = self.compile(key, spec, options)?;
         match &compiled.wgsl.checked {
             Some(ck) => run_checked(self, &self.checked, ck, args, |full| {
                 self.launch_compiled(&compiled, spec, grid, full)

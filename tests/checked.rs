@@ -622,7 +622,14 @@ fn checked_kernels_assemble_and_validate() {
             tilewise::wgsl::Capabilities::offline(false, false),
             tilewise::wgsl::Capabilities::offline_coop(),
         ] {
-            let w = ok(tilewise::wgsl::compile_with(c.ir(), &caps, 4, true));
+            let w = ok(tilewise::wgsl::compile_with(
+                c.ir(),
+                &caps,
+                &tilewise::wgsl::WgslOptions {
+                    checked: true,
+                    ..tilewise::wgsl::WgslOptions::new(4)
+                },
+            ));
             ok(tilewise::wgsl::validate_wgsl(&w.name, &w.source, &caps));
         }
     }

@@ -3,7 +3,8 @@
 //! logger records every event of this test binary; kernels run on the interpreter and,
 //! where there is one, on the wgpu device, and the expected events must be there with
 //! the `tilewise` target prefix: the specialization cache's miss then hit, the wgpu
-//! adapter chosen and the WGSL compile phases with their times.
+//! adapter chosen, the WGSL compile phases with their times, and the persistent cache's
+//! store and (on a fresh device) hit.
 
 mod common;
 
@@ -68,6 +69,12 @@ fn run_add(dev: &Device, n: usize) -> Vec<f32> {
 fn compile_and_cache_events_are_logged() {
     log::set_logger(&CAPTURE).expect("the only logger of this binary");
     log::set_max_level(log::LevelFilter::Trace);
+    // A persistent cache of this run alone (the only test of this binary sets it before
+    // any device exists).
+    let cache = std::env::temp_dir().join(format!("tilewise-logging-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&cache);
+    std::env::set_var("TILEWISE_CACHE_DIR", &cache);
+    std::env::remove_var("TILEWISE_CACHE");
     let dev = Device::interpreter();
     let module = Module::parse("add.py", ADD).unwrap();
     let k = module.kernel("add").unwrap();
@@ -107,5 +114,20 @@ fn compile_and_cache_events_are_logged() {
             "{ev:?}"
         );
         assert!(has(&ev, log::Level::Debug, "pipeline created in"), "{ev:?}");
+        assert!(
+            has(&ev, log::Level::Debug, "cache: stored (wgpu)"),
+            "{ev:?}"
+        );
+        // A fresh device (an empty in-memory cache) reads the kernel from disk.
+        let fresh = Device::wgpu().unwrap();
+        let got = run_add(&fresh, 1000);
+        assert!(got.iter().enumerate().all(|(i, v)| *v == 2.0 * i as f32));
+        let ev = events();
+        assert!(has(&ev, log::Level::Debug, "cache: hit (wgpu)"), "{ev:?}");
+        assert!(
+            has(&ev, log::Level::Debug, "read the cached WGSL"),
+            "{ev:?}"
+        );
     }
+    let _ = std::fs::remove_dir_all(&cache);
 }

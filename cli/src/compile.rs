@@ -69,8 +69,15 @@ pub fn artifact(args: &CompileArgs) -> Result<String, String> {
         }
         Emit::Wgsl => {
             let c = caps(args.coop);
-            let w = tilewise::wgsl::compile_with(ir, &c, args.num_warps, args.checked)
-                .map_err(render)?;
+            let w = tilewise::wgsl::compile_with(
+                ir,
+                &c,
+                &tilewise::wgsl::WgslOptions {
+                    checked: args.checked,
+                    ..tilewise::wgsl::WgslOptions::new(args.num_warps)
+                },
+            )
+            .map_err(render)?;
             tilewise::wgsl::validate_wgsl(&w.name, &w.source, &c).map_err(render)?;
             w.source
         }

@@ -2,6 +2,7 @@
 //! artifacts (tile IR, Thread IR, WGSL, PTX) without a GPU, with the library's
 //! diagnostics.
 
+mod cache;
 mod compile;
 mod devices;
 mod npy;
@@ -43,6 +44,20 @@ enum Command {
         tilewise run add.py --kernel add_kernel --grid 5 --arg 'f32[1000]' --arg 'f32[1000]' --arg 'f32[1000]' --arg 1000 --constexpr BLOCK=256 --checked\n  \
         tilewise run add.py --kernel add_kernel --grid 4 --arg x.npy --arg y.npy --arg 'f32[1000]=0' --arg 1000 --constexpr BLOCK=256 --save out/")]
     Run(RunArgs),
+    /// The persistent cache of compiled kernels and autotuning results: its directory
+    /// (`TILEWISE_CACHE_DIR`, else the platform's cache directory), its entries, and
+    /// `--clear`. `TILEWISE_CACHE=0` turns it off.
+    #[command(
+        after_help = "Examples:\n  tilewise cache\n  tilewise cache --clear\n  TILEWISE_CACHE_DIR=/tmp/tw tilewise cache"
+    )]
+    Cache(CacheArgs),
+}
+
+#[derive(clap::Args, Debug)]
+pub struct CacheArgs {
+    /// Remove every entry.
+    #[arg(long)]
+    pub clear: bool,
 }
 
 #[derive(clap::Args, Debug)]
@@ -151,6 +166,7 @@ fn main() -> ExitCode {
         Command::Devices => devices::run(),
         Command::Compile(args) => compile::run(&args),
         Command::Run(args) => run::run(&args),
+        Command::Cache(args) => cache::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -143,7 +143,7 @@ fn compile_errors_are_the_librarys_diagnostics() {
 
 #[test]
 fn every_subcommand_shows_an_example() {
-    for sub in ["devices", "compile", "run"] {
+    for sub in ["devices", "compile", "run", "cache"] {
         let (ok, out, err) = tilewise(&[sub, "--help"]);
         assert!(ok, "{err}");
         assert!(out.contains("Example"), "{sub}: {out}");

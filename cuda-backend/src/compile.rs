@@ -20,6 +20,9 @@ pub struct PtxOptions {
     /// Checked mode (`tilewise_core::thread_ir::checks`): accesses tested against
     /// their buffers, asserts and hints tested, violations reported through a record.
     pub checked: bool,
+    /// The pipelining depth of `dot` loops that do not give their own (Triton's
+    /// `num_stages`); `None`: by tile size.
+    pub num_stages: Option<u32>,
 }
 
 impl PtxOptions {
@@ -30,6 +33,7 @@ impl PtxOptions {
             num_warps,
             max_shared_per_block: None,
             checked: false,
+            num_stages: None,
         }
     }
 }
@@ -44,6 +48,7 @@ pub fn expand_options(options: &PtxOptions) -> ExpandOptions {
             .max_shared_per_block
             .map_or(DEFAULT_RING_BUDGET, |b| b / 10 * 9),
         checked: options.checked,
+        num_stages: options.num_stages,
         // Warpgroup MMA is sm_90a's alone (not in sm_100's PTX).
         wgmma: options.target.sm == 90,
         ..ExpandOptions::ptx(options.num_warps)

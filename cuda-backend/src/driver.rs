@@ -84,6 +84,60 @@ fn guarded<T>(what: &str, f: impl FnOnce() -> std::result::Result<T, DriverError
     }
 }
 
+/// Runs a driver JIT call with verbose info and error logs of 64 KiB; returns the info
+/// log, or the error with the error log (the info log when that is empty).
+fn with_jit_logs(
+    call: impl FnOnce(&mut [sys::CUjit_option], &mut [*mut c_void]) -> sys::CUresult,
+) -> std::result::Result<String, (DriverError, String)> {
+    const LOG: usize = 1 << 16;
+    let mut info_log = vec![0u8; LOG];
+    let mut error_log = vec![0u8; LOG];
+    use sys::CUjit_option as J;
+    let mut options = [
+        J::CU_JIT_INFO_LOG_BUFFER,
+        J::CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
+        J::CU_JIT_ERROR_LOG_BUFFER,
+        J::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+        J::CU_JIT_LOG_VERBOSE,
+    ];
+    // Sizes and flags are passed as integers in the pointer slots, as the API says.
+    let mut values: [*mut c_void; 5] = [
+        info_log.as_mut_ptr().cast(),
+        std::ptr::without_provenance_mut(LOG),
+        error_log.as_mut_ptr().cast(),
+        std::ptr::without_provenance_mut(LOG),
+        std::ptr::without_provenance_mut(1),
+    ];
+    let status = call(&mut options, &mut values);
+    let text = |buf: &[u8]| {
+        let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+        String::from_utf8_lossy(&buf[..end]).trim_end().to_string()
+    };
+    let (info_log, error_log) = (text(&info_log), text(&error_log));
+    match status.result() {
+        Ok(()) => Ok(info_log),
+        Err(e) => Err((
+            e,
+            if error_log.is_empty() {
+                info_log
+            } else {
+                error_log
+            },
+        )),
+    }
+}
+
+/// The internal error for a PTX the driver refused, with its log and the lines named.
+fn rejected_ptx(entry: &str, ptx: &str, e: DriverError, log: &str) -> Diagnostic {
+    let name = e.error_string().map(|s| s.to_string_lossy().into_owned());
+    Diagnostic::internal(format!(
+        "the CUDA driver rejected the PTX of kernel `{entry}` ({:?}: {}):\n{log}{}",
+        e.0,
+        name.unwrap_or_default(),
+        crate::ptxas::quote_ptx_lines(log, ptx)
+    ))
+}
+
 /// Per device ordinal: how many times its primary context was reset after a sticky
 /// error, and whether it is lost now (a reset pending). A runtime remembers the
 /// generation it was opened in; after a reset its handles belong to a destroyed
@@ -386,59 +440,108 @@ impl CudaRuntime {
         let image = CString::new(ptx).map_err(|_| {
             Diagnostic::internal(format!("the PTX of kernel `{entry}` contains a NUL byte"))
         })?;
-        let entry_c = CString::new(entry)
-            .map_err(|_| Diagnostic::internal(format!("bad kernel name {entry:?}")))?;
         self.bind()?;
-        const LOG: usize = 1 << 16;
-        let mut info_log = vec![0u8; LOG];
-        let mut error_log = vec![0u8; LOG];
-        use sys::CUjit_option as J;
-        let mut options = [
-            J::CU_JIT_INFO_LOG_BUFFER,
-            J::CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
-            J::CU_JIT_ERROR_LOG_BUFFER,
-            J::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
-            J::CU_JIT_LOG_VERBOSE,
-        ];
-        // Sizes and flags are passed as integers in the pointer slots, as the API says.
-        let mut values: [*mut c_void; 5] = [
-            info_log.as_mut_ptr().cast(),
-            std::ptr::without_provenance_mut(LOG),
-            error_log.as_mut_ptr().cast(),
-            std::ptr::without_provenance_mut(LOG),
-            std::ptr::without_provenance_mut(1),
-        ];
         let mut module: sys::CUmodule = std::ptr::null_mut();
-        // SAFETY: the option arrays have equal lengths, the log buffers outlive the call
-        // and `image` is a NUL-terminated PTX text.
-        let status = unsafe {
-            sys::cuModuleLoadDataEx(
-                &mut module,
-                image.as_ptr().cast(),
-                options.len() as u32,
-                options.as_mut_ptr(),
-                values.as_mut_ptr(),
-            )
-        };
-        let text = |buf: &[u8]| {
-            let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
-            String::from_utf8_lossy(&buf[..end]).trim_end().to_string()
-        };
-        let (info_log, error_log) = (text(&info_log), text(&error_log));
-        if let Err(e) = status.result() {
-            let log = if error_log.is_empty() {
-                &info_log
-            } else {
-                &error_log
-            };
-            let name = e.error_string().map(|s| s.to_string_lossy().into_owned());
+        let info_log = with_jit_logs(|options, values| {
+            // SAFETY: the option arrays have equal lengths, the log buffers outlive the
+            // call and `image` is a NUL-terminated PTX text.
+            unsafe {
+                sys::cuModuleLoadDataEx(
+                    &mut module,
+                    image.as_ptr().cast(),
+                    options.len() as u32,
+                    options.as_mut_ptr(),
+                    values.as_mut_ptr(),
+                )
+            }
+        })
+        .map_err(|(e, log)| rejected_ptx(entry, ptx, e, &log))?;
+        self.function_of(module, entry, info_log)
+    }
+
+    /// JIT-compiles a PTX module through the driver's linker and returns the device
+    /// image it produces (a cubin for this GPU and driver), with the linker's info log:
+    /// what the persistent cache stores and [`CudaRuntime::load_cubin`] loads without a
+    /// JIT.
+    pub fn link_cubin(&self, ptx: &str, entry: &str) -> Result<(Vec<u8>, String)> {
+        let image = CString::new(ptx).map_err(|_| {
+            Diagnostic::internal(format!("the PTX of kernel `{entry}` contains a NUL byte"))
+        })?;
+        self.bind()?;
+        let mut state: sys::CUlinkState = std::ptr::null_mut();
+        let mut cubin = vec![];
+        let name = CString::new(format!("{entry}.ptx")).expect("no NUL in a kernel name");
+        let info_log = with_jit_logs(|options, values| {
+            // SAFETY: the option arrays have equal lengths and outlive the link state
+            // (destroyed below, before they go); `image` is NUL-terminated PTX and its
+            // length counts the NUL; the cubin the driver returns belongs to the state
+            // and is copied out before the state is destroyed.
+            unsafe {
+                let mut status = sys::cuLinkCreate_v2(
+                    options.len() as u32,
+                    options.as_mut_ptr(),
+                    values.as_mut_ptr(),
+                    &mut state,
+                );
+                if status == sys::CUresult::CUDA_SUCCESS {
+                    status = sys::cuLinkAddData_v2(
+                        state,
+                        sys::CUjitInputType::CU_JIT_INPUT_PTX,
+                        image.as_ptr() as *mut c_void,
+                        image.as_bytes_with_nul().len(),
+                        name.as_ptr(),
+                        0,
+                        std::ptr::null_mut(),
+                        std::ptr::null_mut(),
+                    );
+                }
+                if status == sys::CUresult::CUDA_SUCCESS {
+                    let mut out: *mut c_void = std::ptr::null_mut();
+                    let mut size = 0usize;
+                    status = sys::cuLinkComplete(state, &mut out, &mut size);
+                    if status == sys::CUresult::CUDA_SUCCESS && !out.is_null() {
+                        cubin = std::slice::from_raw_parts(out as *const u8, size).to_vec();
+                    }
+                }
+                if !state.is_null() {
+                    sys::cuLinkDestroy(state);
+                }
+                status
+            }
+        })
+        .map_err(|(e, log)| rejected_ptx(entry, ptx, e, &log))?;
+        if cubin.is_empty() {
             return Err(Diagnostic::internal(format!(
-                "the CUDA driver rejected the PTX of kernel `{entry}` ({:?}: {}):\n{log}{}",
-                e.0,
-                name.unwrap_or_default(),
-                crate::ptxas::quote_ptx_lines(log, ptx)
+                "the CUDA driver's linker returned no image for kernel `{entry}`"
             )));
         }
+        Ok((cubin, info_log))
+    }
+
+    /// Loads a device image made by [`CudaRuntime::link_cubin`] (in this process or
+    /// another one with the same GPU and driver) and looks up its entry `entry`. An
+    /// image the driver refuses (another GPU, a damaged file) is a backend error: the
+    /// caller compiles anew.
+    pub fn load_cubin(&self, cubin: &[u8], entry: &str, jit_log: String) -> Result<LoadedFunction> {
+        self.bind()?;
+        let mut module: sys::CUmodule = std::ptr::null_mut();
+        // SAFETY: the driver reads the image (an ELF whose header says its size) and
+        // rejects a malformed one with an error.
+        unsafe { sys::cuModuleLoadData(&mut module, cubin.as_ptr().cast()) }
+            .result()
+            .map_err(|e| driver_error(ErrorKind::Backend, "loading a cached device image", e))?;
+        self.function_of(module, entry, jit_log)
+    }
+
+    /// The function `entry` of a loaded module, with its attributes.
+    fn function_of(
+        &self,
+        module: sys::CUmodule,
+        entry: &str,
+        info_log: String,
+    ) -> Result<LoadedFunction> {
+        let entry_c = CString::new(entry)
+            .map_err(|_| Diagnostic::internal(format!("bad kernel name {entry:?}")))?;
         let mut func = LoadedFunction {
             module,
             function: std::ptr::null_mut(),

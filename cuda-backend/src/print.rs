@@ -39,7 +39,7 @@ use tilewise_core::thread_ir::{Expr, MmaKind, ParamKind, Reg, RegTy, Special, St
 use tilewise_core::{Diagnostic, ErrorKind, Result};
 
 /// The GPU architecture a module is printed for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct PtxTarget {
     /// Compute capability times ten: 80 for `sm_80`, 90 for `sm_90`.
     pub sm: u32,
@@ -66,7 +66,7 @@ impl PtxTarget {
 }
 
 /// How one kernel parameter travels to the GPU.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum PtxParam {
     /// A global address (`.u64`): the first element of the bound view.
     Buffer { dtype: DType },
@@ -77,7 +77,8 @@ pub enum PtxParam {
 }
 
 /// A kernel printed as PTX, with what the runtime needs to launch it.
-#[derive(Clone, Debug)]
+/// Serialized (without the checked-mode part) for the persistent cache.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct PtxKernel {
     /// The tile kernel's name.
     pub name: String,
@@ -97,7 +98,9 @@ pub struct PtxKernel {
     /// What the lowering chose where it had a choice (each dot's form, shared memory
     /// reused, pipelines shortened to fit), for the compiled kernel's description.
     pub notes: Vec<String>,
-    /// Checked mode: the hidden parameters' meaning and the record's decoding.
+    /// Checked mode: the hidden parameters' meaning and the record's decoding (not
+    /// serialized: checked kernels stay out of the persistent cache).
+    #[serde(skip)]
     pub checked: Option<tilewise_core::thread_ir::checks::CheckedKernel>,
 }
 

@@ -31,21 +31,44 @@ pub fn expand_options(caps: &Capabilities, num_warps: u32) -> ExpandOptions {
 /// The kernel's `notes` say what was chosen and why. A kernel that still does not fit
 /// is returned as is; creating its pipeline says how much it needs.
 pub fn compile(kernel: &Kernel, caps: &Capabilities, num_warps: u32) -> Result<WgslKernel> {
-    compile_with(kernel, caps, num_warps, false)
+    compile_with(kernel, caps, &WgslOptions::new(num_warps))
 }
 
-/// As [`compile`]; with `checked`, in checked mode (`tilewise_core::thread_ir::checks`):
-/// the kernel takes the hidden parameters [`WgslKernel::checked`] describes.
+/// What a WGSL compilation is for, beyond the device's capabilities.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WgslOptions {
+    /// Warps (of 32 invocations) per program (`num_warps`).
+    pub num_warps: u32,
+    /// Checked mode (`tilewise_core::thread_ir::checks`): the kernel takes the hidden
+    /// parameters [`WgslKernel::checked`] describes.
+    pub checked: bool,
+    /// The pipelining depth of `dot` loops that do not give their own (Triton's
+    /// `num_stages`); `None`: by tile size.
+    pub num_stages: Option<u32>,
+}
+
+impl WgslOptions {
+    /// `num_warps` warps, unchecked, the default pipelining.
+    pub fn new(num_warps: u32) -> WgslOptions {
+        WgslOptions {
+            num_warps,
+            checked: false,
+            num_stages: None,
+        }
+    }
+}
+
+/// As [`compile`], with every option.
 pub fn compile_with(
     kernel: &Kernel,
     caps: &Capabilities,
-    num_warps: u32,
-    checked: bool,
+    options: &WgslOptions,
 ) -> Result<WgslKernel> {
     let limit = caps.max_compute_workgroup_storage_size;
     let first = ExpandOptions {
-        checked,
-        ..expand_options(caps, num_warps)
+        checked: options.checked,
+        num_stages: options.num_stages,
+        ..expand_options(caps, options.num_warps)
     };
     let attempts = [
         (first.clone(), None),

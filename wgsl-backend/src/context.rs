@@ -40,7 +40,8 @@ pub const WANTED_FEATURES: wgpu::Features = wgpu::Features::SHADER_F16
     .union(wgpu::Features::SUBGROUP_BARRIER)
     .union(wgpu::Features::TIMESTAMP_QUERY)
     .union(wgpu::Features::IMMEDIATES)
-    .union(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX);
+    .union(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX)
+    .union(wgpu::Features::PIPELINE_CACHE);
 
 /// What a device can do, as the lowering and the runtime need it.
 #[derive(Clone, Debug, PartialEq)]
@@ -272,6 +273,9 @@ pub struct WgpuContext {
     info: wgpu::AdapterInfo,
     caps: Capabilities,
     pub(crate) pipelines: PipelineCache,
+    /// The driver's pipeline cache (Vulkan), once attached
+    /// ([`WgpuContext::attach_driver_cache`]): pipelines are created through it.
+    pub(crate) driver_cache: std::sync::OnceLock<wgpu::PipelineCache>,
     pub(crate) batch: Mutex<Batch>,
     /// Errors wgpu raised out of band, reported at the next synchronization.
     pub(crate) uncaptured: Arc<Mutex<Vec<String>>>,
@@ -348,6 +352,53 @@ fn describe(info: &wgpu::AdapterInfo) -> String {
         "\"{}\" ({:?}, {:?})",
         info.name, info.backend, info.device_type
     )
+}
+
+impl WgpuContext {
+    /// The name under which this adapter's driver pipeline cache can be stored
+    /// (wgpu's `pipeline_cache_key`: vendor and device), or `None` where the device has
+    /// no pipeline caches (every backend but Vulkan, or a driver without the feature).
+    pub fn driver_cache_key(&self) -> Option<String> {
+        if !self
+            .device
+            .features()
+            .contains(wgpu::Features::PIPELINE_CACHE)
+        {
+            return None;
+        }
+        wgpu::util::pipeline_cache_key(&self.info)
+            .map(|k| format!("{k} driver {} {}", self.info.driver, self.info.driver_info))
+    }
+
+    /// Creates the driver's pipeline cache from `data` (what
+    /// [`WgpuContext::driver_cache_data`] returned in an earlier process; `None` for an
+    /// empty one); pipelines created from now on go through it. Data the driver does
+    /// not recognize (another driver version, a damaged file) is dropped by the driver
+    /// (wgpu's `fallback`): the cache starts empty. False where there is no pipeline
+    /// cache or one was attached already.
+    pub fn attach_driver_cache(&self, data: Option<&[u8]>) -> bool {
+        if self.driver_cache_key().is_none() || self.driver_cache.get().is_some() {
+            return false;
+        }
+        // SAFETY: wgpu requires the data to come from `PipelineCache::get_data` of a
+        // compatible adapter; the caller stores it under `driver_cache_key` with a
+        // checksum, and `fallback: true` makes the driver validate its header and
+        // ignore data it did not produce.
+        let cache = unsafe {
+            self.device
+                .create_pipeline_cache(&wgpu::PipelineCacheDescriptor {
+                    label: Some("tilewise"),
+                    data,
+                    fallback: true,
+                })
+        };
+        self.driver_cache.set(cache).is_ok()
+    }
+
+    /// The driver pipeline cache's contents now, to store for the next process.
+    pub fn driver_cache_data(&self) -> Option<Vec<u8>> {
+        self.driver_cache.get()?.get_data()
+    }
 }
 
 impl WgpuContext {
@@ -515,6 +566,7 @@ impl WgpuContext {
                         info,
                         caps,
                         pipelines: PipelineCache::default(),
+                        driver_cache: std::sync::OnceLock::new(),
                         batch: Mutex::new(Batch::default()),
                         uncaptured,
                         lost,

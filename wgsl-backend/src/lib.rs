@@ -32,7 +32,7 @@ pub mod timing;
 pub mod translate;
 pub mod validate;
 
-pub use compile::{compile, compile_with, expand_options};
+pub use compile::{compile, compile_with, expand_options, WgslOptions};
 pub use context::{parse_backends, Capabilities, CoopConfig, WgpuContext, WANTED_FEATURES};
 pub use dispatch::{param_block, BufferArg, Launch, MAX_BATCH};
 pub use memory::GpuBuffer;

@@ -32,7 +32,7 @@ use crate::context::{Capabilities, WgpuContext};
 use crate::validate::{validate_wgsl, ValidModule};
 
 /// One storage-buffer binding (one pointer argument).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct StorageBinding {
     /// `var<storage, read>` when true, `var<storage, read_write>` when false.
     pub read_only: bool,
@@ -42,7 +42,7 @@ pub struct StorageBinding {
 }
 
 /// The parameter block (the uniform buffer at the last binding).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct UniformLayout {
     /// The block starts with one u32 element base offset per storage binding.
     pub base_offsets: bool,
@@ -51,7 +51,7 @@ pub struct UniformLayout {
 }
 
 /// The bindings of a kernel.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct KernelLayout {
     pub storage: Vec<StorageBinding>,
     pub uniform: Option<UniformLayout>,
@@ -332,7 +332,7 @@ impl WgpuContext {
             module: &module,
             entry_point: Some(spec.entry_point),
             compilation_options: wgpu::PipelineCompilationOptions::default(),
-            cache: None,
+            cache: self.driver_cache.get(),
         });
         let internal = pollster::block_on(internal.pop());
         let validation = pollster::block_on(validation.pop());

@@ -41,7 +41,8 @@ use tilewise_core::thread_ir::{
 use tilewise_core::{Diagnostic, ErrorKind, Result};
 
 /// A kernel printed as WGSL, with what the runtime needs to bind it.
-#[derive(Clone, Debug)]
+/// Serialized (without the checked-mode part) for the persistent cache.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct WgslKernel {
     pub name: String,
     pub source: String,
@@ -58,7 +59,9 @@ pub struct WgslKernel {
     /// What the lowering chose (each `dot`'s form and tiling) and why, for the compiled
     /// kernel's description.
     pub notes: Vec<String>,
-    /// Checked mode: the hidden parameters' meaning and the record's decoding.
+    /// Checked mode: the hidden parameters' meaning and the record's decoding (not
+    /// serialized: checked kernels stay out of the persistent cache).
+    #[serde(skip)]
     pub checked: Option<tilewise_core::thread_ir::checks::CheckedKernel>,
 }
 

@@ -8,7 +8,9 @@
 use std::fmt;
 
 /// The element type of a tile or scalar.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub enum DType {
     /// Boolean; masks and comparison results.
     I1,

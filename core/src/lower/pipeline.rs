@@ -532,10 +532,12 @@ fn pipeline_for(ctx: &mut Ctx, inst: &Inst, env: &Env) -> Result<Hook> {
         return Ok(Hook::Copy);
     };
     let positive_step = matches!(env.defs.get(step), Some(Op::Const(Const::Int(s))) if *s > 0);
-    if *num_stages == Some(1) || !positive_step || body.args.is_empty() {
+    // The loop's own `num_stages`, else the launch's (Triton's `num_stages` config).
+    let stages = num_stages.or(env.opt.num_stages);
+    if stages == Some(1) || !positive_step || body.args.is_empty() {
         return Ok(Hook::Copy);
     }
-    let Some(plan) = plan(ctx.old, body, *num_stages, env) else {
+    let Some(plan) = plan(ctx.old, body, stages, env) else {
         return Ok(Hook::Copy);
     };
     let span = inst.span;

@@ -102,6 +102,10 @@ pub struct ExpandOptions {
     /// buffer view's length, `device_assert`, hints and block pointers tested, the
     /// first violation reported through a record buffer.
     pub checked: bool,
+    /// The software-pipelining depth of `dot` loops that do not give their own
+    /// (`tl.range(..., num_stages=)`): the launch's `num_stages` (Triton's config
+    /// option); `None` chooses by tile size, 1 turns pipelining off.
+    pub num_stages: Option<u32>,
 }
 
 /// A cooperative-matrix product a device offers: `size x size x size`, fragments of
@@ -137,6 +141,7 @@ impl ExpandOptions {
             coop_scratch_bytes: 8 * 1024,
             native_i64: false,
             checked: false,
+            num_stages: None,
         }
     }
 
@@ -162,6 +167,7 @@ impl ExpandOptions {
             coop_scratch_bytes: 8 * 1024,
             native_i64: true,
             checked: false,
+            num_stages: None,
         }
     }
 }
@@ -202,6 +208,7 @@ impl Default for ExpandOptions {
             coop_scratch_bytes: 8 * 1024,
             native_i64: true,
             checked: false,
+            num_stages: None,
         }
     }
 }
