@@ -53,6 +53,11 @@ impl Buffer {
         self.alloc.id
     }
 
+    /// Whether `other` is this allocation (a clone of the same buffer).
+    pub fn same_allocation(&self, other: &Buffer) -> bool {
+        Arc::ptr_eq(&self.alloc, &other.alloc)
+    }
+
     pub fn device(&self) -> &Device {
         &self.alloc.device
     }

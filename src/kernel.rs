@@ -98,6 +98,12 @@ impl Kernel {
         }
     }
 
+    /// The module's fingerprint and the kernel's name: what every key of this kernel
+    /// starts with.
+    pub(crate) fn spec_prefix(&self) -> String {
+        format!("{:016x}:{}", self.fingerprint, self.name())
+    }
+
     /// Number of specializations traced so far.
     pub fn cached_specializations(&self) -> usize {
         self.cache.lock().map(|c| c.len()).unwrap_or(0)

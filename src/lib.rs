@@ -34,6 +34,7 @@
 //! Errors are [`Diagnostic`]s: a kind, a message, and a source span rendered with a
 //! caret under the offending code. Nothing here panics on user input.
 
+mod autotune;
 mod buffer;
 mod checked;
 mod cuda_device;
@@ -45,6 +46,7 @@ mod kernel;
 mod slots;
 mod wgpu_device;
 
+pub use autotune::{ArgValue, Autotuner, Config, Progress, TunedLaunch};
 pub use buffer::{Buffer, BufferView};
 pub use device::{Device, DeviceKind};
 pub use element::{Element, F8E4M3, F8E5M2};
