@@ -341,11 +341,11 @@ impl<'a> TunedLaunch<'a> {
         let named = self.named_args()?;
         let key = self.tuning_key(&named)?;
         let known = t.chosen.lock().ok().and_then(|c| c.get(&key).copied());
-        let index = match known.or_else(|| self.from_disk(&key)) {
+        let index = match known.or_else(|| self.stored_choice(&key)) {
             Some(i) => i,
             None => {
                 let i = self.tune(&named)?;
-                self.to_disk(&key, i);
+                self.store_choice(&key, i);
                 i
             }
         };
@@ -494,7 +494,7 @@ impl<'a> TunedLaunch<'a> {
         }
     }
 
-    fn from_disk(&self, key: &str) -> Option<usize> {
+    fn stored_choice(&self, key: &str) -> Option<usize> {
         let disk = self.disk()?;
         let entry = disk.get("autotune", &format!("compiler {COMPILER_ID}\n{key}"))?;
         let text = std::str::from_utf8(entry.section("choice")?).ok()?;
@@ -507,7 +507,7 @@ impl<'a> TunedLaunch<'a> {
         Some(index)
     }
 
-    fn to_disk(&self, key: &str, index: usize) {
+    fn store_choice(&self, key: &str, index: usize) {
         if let Some(disk) = self.disk() {
             let text = format!("{index}\n{}\n", self.tuner.configs[index]);
             disk.put(

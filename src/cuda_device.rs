@@ -4,10 +4,9 @@
 
 use crate::buffer::BufferId;
 use crate::checked::run_checked;
-use crate::device::{Backend, BoundArg, DeviceKind, LaunchOptions};
+use crate::device::{Backend, BoundArg, CompiledCache, DeviceKind, LaunchOptions};
 use crate::disk_cache::{DiskCache, Entry};
 use crate::slots::Slots;
-use std::collections::HashMap;
 use std::mem::ManuallyDrop;
 use std::sync::{Arc, Mutex};
 use tilewise_core::frontend::Specialized;
@@ -46,7 +45,7 @@ pub(crate) struct CudaBackend {
     buffers: Slots<(DeviceMemory, DType, usize)>,
     /// The start event of the timed region, if one is open.
     timer: Mutex<Option<Event>>,
-    compiled: Mutex<HashMap<String, Arc<Compiled>>>,
+    compiled: CompiledCache<Compiled>,
     /// Kernels launched since the last synchronization that succeeded: where a fault
     /// found at the next one came from.
     in_flight: Mutex<Vec<String>>,
@@ -88,7 +87,7 @@ impl CudaBackend {
             target,
             buffers: Slots::new("CUDA buffer"),
             timer: Mutex::new(None),
-            compiled: Mutex::new(HashMap::new()),
+            compiled: CompiledCache::default(),
             in_flight: Mutex::new(vec![]),
             lost: Mutex::new(None),
             checked: Default::default(),
@@ -120,10 +119,8 @@ impl CudaBackend {
     /// them later could free what a fresh context has been given since.
     fn leak(&self) {
         self.buffers.leak_all();
-        if let Ok(mut c) = self.compiled.lock() {
-            for (_, v) in c.drain() {
-                std::mem::forget(v);
-            }
+        for v in self.compiled.drain() {
+            std::mem::forget(v);
         }
         if let Ok(mut t) = self.timer.lock() {
             if let Some(e) = t.take() {
@@ -180,11 +177,11 @@ impl CudaBackend {
         launch: &LaunchOptions,
     ) -> Result<Arc<Compiled>> {
         let (num_warps, checked) = (launch.num_warps, launch.checked);
-        let key = format!("{}{}", key.0, launch.key_suffix());
-        if let Some(c) = self.compiled.lock().map_err(|_| poisoned())?.get(&key) {
-            log::trace!("cuda: compiled-kernel cache hit for {key}");
-            return Ok(c.clone());
+        if let Some(c) = self.compiled.get(key, launch) {
+            return Ok(c);
         }
+        let spec_key = key;
+        let key = format!("{}{}", key.0, launch.key_suffix());
         let start = std::time::Instant::now();
         let options = tilewise_cuda::PtxOptions {
             max_shared_per_block: Some(self.rt.max_shared_per_block_optin()),
@@ -204,7 +201,9 @@ impl CudaBackend {
             None => {
                 let ptx = tilewise_cuda::compile(&spec.kernel, &options)?;
                 let lowered = start.elapsed();
-                let function = match (disk, &disk_key) {
+                // Kernels with hidden parameters (`tl.device_print` outside checked
+                // mode too) are not stored either.
+                let function = match (disk.filter(|_| ptx.checked.is_none()), &disk_key) {
                     (Some(d), Some(k)) => {
                         let (cubin, log) =
                             self.watch(self.rt.link_cubin(&ptx.source, &ptx.entry))?;
@@ -234,10 +233,7 @@ impl CudaBackend {
             function.set_max_dynamic_shared(ptx.shared_bytes)?;
         }
         let c = Arc::new(Compiled { ptx, function });
-        self.compiled
-            .lock()
-            .map_err(|_| poisoned())?
-            .insert(key, c.clone());
+        self.compiled.insert(spec_key, launch, c.clone());
         Ok(c)
     }
 
@@ -450,10 +446,13 @@ impl CudaBackend {
                 _ => return Err(bad()),
             });
         }
-        self.in_flight
-            .lock()
-            .map_err(|_| poisoned())?
-            .push(spec.kernel.name.clone());
+        {
+            // Consecutive launches of one kernel are named once.
+            let mut in_flight = self.in_flight.lock().map_err(|_| poisoned())?;
+            if in_flight.last() != Some(&spec.kernel.name) {
+                in_flight.push(spec.kernel.name.clone());
+            }
+        }
         self.watch(self.rt.launch(
             &compiled.function,
             grid.0,

@@ -64,6 +64,49 @@ impl LaunchOptions {
     }
 }
 
+/// A backend's compiled kernels by specialization key and launch options. Looked up on
+/// every launch without building a key string.
+pub(crate) struct CompiledCache<T> {
+    map: std::sync::Mutex<std::collections::HashMap<String, OptionsList<T>>>,
+}
+
+/// The compiled forms of one specialization, by launch options.
+type OptionsList<T> = Vec<(LaunchOptions, Arc<T>)>;
+
+impl<T> Default for CompiledCache<T> {
+    fn default() -> Self {
+        CompiledCache {
+            map: Default::default(),
+        }
+    }
+}
+
+impl<T> CompiledCache<T> {
+    pub fn get(&self, key: &SpecKey, options: &LaunchOptions) -> Option<Arc<T>> {
+        let map = self.map.lock().ok()?;
+        map.get(&key.0)?
+            .iter()
+            .find(|(o, _)| o == options)
+            .map(|(_, v)| v.clone())
+    }
+
+    pub fn insert(&self, key: &SpecKey, options: &LaunchOptions, value: Arc<T>) {
+        if let Ok(mut map) = self.map.lock() {
+            let list = map.entry(key.0.clone()).or_default();
+            list.retain(|(o, _)| o != options);
+            list.push((*options, value));
+        }
+    }
+
+    /// Every entry, removed.
+    pub fn drain(&self) -> Vec<Arc<T>> {
+        self.map
+            .lock()
+            .map(|mut m| m.drain().flat_map(|(_, v)| v).map(|(_, c)| c).collect())
+            .unwrap_or_default()
+    }
+}
+
 pub(crate) trait Backend: Send + Sync {
     fn name(&self) -> String;
     fn kind(&self) -> DeviceKind;

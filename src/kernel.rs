@@ -58,6 +58,7 @@ impl Module {
         };
         Ok(Kernel {
             fingerprint,
+            prefix: format!("{fingerprint:016x}:").into(),
             module: self.inner.clone(),
             signature: Arc::new(signature),
             cache: Arc::new(Mutex::new(HashMap::new())),
@@ -70,6 +71,8 @@ impl Module {
 pub struct Kernel {
     /// A hash of the module's file name and text.
     fingerprint: u64,
+    /// `{fingerprint:016x}:`, the start of every specialization key of this kernel.
+    prefix: Arc<str>,
     module: Arc<frontend::Module>,
     signature: Arc<Signature>,
     cache: Arc<Mutex<HashMap<SpecKey, Arc<Specialized>>>>,
@@ -116,11 +119,7 @@ impl Kernel {
     ) -> Result<(SpecKey, Arc<Specialized>)> {
         // The device caches are keyed by this too: the module's fingerprint keeps two
         // modules' same-named kernels apart.
-        let key = SpecKey(format!(
-            "{:016x}:{}",
-            self.fingerprint,
-            SpecKey::new(self.name(), args, constexprs).0
-        ));
+        let key = SpecKey::with_prefix(&self.prefix, self.name(), args, constexprs);
         if let Some(hit) = self.cache.lock().ok().and_then(|c| c.get(&key).cloned()) {
             log::trace!("specialization cache hit: `{}` {}", self.name(), key.0);
             return Ok((key, hit));

@@ -3,10 +3,9 @@
 
 use crate::buffer::BufferId;
 use crate::checked::run_checked;
-use crate::device::{Backend, BoundArg, DeviceKind, LaunchOptions};
+use crate::device::{Backend, BoundArg, CompiledCache, DeviceKind, LaunchOptions};
 use crate::disk_cache::{DiskCache, Entry};
 use crate::slots::Slots;
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use tilewise_core::frontend::Specialized;
 use tilewise_core::ir::DType;
@@ -24,7 +23,7 @@ struct Compiled {
 pub(crate) struct WgpuBackend {
     ctx: WgpuContext,
     buffers: Slots<(GpuBuffer, DType, usize)>,
-    compiled: Mutex<HashMap<SpecKey, Arc<Compiled>>>,
+    compiled: CompiledCache<Compiled>,
     /// Kernels launched since the last synchronization that succeeded: named in an
     /// error the device reports later.
     in_flight: Mutex<Vec<String>>,
@@ -55,7 +54,7 @@ impl WgpuBackend {
             disk,
             ctx,
             buffers: Slots::new("wgpu buffer"),
-            compiled: Mutex::new(HashMap::new()),
+            compiled: CompiledCache::default(),
             in_flight: Mutex::new(vec![]),
             checked: Default::default(),
         }
@@ -93,11 +92,11 @@ impl WgpuBackend {
         launch: &LaunchOptions,
     ) -> Result<Arc<Compiled>> {
         let (num_warps, checked) = (launch.num_warps, launch.checked);
-        let key = &SpecKey(format!("{}{}", key.0, launch.key_suffix()));
-        if let Some(c) = self.compiled.lock().map_err(|_| poisoned())?.get(key) {
-            log::trace!("wgpu: compiled-kernel cache hit for {}", key.0);
-            return Ok(c.clone());
+        if let Some(c) = self.compiled.get(key, launch) {
+            return Ok(c);
         }
+        let spec_key = key;
+        let key = &SpecKey(format!("{}{}", key.0, launch.key_suffix()));
         let start = std::time::Instant::now();
         // Checked kernels stay out of the persistent cache (their checks' decoding
         // holds source spans).
@@ -148,7 +147,9 @@ impl WgpuBackend {
             lowered.as_secs_f64() * 1e3,
             (start.elapsed() - lowered).as_secs_f64() * 1e3
         );
-        if let (Some(d), Some(k), false) = (disk, &disk_key, from_disk) {
+        // Kernels with hidden parameters (`tl.device_print` outside checked mode too)
+        // are not stored either.
+        if let (Some(d), Some(k), false, None) = (disk, &disk_key, from_disk, &wgsl.checked) {
             match serde_json::to_vec(&wgsl) {
                 Ok(meta) => d.put("wgpu", k, &Entry::default().with("kernel", meta)),
                 Err(e) => log::warn!("cache: cannot serialize `{}`: {e}", wgsl.name),
@@ -158,10 +159,7 @@ impl WgpuBackend {
             self.store_driver_cache();
         }
         let c = Arc::new(Compiled { wgsl, pipeline });
-        self.compiled
-            .lock()
-            .map_err(|_| poisoned())?
-            .insert(key.clone(), c.clone());
+        self.compiled.insert(spec_key, launch, c.clone());
         Ok(c)
     }
 
@@ -276,6 +274,11 @@ impl Backend for WgpuBackend {
     }
 
     fn free(&self, id: BufferId) {
+        if let Ok(bufs) = self.buffers.lock() {
+            if let Ok((buf, _, _)) = bufs.get(id) {
+                self.ctx.release(buf);
+            }
+        }
         self.buffers.remove(id);
     }
 
@@ -364,10 +367,13 @@ impl WgpuBackend {
             })?;
         let max = self.ctx.capabilities().max_compute_workgroups_per_dimension;
         let workgroups = WgslKernel::workgroups(grid.0, max)?;
-        self.in_flight
-            .lock()
-            .map_err(|_| poisoned())?
-            .push(spec.kernel.name.clone());
+        {
+            // Consecutive launches of one kernel are named once.
+            let mut in_flight = self.in_flight.lock().map_err(|_| poisoned())?;
+            if in_flight.last() != Some(&spec.kernel.name) {
+                in_flight.push(spec.kernel.name.clone());
+            }
+        }
         self.watch(self.ctx.launch(&Launch {
             pipeline: &compiled.pipeline,
             buffers: &buffer_args,

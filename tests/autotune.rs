@@ -228,10 +228,9 @@ fn pruning_sees_arguments_by_name_and_the_cpu_takes_the_first_untimed() {
                 log.lock().unwrap().push(args.to_vec());
                 // Small problems keep the small blocks only.
                 let n = match args.iter().find(|(k, _)| k == "n") {
-                    Some((_, ArgValue::Scalar(s))) => match s {
-                        tilewise::core::launch::ScalarValue::Int(_, v) => *v,
-                        _ => 0,
-                    },
+                    Some((_, ArgValue::Scalar(tilewise::core::launch::ScalarValue::Int(_, v)))) => {
+                        *v
+                    }
                     _ => 0,
                 };
                 Ok(configs

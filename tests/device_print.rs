@@ -62,6 +62,11 @@ fn print_child() {
     println!("END PRINTS");
 }
 
+/// The persistent cache of this test's children (fresh for each run of the test).
+fn cache_dir() -> std::path::PathBuf {
+    std::env::temp_dir().join(format!("tilewise-device-print-{}", std::process::id()))
+}
+
 fn prints_of(name: &str) -> Option<Vec<String>> {
     let exe = std::env::current_exe().expect("the test binary");
     let out = std::process::Command::new(exe)
@@ -73,6 +78,8 @@ fn prints_of(name: &str) -> Option<Vec<String>> {
             "1",
         ])
         .env(CHILD, name)
+        .env("TILEWISE_CACHE_DIR", cache_dir())
+        .env_remove("TILEWISE_CACHE")
         .output()
         .expect("running the test binary");
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
@@ -96,6 +103,7 @@ fn prints_of(name: &str) -> Option<Vec<String>> {
 
 #[test]
 fn device_print_prints_as_the_interpreter_does() {
+    let _ = std::fs::remove_dir_all(cache_dir());
     let want = prints_of("interpreter").expect("the interpreter");
     assert_eq!(want.len(), 2 * (8 + 16 + 8 + 1), "{want:#?}");
     assert!(
@@ -113,9 +121,13 @@ fn device_print_prints_as_the_interpreter_does() {
         "wgpu",
         "cuda",
     ] {
-        match prints_of(name) {
-            Some(got) => assert_eq!(got, want, "{name}"),
-            None => eprintln!("SKIPPED ({name}): no device"),
+        // Twice: the second child finds the first one's persistent cache (a kernel
+        // with prints must keep its print buffer then too).
+        for run in ["cold", "warm"] {
+            match prints_of(name) {
+                Some(got) => assert_eq!(got, want, "{name}, {run} cache"),
+                None => eprintln!("SKIPPED ({name}): no device"),
+            }
         }
     }
 }

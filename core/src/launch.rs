@@ -144,15 +144,35 @@ pub enum ArgSpec {
 impl ArgSpec {
     /// The part of this argument that belongs to the specialization key.
     pub fn key(&self) -> String {
+        let mut out = String::new();
+        self.write_key(&mut out);
+        out
+    }
+
+    /// Appends [`ArgSpec::key`] to `out` (the launch path builds keys without
+    /// intermediate strings).
+    pub fn write_key(&self, out: &mut String) {
+        use std::fmt::Write;
+        let aligned = |a: bool| if a { ":16" } else { "" };
         match self {
             ArgSpec::Ptr { dtype, aligned16 } => {
-                format!("*{dtype}{}", if *aligned16 { ":16" } else { "" })
+                let _ = write!(out, "*{dtype}{}", aligned(*aligned16));
             }
-            ArgSpec::Scalar(ScalarValue::Int(d, 1)) if !d.is_bool() => format!("{d}=1"),
+            ArgSpec::Scalar(ScalarValue::Int(d, 1)) if !d.is_bool() => {
+                let _ = write!(out, "{d}=1");
+            }
             ArgSpec::Scalar(ScalarValue::Int(d, v)) => {
-                format!("{d}{}", if v % 16 == 0 { ":16" } else { "" })
+                let _ = write!(out, "{d}{}", aligned(v % 16 == 0));
             }
-            ArgSpec::Scalar(s) => s.dtype().to_string(),
+            ArgSpec::Scalar(s) => {
+                let _ = write!(out, "{}", s.dtype());
+            }
+            ArgSpec::Descriptor { .. } => out.push_str(&self.descriptor_key()),
+        }
+    }
+
+    fn descriptor_key(&self) -> String {
+        match self {
             ArgSpec::Descriptor {
                 dtype,
                 aligned16,
@@ -173,6 +193,7 @@ impl ArgSpec {
                     b.join(",")
                 )
             }
+            _ => String::new(),
         }
     }
 
@@ -206,13 +227,42 @@ pub struct SpecKey(pub String);
 
 impl SpecKey {
     pub fn new(kernel: &str, args: &[ArgSpec], constexprs: &[(String, ConstValue)]) -> SpecKey {
+        SpecKey::with_prefix("", kernel, args, constexprs)
+    }
+
+    /// `prefix` then [`SpecKey::new`]'s key, built in one string (this runs on every
+    /// launch).
+    pub fn with_prefix(
+        prefix: &str,
+        kernel: &str,
+        args: &[ArgSpec],
+        constexprs: &[(String, ConstValue)],
+    ) -> SpecKey {
+        let mut out = String::with_capacity(prefix.len() + kernel.len() + 16 * args.len() + 24);
+        out.push_str(prefix);
+        out.push_str(kernel);
+        out.push('(');
+        for (i, a) in args.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            a.write_key(&mut out);
+        }
+        out.push_str(")[");
+        // Constexprs sorted by `name=value` text, as the key has always been.
         let mut cs: Vec<String> = constexprs
             .iter()
             .map(|(n, v)| format!("{n}={}", v.key()))
             .collect();
-        cs.sort();
-        let a: Vec<String> = args.iter().map(ArgSpec::key).collect();
-        SpecKey(format!("{kernel}({})[{}]", a.join(","), cs.join(",")))
+        cs.sort_unstable();
+        for (i, c) in cs.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            out.push_str(c);
+        }
+        out.push(']');
+        SpecKey(out)
     }
 }
 

@@ -276,6 +276,8 @@ pub struct WgpuContext {
     /// The driver's pipeline cache (Vulkan), once attached
     /// ([`WgpuContext::attach_driver_cache`]): pipelines are created through it.
     pub(crate) driver_cache: std::sync::OnceLock<wgpu::PipelineCache>,
+    /// The uniform buffer every launch's parameter block goes to.
+    pub(crate) params: crate::dispatch::ParamArena,
     pub(crate) batch: Mutex<Batch>,
     /// Errors wgpu raised out of band, reported at the next synchronization.
     pub(crate) uncaptured: Arc<Mutex<Vec<String>>>,
@@ -558,7 +560,9 @@ impl WgpuContext {
                             l.get_or_insert(format!("{reason:?}: {message}"));
                         }
                     });
+                    let params = crate::dispatch::ParamArena::new(&device, &device.limits());
                     return Ok(WgpuContext {
+                        params,
                         _instance: instance,
                         _adapter: adapter,
                         device,

@@ -9,8 +9,15 @@
 //!
 //! ## The parameter block
 //!
-//! When the kernel has a uniform binding ([`KernelLayout::uniform`]), each launch gets
-//! its own small uniform buffer (so batched launches never share one), laid out as
+//! When the kernel has a uniform binding ([`KernelLayout::uniform`]), each launch's
+//! block goes into the context's parameter arena, one uniform buffer bound with a
+//! dynamic offset: a batch's blocks are staged at consecutive aligned offsets
+//! (`min_uniform_buffer_offset_alignment`) and written with one `write_buffer` just
+//! before the batch is submitted (queue order puts the write after the previous batch's
+//! reads), so a launch creates no buffer. The bind group then depends only on the
+//! storage bindings and is cached per pipeline (evicted when a buffer is released,
+//! [`WgpuContext::release`]): a launch on the same buffers as an earlier one creates
+//! nothing. A block is laid out as
 //!
 //! ```text
 //! byte 0                  u32 base[0], base[1], ... base[n-1]    (if base_offsets)
@@ -57,7 +64,6 @@
 //! as an error instead of letting wgpu fail later.
 
 use tilewise_core::{Diagnostic, ErrorKind, Result};
-use wgpu::util::DeviceExt;
 
 use crate::context::WgpuContext;
 use crate::memory::GpuBuffer;
@@ -66,11 +72,47 @@ use crate::pipeline::{KernelLayout, KernelPipeline};
 /// Launches recorded before the batch is submitted on its own.
 pub const MAX_BATCH: usize = 1024;
 
+/// Cached bind groups per pipeline before the cache starts over.
+const BIND_GROUPS_PER_PIPELINE: usize = 64;
+
+/// The uniform buffer parameter blocks are written to, bound with dynamic offsets.
+pub(crate) struct ParamArena {
+    pub(crate) buffer: wgpu::Buffer,
+    /// Offsets are multiples of this (`min_uniform_buffer_offset_alignment`).
+    pub(crate) align: u64,
+    pub(crate) capacity: u64,
+}
+
+impl ParamArena {
+    /// Room for a full batch of blocks of up to 256 bytes, and at least one block of
+    /// the largest size a uniform binding may have.
+    pub(crate) fn new(device: &wgpu::Device, limits: &wgpu::Limits) -> ParamArena {
+        let align = (limits.min_uniform_buffer_offset_alignment as u64).max(16);
+        let capacity = (MAX_BATCH as u64 * align.max(256))
+            .max(limits.max_uniform_buffer_binding_size.min(1 << 20))
+            .min(limits.max_buffer_size);
+        let buffer = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("tilewise parameter blocks"),
+            size: capacity,
+            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        ParamArena {
+            buffer,
+            align,
+            capacity,
+        }
+    }
+}
+
 /// The pending command encoder.
 #[derive(Default)]
 pub(crate) struct Batch {
     encoder: Option<wgpu::CommandEncoder>,
     launches: usize,
+    /// The parameter blocks of the batch's launches, at their arena offsets: written
+    /// to the arena with one `write_buffer` when the batch is submitted.
+    params: Vec<u8>,
     /// The open timed region, if any (see `timing.rs`).
     pub(crate) timing: Option<crate::timing::TimingRegion>,
 }
@@ -342,59 +384,47 @@ impl WgpuContext {
             return Ok(());
         }
 
-        let uniform = layout.uniform.map(|_| {
+        let block = layout.uniform.map(|_| {
             let bases: Vec<u32> = bound.iter().map(|b| b.base).collect();
-            let bytes = param_block(layout, &bases, launch.scalars);
-            self.device
-                .create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                    label: Some("tilewise params"),
-                    contents: &bytes,
-                    usage: wgpu::BufferUsages::UNIFORM,
-                })
+            param_block(layout, &bases, launch.scalars)
         });
-        if let Some(u) = &uniform {
-            if u.size() > caps.max_uniform_buffer_binding_size {
+        if let Some(b) = &block {
+            if b.len() as u64 > caps.max_uniform_buffer_binding_size {
                 return Err(Diagnostic::new(
                     ErrorKind::Backend,
                     format!(
                         "launching `{}`: the parameter block is {} bytes, but the adapter's \
                          max_uniform_buffer_binding_size is {}",
                         p.name,
-                        u.size(),
+                        b.len(),
                         caps.max_uniform_buffer_binding_size
                     ),
                 ));
             }
         }
-        let mut entries: Vec<wgpu::BindGroupEntry<'_>> = launch
-            .buffers
-            .iter()
-            .zip(&bound)
-            .enumerate()
-            .map(|(i, (a, b))| wgpu::BindGroupEntry {
-                binding: i as u32,
-                resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
-                    buffer: &a.buffer.buffer,
-                    offset: b.offset,
-                    size: wgpu::BufferSize::new(b.size),
-                }),
-            })
-            .collect();
-        if let Some(u) = &uniform {
-            entries.push(wgpu::BindGroupEntry {
-                binding: layout.uniform_binding(),
-                resource: u.as_entire_binding(),
-            });
-        }
-        let bind_group = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some(&p.name),
-            layout: &p.bind_group_layout,
-            entries: &entries,
-        });
+        let bind_group = self.bind_group(p, launch, &bound);
 
         let full = {
             let mut guard = self.lock_batch()?;
-            let batch = &mut *guard;
+            let mut batch = &mut *guard;
+            // The block's offset in the arena; a full arena submits the batch first.
+            let offset = match &block {
+                Some(b) => {
+                    let align = self.params.align;
+                    let mut at = (batch.params.len() as u64).div_ceil(align) * align;
+                    if at + b.len() as u64 > self.params.capacity {
+                        drop(guard);
+                        self.flush()?;
+                        guard = self.lock_batch()?;
+                        batch = &mut *guard;
+                        at = 0;
+                    }
+                    batch.params.resize(at as usize, 0);
+                    batch.params.extend_from_slice(b);
+                    Some(at as u32)
+                }
+                None => None,
+            };
             let encoder = batch
                 .encoder
                 .get_or_insert_with(|| new_encoder(&self.device));
@@ -405,7 +435,10 @@ impl WgpuContext {
                     timestamp_writes,
                 });
                 pass.set_pipeline(&p.pipeline);
-                pass.set_bind_group(0, &bind_group, &[]);
+                match offset {
+                    Some(o) => pass.set_bind_group(0, &bind_group, &[o]),
+                    None => pass.set_bind_group(0, &bind_group, &[]),
+                }
                 let [x, y, z] = launch.workgroups;
                 pass.dispatch_workgroups(x, y, z);
             }
@@ -418,14 +451,82 @@ impl WgpuContext {
         Ok(())
     }
 
+    /// The bind group of `launch`'s storage bindings (and the parameter arena), from
+    /// the pipeline's cache or created and cached.
+    fn bind_group(
+        &self,
+        p: &KernelPipeline,
+        launch: &Launch<'_>,
+        bound: &[Bound],
+    ) -> wgpu::BindGroup {
+        let key: Vec<(wgpu::Buffer, u64, u64)> = launch
+            .buffers
+            .iter()
+            .zip(bound)
+            .map(|(a, b)| (a.buffer.buffer.clone(), b.offset, b.size))
+            .collect();
+        if let Some(bg) = p.bind_groups.lock().ok().and_then(|m| m.get(&key).cloned()) {
+            return bg;
+        }
+        let mut entries: Vec<wgpu::BindGroupEntry<'_>> = key
+            .iter()
+            .enumerate()
+            .map(|(i, (buffer, offset, size))| wgpu::BindGroupEntry {
+                binding: i as u32,
+                resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                    buffer,
+                    offset: *offset,
+                    size: wgpu::BufferSize::new(*size),
+                }),
+            })
+            .collect();
+        if p.layout.uniform.is_some() {
+            entries.push(wgpu::BindGroupEntry {
+                binding: p.layout.uniform_binding(),
+                resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                    buffer: &self.params.buffer,
+                    offset: 0,
+                    size: wgpu::BufferSize::new(p.layout.uniform_size() as u64),
+                }),
+            });
+        }
+        let bind_group = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some(&p.name),
+            layout: &p.bind_group_layout,
+            entries: &entries,
+        });
+        if let Ok(mut m) = p.bind_groups.lock() {
+            // Bounded: a program binding ever new buffers does not keep them alive.
+            if m.len() >= BIND_GROUPS_PER_PIPELINE {
+                m.clear();
+            }
+            m.insert(key, bind_group.clone());
+        }
+        bind_group
+    }
+
+    /// Forgets the cached bind groups that hold `buffer` (called when it is freed, so
+    /// that the cache does not keep its memory alive).
+    pub fn release(&self, buffer: &GpuBuffer) {
+        for p in self.pipelines.all() {
+            if let Ok(mut m) = p.bind_groups.lock() {
+                m.retain(|k, _| !k.iter().any(|(b, _, _)| *b == buffer.buffer));
+            }
+        }
+    }
+
     /// Submits the pending batch without waiting for it.
     pub fn flush(&self) -> Result<()> {
         let encoder = {
             let mut batch = self.lock_batch()?;
             batch.launches = 0;
-            batch.encoder.take()
+            let params = std::mem::take(&mut batch.params);
+            batch.encoder.take().map(|e| (e, params))
         };
-        if let Some(encoder) = encoder {
+        if let Some((encoder, params)) = encoder {
+            if !params.is_empty() {
+                self.queue.write_buffer(&self.params.buffer, 0, &params);
+            }
             self.queue.submit([encoder.finish()]);
         }
         self.take_uncaptured()

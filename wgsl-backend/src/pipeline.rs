@@ -197,6 +197,9 @@ impl ResourceUsage {
     }
 }
 
+/// A launch's storage bindings: buffer, offset and size of each, in binding order.
+pub(crate) type BindingsKey = Vec<(wgpu::Buffer, u64, u64)>;
+
 /// A compiled kernel.
 #[derive(Debug)]
 pub struct KernelPipeline {
@@ -206,6 +209,9 @@ pub struct KernelPipeline {
     pub(crate) bind_group_layout: wgpu::BindGroupLayout,
     pub(crate) layout: KernelLayout,
     pub(crate) usage: ResourceUsage,
+    /// Bind groups by storage bindings (buffer, offset, size), reused by launches on
+    /// the same buffers (see `dispatch.rs`).
+    pub(crate) bind_groups: Mutex<HashMap<BindingsKey, wgpu::BindGroup>>,
 }
 
 impl KernelPipeline {
@@ -239,6 +245,13 @@ impl PipelineCache {
     }
     fn get(&self, key: &str) -> Option<Arc<KernelPipeline>> {
         self.map.lock().ok()?.get(key).cloned()
+    }
+    /// Every pipeline.
+    pub(crate) fn all(&self) -> Vec<Arc<KernelPipeline>> {
+        self.map
+            .lock()
+            .map(|m| m.values().cloned().collect())
+            .unwrap_or_default()
     }
     fn insert(&self, key: String, p: Arc<KernelPipeline>) {
         if let Ok(mut m) = self.map.lock() {
@@ -303,8 +316,8 @@ impl WgpuContext {
                 visibility: wgpu::ShaderStages::COMPUTE,
                 ty: wgpu::BindingType::Buffer {
                     ty: wgpu::BufferBindingType::Uniform,
-                    has_dynamic_offset: false,
-                    min_binding_size: None,
+                    has_dynamic_offset: true,
+                    min_binding_size: wgpu::BufferSize::new(spec.layout.uniform_size() as u64),
                 },
                 count: None,
             });
@@ -350,6 +363,7 @@ impl WgpuContext {
             bind_group_layout,
             layout: spec.layout.clone(),
             usage,
+            bind_groups: Mutex::new(HashMap::new()),
         })
     }
 }
