@@ -11,12 +11,15 @@
 //! - `descriptor`: tensor descriptors (host-side arguments and
 //!   `tl.make_tensor_descriptor`), loaded and stored through block pointers;
 //! - `reduce`: reductions, scans and `tl.dot`;
-//! - `random`: Philox random numbers (`tl.rand`, `tl.randint`, ...) and `tl.umulhi`.
+//! - `random`: Philox random numbers (`tl.rand`, `tl.randint`, ...) and `tl.umulhi`;
+//! - `autotune`: `@triton.autotune(...)` read by a host-side evaluator of configuration
+//!   Python ([`Module::autotune`], [`AutotuneDecl::prune`]).
 //!
 //! [`Module::specialize`] binds launch arguments to parameters (constexprs are folded,
 //! pointers and scalars become kernel parameters), traces the body, and verifies the
 //! resulting kernel.
 
+pub mod autotune;
 mod builtins;
 mod control;
 mod descriptor;
@@ -29,6 +32,7 @@ mod semantic;
 mod tracer;
 mod value;
 
+pub use autotune::{AutotuneDecl, HostArg, HostTarget, PruneBy, PruneFn, TuneConfig};
 pub use semantic::computation_type;
 
 use crate::diag::{Diagnostic, ErrorKind, Result, SourceFile};
@@ -103,6 +107,13 @@ impl Module {
             d = d.with_note(format!("jit functions here: {}", names.join(", ")));
         }
         d
+    }
+
+    /// The `@triton.autotune` decorator of jit function `kernel`, evaluated for `target`;
+    /// `None` when it has none. See [the `autotune` module](crate::frontend::autotune) for
+    /// what configuration code may do.
+    pub fn autotune(&self, kernel: &str, target: &HostTarget) -> Result<Option<AutotuneDecl>> {
+        autotune::declaration(self, kernel, target)
     }
 
     /// The signature of a jit function.

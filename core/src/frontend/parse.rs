@@ -5,8 +5,10 @@
 //! `@triton.jit`, `@tilewise.jit` or `@jit` (with or without call arguments) are kept
 //! for tracing; other top-level functions are remembered by name (so that calling one
 //! from a kernel gives a clear error), imports bind module aliases, and simple
-//! top-level assignments are kept as candidate global constants. Everything else
-//! (host code, `if __name__ == "__main__":`) is skipped.
+//! top-level assignments are kept as candidate global constants. The tracer skips
+//! everything else (host code, `if __name__ == "__main__":`); every top-level statement
+//! is also kept, in order, in [`ParsedModule::top_level`] for the host-side evaluator of
+//! `@triton.autotune` (`autotune.rs`).
 
 use super::value::Namespace;
 use crate::diag::{Diagnostic, ErrorKind, Result, SourceFile, Span};
@@ -48,6 +50,17 @@ pub struct ParsedModule {
     pub imports: HashMap<String, Namespace>,
     /// Top-level `NAME = expr` / `NAME: ann = expr` statements, in order.
     pub globals: Vec<(String, Expr)>,
+    /// Every top-level statement in source order (host functions, imports, module
+    /// code); a jit function appears as its index in `jit`.
+    pub top_level: Vec<TopLevel>,
+}
+
+/// One top-level statement of a module.
+pub enum TopLevel {
+    /// The jit function `jit[i]`.
+    Jit(usize),
+    /// Any other statement, kept whole.
+    Stmt(Stmt),
 }
 
 /// Whether `e` names `triton.language.constexpr` (or `tl.constexpr`, `constexpr`).
@@ -60,7 +73,7 @@ pub fn is_constexpr_annotation(e: &Expr) -> bool {
     }
 }
 
-fn dotted(e: &Expr) -> Option<String> {
+pub(super) fn dotted(e: &Expr) -> Option<String> {
     match e {
         Expr::Name(n) => Some(n.id.to_string()),
         Expr::Attribute(a) => Some(format!("{}.{}", dotted(&a.value)?, a.attr.as_str())),
@@ -68,7 +81,7 @@ fn dotted(e: &Expr) -> Option<String> {
     }
 }
 
-fn is_jit_decorator(e: &Expr) -> bool {
+pub(super) fn is_jit_decorator(e: &Expr) -> bool {
     let target = match e {
         Expr::Call(c) => &c.func,
         other => other,
@@ -307,6 +320,7 @@ pub fn parse_module(name: &str, text: &str) -> Result<ParsedModule> {
         non_jit: vec![],
         imports: HashMap::new(),
         globals: vec![],
+        top_level: vec![],
     };
     for stmt in suite {
         collect_imports(&stmt, &mut m.imports);
@@ -329,6 +343,7 @@ pub fn parse_module(name: &str, text: &str) -> Result<ParsedModule> {
                     }
                     let span = def_span(&def, &source);
                     let name = def.name.to_string();
+                    m.top_level.push(TopLevel::Jit(m.jit.len()));
                     m.jit_index.insert(name.clone(), m.jit.len());
                     m.jit.push(JitFn {
                         name,
@@ -338,19 +353,25 @@ pub fn parse_module(name: &str, text: &str) -> Result<ParsedModule> {
                     });
                 } else {
                     m.non_jit.push(def.name.to_string());
+                    m.top_level.push(TopLevel::Stmt(Stmt::FunctionDef(def)));
                 }
             }
-            Stmt::Assign(a) => {
-                if let [Expr::Name(n)] = a.targets.as_slice() {
-                    m.globals.push((n.id.to_string(), (*a.value).clone()));
+            other => {
+                match &other {
+                    Stmt::Assign(a) => {
+                        if let [Expr::Name(n)] = a.targets.as_slice() {
+                            m.globals.push((n.id.to_string(), (*a.value).clone()));
+                        }
+                    }
+                    Stmt::AnnAssign(a) => {
+                        if let (Expr::Name(n), Some(v)) = (&*a.target, &a.value) {
+                            m.globals.push((n.id.to_string(), (**v).clone()));
+                        }
+                    }
+                    _ => {}
                 }
+                m.top_level.push(TopLevel::Stmt(other));
             }
-            Stmt::AnnAssign(a) => {
-                if let (Expr::Name(n), Some(v)) = (&*a.target, &a.value) {
-                    m.globals.push((n.id.to_string(), (**v).clone()));
-                }
-            }
-            _ => {}
         }
     }
     Ok(m)
@@ -369,6 +390,22 @@ mod tests {
         assert!(m.jit[0].params[1].constexpr);
         assert!(m.jit[0].params[1].default.is_some());
         assert_eq!(m.non_jit, ["host"]);
+        // Every top-level statement is kept in order, jit functions by index.
+        let kinds: Vec<&str> = m
+            .top_level
+            .iter()
+            .map(|t| match t {
+                TopLevel::Jit(0) => "k",
+                TopLevel::Jit(_) => "k2",
+                TopLevel::Stmt(Stmt::FunctionDef(_)) => "def",
+                TopLevel::Stmt(Stmt::If(_)) => "if",
+                TopLevel::Stmt(_) => "import",
+            })
+            .collect();
+        assert_eq!(
+            kinds,
+            ["import", "import", "import", "k", "k2", "def", "if"]
+        );
         assert_eq!(m.imports.get("tl"), Some(&Namespace::Tl));
         let (line, _) = m.source.line_col(m.jit[0].span.start);
         assert_eq!(line, 6);
