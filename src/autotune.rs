@@ -49,6 +49,7 @@ use crate::kernel::{Arg, Kernel};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
+use tilewise_core::frontend::{HostArg, HostTarget, TuneConfig};
 use tilewise_core::launch::{ConstValue, Grid, ScalarValue};
 use tilewise_core::{Diagnostic, ErrorKind, Result};
 
@@ -741,5 +742,99 @@ fn describe(v: &ArgValue) -> String {
         ArgValue::Scalar(ScalarValue::Bool(b)) => b.to_string(),
         ArgValue::Buffer { dtype, .. } => format!("*{dtype}"),
         ArgValue::Constexpr(c) => c.key(),
+    }
+}
+
+impl Kernel {
+    /// The autotuner the source's `@triton.autotune(...)` decorator describes, for
+    /// `device`; `None` when the kernel has none. Configuration code that asks for the
+    /// target (`triton.runtime.driver.active.get_current_target()`) sees `backend
+    /// "cuda"` with the device's compute capability on CUDA, and `"cuda"`, arch 80 on
+    /// the other executors (tilewise runs the CUDA configurations everywhere: they are
+    /// the generic ones; the HIP ones set AMD-only options). Unwritten `num_warps` is
+    /// 4; unwritten `num_stages` leaves the pipelining depth to tilewise (by tile size).
+    pub fn autotuner(&self, device: &Device) -> Result<Option<Autotuner>> {
+        let target = host_target(device);
+        let Some(decl) = self.module().autotune(self.name(), &target)? else {
+            return Ok(None);
+        };
+        let configs: Vec<Config> = decl
+            .configs
+            .iter()
+            .map(|c| Config {
+                constexprs: c.constexprs.clone(),
+                num_warps: c.num_warps.unwrap_or(4),
+                num_stages: c.num_stages,
+            })
+            .collect();
+        let mut tuner = self.autotune(configs);
+        tuner.key = decl.key.clone();
+        tuner.reset_to_zero = decl.reset_to_zero.clone();
+        tuner.restore_value = decl.restore_value.clone();
+        tuner.warmup_ms = decl.warmup_ms.unwrap_or(tuner.warmup_ms);
+        tuner.rep_ms = decl.rep_ms.unwrap_or(tuner.rep_ms);
+        if decl
+            .prune
+            .as_ref()
+            .is_some_and(|p| p.early_config_prune.is_some())
+        {
+            let module = self.module().clone();
+            let decl = Arc::new(decl);
+            tuner.prune = Some(Arc::new(
+                move |configs: &[Config], args: &[(String, ArgValue)]| {
+                    let tune: Vec<TuneConfig> = configs.iter().map(tune_config).collect();
+                    let mut named = vec![];
+                    let mut kwargs = vec![];
+                    for (n, v) in args {
+                        match v {
+                            ArgValue::Constexpr(c) => kwargs.push((n.clone(), const_arg(c))),
+                            other => named.push((n.clone(), host_arg(other))),
+                        }
+                    }
+                    let kept = decl.prune(&module, &tune, &named, &kwargs, &target)?;
+                    Ok(kept
+                        .iter()
+                        .filter_map(|k| tune.iter().position(|t| t == k))
+                        .map(|i| configs[i].clone())
+                        .collect())
+                },
+            ));
+        }
+        Ok(Some(tuner))
+    }
+}
+
+/// What configuration code is told about `device` (see [`Kernel::autotuner`]).
+fn host_target(device: &Device) -> HostTarget {
+    HostTarget::cuda(device.compute_capability().unwrap_or(80))
+}
+
+fn tune_config(c: &Config) -> TuneConfig {
+    TuneConfig {
+        constexprs: c.constexprs.clone(),
+        num_warps: Some(c.num_warps),
+        num_stages: c.num_stages,
+    }
+}
+
+fn host_arg(v: &ArgValue) -> HostArg {
+    match v {
+        ArgValue::Scalar(ScalarValue::Bool(b)) => HostArg::Bool(*b),
+        ArgValue::Scalar(ScalarValue::Int(_, i)) => HostArg::Int(*i),
+        ArgValue::Scalar(ScalarValue::Float(_, f)) => HostArg::Float(*f),
+        ArgValue::Buffer { dtype, len } => HostArg::Tensor {
+            dtype: *dtype,
+            numel: *len,
+        },
+        ArgValue::Constexpr(c) => const_arg(c),
+    }
+}
+
+fn const_arg(c: &ConstValue) -> HostArg {
+    match c {
+        ConstValue::Int(i) => HostArg::Int(*i),
+        ConstValue::Float(f) => HostArg::Float(*f),
+        ConstValue::Bool(b) => HostArg::Bool(*b),
+        _ => HostArg::None,
     }
 }

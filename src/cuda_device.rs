@@ -321,6 +321,11 @@ impl Backend for CudaBackend {
         DeviceKind::Cuda
     }
 
+    fn compute_capability(&self) -> Option<u32> {
+        let (major, minor) = self.rt.compute_capability();
+        Some(major * 10 + minor)
+    }
+
     fn alloc(&self, dtype: DType, len: usize) -> Result<BufferId> {
         self.alive()?;
         let mem = self.watch(self.rt.alloc_zeroed(len * dtype.size_bytes()))?;

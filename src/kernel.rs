@@ -107,6 +107,11 @@ impl Kernel {
         format!("{:016x}:{}", self.fingerprint, self.name())
     }
 
+    /// The parsed module the kernel belongs to.
+    pub(crate) fn module(&self) -> &Arc<frontend::Module> {
+        &self.module
+    }
+
     /// Number of specializations traced so far.
     pub fn cached_specializations(&self) -> usize {
         self.cache.lock().map(|c| c.len()).unwrap_or(0)

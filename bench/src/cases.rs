@@ -181,9 +181,12 @@ pub enum Case {
     CompileWgsl,
     /// Source text to PTX text for the same kernel, on the host.
     CompilePtx,
-    /// On CUDA: source text to a loaded module, run once on a tiny input (64^3) (a fresh
-    /// device, so nothing is cached; the driver's JIT cache is off, see main).
-    CompileLoad,
+    /// On a GPU: source text to a loaded module (CUDA) or pipeline (wgpu), run once on
+    /// a tiny input (64^3), on a fresh device each time (no in-memory cache). `warm:
+    /// false`: the persistent cache off (`TILEWISE_CACHE=0`) and, on CUDA, the driver's
+    /// JIT cache off (see `run`): everything compiled. `warm: true`: a persistent cache
+    /// the first (untimed) run filled: what a second process pays.
+    CompileLoad { warm: bool },
 }
 
 impl Case {
@@ -210,7 +213,10 @@ impl Case {
             Case::LaunchOverhead { .. } => "launch overhead (vector add)".into(),
             Case::CompileWgsl => "compile matmul: source to WGSL".into(),
             Case::CompilePtx => "compile matmul: source to PTX".into(),
-            Case::CompileLoad => "compile matmul: source to loaded+run".into(),
+            Case::CompileLoad { warm: false } => "compile matmul: source to loaded+run".into(),
+            Case::CompileLoad { warm: true } => {
+                "compile matmul: same, persistent cache warm".into()
+            }
         }
     }
 
@@ -222,7 +228,7 @@ impl Case {
             | Case::LaunchOverhead { n, .. } => {
                 format!("{n}")
             }
-            Case::CompileWgsl | Case::CompilePtx | Case::CompileLoad => "64x64x32".into(),
+            Case::CompileWgsl | Case::CompilePtx | Case::CompileLoad { .. } => "64x64x32".into(),
             Case::Softmax { rows, cols }
             | Case::LayerNorm { rows, cols }
             | Case::CausalSoftmax { rows, cols }
@@ -243,7 +249,8 @@ impl Case {
 
     /// Whether the case runs on a device of `kind`.
     pub fn runs_on(&self, kind: DeviceKind) -> bool {
-        !matches!(self, Case::CompileLoad) || kind == DeviceKind::Cuda
+        !matches!(self, Case::CompileLoad { .. })
+            || matches!(kind, DeviceKind::Cuda | DeviceKind::Wgpu)
     }
 }
 
@@ -405,7 +412,8 @@ pub fn select(
     if want(Suite::Compile) {
         cases.push(Case::CompileWgsl);
         cases.push(Case::CompilePtx);
-        cases.push(Case::CompileLoad);
+        cases.push(Case::CompileLoad { warm: false });
+        cases.push(Case::CompileLoad { warm: true });
     }
     cases.retain(|c| c.runs_on(kind));
     cases
@@ -880,14 +888,31 @@ pub fn run(
         Case::CompilePtx => {
             row.seconds = time_host(reps, || compile_matmul()?.ptx().map(|_| ()))?;
         }
-        Case::CompileLoad => {
+        Case::CompileLoad { warm } => {
             let (m, n, k) = (64, 64, 64);
             let (a, b) = (rng.vec(m * k), rng.vec(k * n));
+            let dir =
+                std::env::temp_dir().join(format!("tilewise-bench-cache-{}", std::process::id()));
+            let _ = std::fs::remove_dir_all(&dir);
             let mut times = vec![];
             let mut err = 0f64;
-            for _ in 0..reps.max(3) {
-                // A fresh device: no compiled-module cache.
-                let fresh = Device::cuda(0)?;
+            // The warm case's first run fills the cache, untimed.
+            let runs = reps.max(3) + warm as usize;
+            for run in 0..runs {
+                if warm {
+                    std::env::set_var("TILEWISE_CACHE_DIR", &dir);
+                    std::env::remove_var("TILEWISE_CACHE");
+                } else {
+                    std::env::set_var("TILEWISE_CACHE", "0");
+                }
+                // A fresh device: no compiled-kernel cache in memory.
+                let fresh = match dev.kind() {
+                    DeviceKind::Cuda => Device::cuda(0),
+                    _ => Device::wgpu(),
+                };
+                std::env::remove_var("TILEWISE_CACHE");
+                std::env::remove_var("TILEWISE_CACHE_DIR");
+                let fresh = fresh?;
                 let (da, db) = (fresh.upload(&a)?, fresh.upload(&b)?);
                 let dc = fresh.upload(&vec![f32::NAN; m * n])?;
                 fresh.synchronize()?;
@@ -895,11 +920,14 @@ pub fn run(
                 let kern = matmul_bp(false)?;
                 launch_bp(&kern, &fresh, (&da, &db, &dc), (m, n, k), (64, 64, 32), 4)?;
                 fresh.synchronize()?;
-                times.push(t.elapsed().as_secs_f64());
+                if !warm || run > 0 {
+                    times.push(t.elapsed().as_secs_f64());
+                }
                 let c = fresh.download::<f32>(&dc)?;
                 let samples = matmul_samples(&mut rng, &a, &b, &c, (m, n, k));
                 err = err.max(check(&name, samples.into_iter(), MmType::Tf32.tolerance())?);
             }
+            let _ = std::fs::remove_dir_all(&dir);
             row.notes.push(("first_s", times[0]));
             row.seconds = median(times);
             row.max_rel_err = err;

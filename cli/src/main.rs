@@ -5,6 +5,7 @@
 mod cache;
 mod compile;
 mod devices;
+mod grid;
 mod npy;
 mod run;
 mod signature;
@@ -42,7 +43,8 @@ enum Command {
     #[command(after_help = "Examples:\n  \
         tilewise run add.py --kernel add_kernel --grid 4 --arg 'f32[1000]' --arg 'f32[1000]' --arg 'f32[1000]=0' --arg 1000 --constexpr BLOCK=256 --device best --check\n  \
         tilewise run add.py --kernel add_kernel --grid 5 --arg 'f32[1000]' --arg 'f32[1000]' --arg 'f32[1000]' --arg 1000 --constexpr BLOCK=256 --checked\n  \
-        tilewise run add.py --kernel add_kernel --grid 4 --arg x.npy --arg y.npy --arg 'f32[1000]=0' --arg 1000 --constexpr BLOCK=256 --save out/")]
+        tilewise run add.py --kernel add_kernel --grid 4 --arg x.npy --arg y.npy --arg 'f32[1000]=0' --arg 1000 --constexpr BLOCK=256 --save out/\n  \
+        tilewise run matmul.py --kernel matmul_kernel --grid 'cdiv(M, BLOCK_SIZE_M) * cdiv(N, BLOCK_SIZE_N)' --arg 'f16[1048576]' --arg 'f16[1048576]' --arg 'f32[1048576]=0' --arg 1024 --arg 1024 --arg 1024 --arg 1024 --arg 1 --arg 1024 --arg 1 --arg 1024 --arg 1 --device cuda   (a kernel with @triton.autotune is tuned first)")]
     Run(RunArgs),
     /// The persistent cache of compiled kernels and autotuning results: its directory
     /// (`TILEWISE_CACHE_DIR`, else the platform's cache directory), its entries, and
@@ -51,6 +53,14 @@ enum Command {
         after_help = "Examples:\n  tilewise cache\n  tilewise cache --clear\n  TILEWISE_CACHE_DIR=/tmp/tw tilewise cache"
     )]
     Cache(CacheArgs),
+    /// The benchmark harness: each case checked against an independent reference, then
+    /// timed beside its reference (the device copy, cuBLAS) in the same run. The same
+    /// as the `tilewise-bench` binary.
+    #[command(after_help = "Examples:\n  \
+        tilewise bench --device cuda --suite matmul\n  \
+        tilewise bench --device wgpu --suite launch\n  \
+        tilewise bench --device all --smoke --json results.json")]
+    Bench(tilewise_bench::BenchArgs),
 }
 
 #[derive(clap::Args, Debug)]
@@ -67,7 +77,10 @@ pub struct RunArgs {
     /// The kernel's name.
     #[arg(long)]
     pub kernel: String,
-    /// Programs to launch: `X`, `X,Y` or `X,Y,Z`.
+    /// Programs to launch: `X`, `X,Y` or `X,Y,Z`, each a count or an integer
+    /// expression over the kernel's integer arguments and constexprs, as a Triton grid
+    /// lambda writes it: `'cdiv(M, BLOCK_M) * cdiv(N, BLOCK_N)'` (`META['BLOCK_M']` and
+    /// `triton.cdiv` also work; `+ - * // % min max`).
     #[arg(long, default_value = "1")]
     pub grid: String,
     /// A runtime argument, in parameter order: `f32[1024]` (random), `f32[1024]=0`
@@ -95,6 +108,11 @@ pub struct RunArgs {
     /// violation reported with its line.
     #[arg(long)]
     pub checked: bool,
+    /// Run a kernel that has `@triton.autotune` without tuning (its constexprs then
+    /// come from --constexpr); by default such a kernel is tuned first, the choice kept
+    /// in the persistent cache.
+    #[arg(long)]
+    pub no_autotune: bool,
     /// Seed of the random inputs.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -167,6 +185,13 @@ fn main() -> ExitCode {
         Command::Compile(args) => compile::run(&args),
         Command::Run(args) => run::run(&args),
         Command::Cache(args) => cache::run(&args),
+        Command::Bench(args) => {
+            if tilewise_bench::run(&args) {
+                Ok(())
+            } else {
+                Err("some benchmark cases failed (see above)".into())
+            }
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

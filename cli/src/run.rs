@@ -9,11 +9,14 @@
 //! - `x.npy`: a buffer read from a NumPy file (its dtype); `bf16@x.npy` converts it;
 //! - `i32:7`, `f16:0.5`, `true`, or a bare `7` (i32) / `0.5` (f32): a scalar.
 
+use crate::grid::GridExpr;
 use crate::signature::parse_constexpr;
 use crate::RunArgs;
+use indicatif::{ProgressBar, ProgressStyle};
+use std::collections::HashMap;
 use tilewise::core::launch::ScalarValue;
 use tilewise::half::{bf16, f16};
-use tilewise::{Arg, Buffer, DType, Device, Module};
+use tilewise::{Arg, Buffer, Config, ConstValue, DType, Device, Grid, Module};
 
 /// One `--arg`.
 #[derive(Clone, Debug, PartialEq)]
@@ -209,70 +212,186 @@ fn device(name: &str) -> Result<Device, String> {
     })
 }
 
+/// What a launch left: each buffer argument's position, dtype and contents, and the
+/// configuration autotuning chose (if the kernel has `@triton.autotune`).
+struct Outcome {
+    buffers: Vec<(usize, DType, Vec<f64>)>,
+    config: Option<Config>,
+}
+
 /// Launches the kernel of `args` on `dev` with `specs` (random values from `seed`);
-/// returns each buffer argument's position, dtype and contents afterwards.
+/// with `@triton.autotune` on the kernel, tunes it first (a progress bar on a
+/// terminal), unless `config` forces one (the interpreter's reference run) or
+/// `--no-autotune` is given.
 fn launch_on(
     args: &RunArgs,
     dev: &Device,
     specs: &[ArgSpec],
-) -> Result<Vec<(usize, DType, Vec<f64>)>, String> {
+    config: Option<&Config>,
+) -> Result<Outcome, String> {
     let render = |e: tilewise::Diagnostic| e.render();
     let module = Module::from_file(&args.file).map_err(render)?;
     let kernel = module.kernel(&args.kernel).map_err(render)?;
-    let grid = parse_grid(&args.grid)?;
+    let grid = GridExpr::parse(&args.grid)?;
     let mut rng = Rng(args.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
-    let mut buffers = vec![];
-    let mut launch = kernel
-        .launch(dev, grid)
-        .num_warps(args.num_warps)
-        .checked(args.checked);
+    let mut launch_args: Vec<Arg> = vec![];
     let mut bufs: Vec<(usize, Buffer)> = vec![];
     for (i, spec) in specs.iter().enumerate() {
         match spec {
-            ArgSpec::Scalar(s) => launch = launch.arg(Arg::Scalar(*s)),
+            ArgSpec::Scalar(s) => launch_args.push(Arg::Scalar(*s)),
             ArgSpec::Random { dtype, .. } | ArgSpec::Fill { dtype, .. } => {
                 let b = upload(dev, *dtype, &values(spec, &mut rng)).map_err(render)?;
+                launch_args.push(Arg::from(&b));
                 bufs.push((i, b));
             }
             ArgSpec::File { dtype, path } => {
                 let (file_dtype, v) = crate::npy::read(path)?;
                 let b = upload(dev, dtype.unwrap_or(file_dtype), &v).map_err(render)?;
+                launch_args.push(Arg::from(&b));
                 bufs.push((i, b));
             }
         }
-        if let Some((_, b)) = bufs.last().filter(|(j, _)| *j == i) {
-            launch = launch.arg(b);
+    }
+    let constexprs: Vec<(String, ConstValue)> = args
+        .constexprs
+        .iter()
+        .map(|c| parse_constexpr(c))
+        .collect::<Result<_, _>>()?;
+    let tuner = match (config, args.no_autotune) {
+        (None, false) => kernel.autotuner(dev).map_err(render)?,
+        _ => None,
+    };
+    // The names a grid expression may use: integer scalar arguments by parameter name
+    // and integer constexprs (the configuration's too).
+    let set_by = |c: &Config, name: &str| c.get(name).is_some();
+    let names = |extra: Option<&Config>| {
+        let mut names = HashMap::new();
+        let mut positional = specs.iter();
+        for p in &kernel.signature().params {
+            let given = constexprs
+                .iter()
+                .find(|(n, _)| n == &p.name)
+                .map(|(_, v)| v);
+            let configured = extra.and_then(|c| c.get(&p.name));
+            if let Some(ConstValue::Int(v)) = given.or(configured) {
+                names.insert(p.name.clone(), *v);
+                continue;
+            }
+            let skip = given.is_some()
+                || configured.is_some()
+                || tuner
+                    .as_ref()
+                    .is_some_and(|t| t.configs().iter().any(|c| set_by(c, &p.name)));
+            if skip {
+                continue;
+            }
+            if let Some(ArgSpec::Scalar(ScalarValue::Int(_, v))) = positional.next() {
+                names.insert(p.name.clone(), *v);
+            }
         }
-    }
-    for c in &args.constexprs {
-        let (name, value) = parse_constexpr(c)?;
-        launch = launch.constexpr(&name, value);
-    }
-    launch.run().map_err(render)?;
+        names
+    };
+    let used = match &tuner {
+        Some(tuner) => {
+            for (name, _) in &constexprs {
+                if tuner.configs().iter().any(|c| set_by(c, name)) {
+                    return Err(format!(
+                        "--constexpr {name}: `{name}` is set by the kernel's @triton.autotune configurations; drop it, or pass --no-autotune to run without tuning"
+                    ));
+                }
+            }
+            let bar = progress_bar(tuner.configs().len());
+            let shown = bar.clone();
+            let tuner = tuner.clone().on_progress(move |p| {
+                shown.set_length(p.total as u64);
+                shown.set_message(match p.result {
+                    Ok(s) => format!("{}: {:.1} us", p.config, s * 1e6),
+                    Err(_) => format!("{}: skipped", p.config),
+                });
+                shown.inc(1);
+            });
+            // A grid that does not evaluate for a configuration launches nothing and
+            // is reported after tuning.
+            let failure = std::cell::RefCell::new(None);
+            let mut tuned = tuner.launch(dev, |c: &Config| match grid.eval(&names(Some(c))) {
+                Ok((x, y, z)) => Grid([x, y, z]),
+                Err(e) => {
+                    failure.borrow_mut().get_or_insert(e);
+                    Grid([0, 1, 1])
+                }
+            });
+            tuned = tuned.args(launch_args.iter().cloned());
+            for (n, v) in &constexprs {
+                tuned = tuned.constexpr(n, v.clone());
+            }
+            let chosen = tuned.run();
+            bar.finish_and_clear();
+            drop(tuner);
+            if let Some(e) = failure.into_inner() {
+                return Err(e);
+            }
+            let chosen = chosen.map_err(render)?;
+            eprintln!("autotune: `{}` runs with {chosen}", args.kernel);
+            Some(chosen)
+        }
+        None => {
+            let (x, y, z) = grid.eval(&names(config))?;
+            let mut launch = kernel
+                .launch(dev, (x, y, z))
+                .args(launch_args.iter().cloned())
+                .num_warps(config.map_or(args.num_warps, |c| c.num_warps))
+                .checked(args.checked);
+            if let Some(s) = config.and_then(|c| c.num_stages) {
+                launch = launch.num_stages(s);
+            }
+            for (n, v) in constexprs
+                .iter()
+                .chain(config.iter().flat_map(|c| &c.constexprs))
+            {
+                launch = launch.constexpr(n, v.clone());
+            }
+            let spinner = spinner(&format!("running `{}` on {}", args.kernel, dev.name()));
+            let ran = launch.run().and_then(|()| dev.synchronize());
+            spinner.finish_and_clear();
+            ran.map_err(render)?;
+            config.cloned()
+        }
+    };
+    let mut buffers = vec![];
     for (i, b) in &bufs {
         buffers.push((*i, b.dtype(), download(dev, b).map_err(render)?));
     }
     for w in dev.take_warnings() {
         eprintln!("{}", w.render());
     }
-    Ok(buffers)
+    Ok(Outcome {
+        buffers,
+        config: used,
+    })
 }
 
-fn parse_grid(text: &str) -> Result<(u32, u32, u32), String> {
-    let dims: Vec<u32> = text
-        .split(',')
-        .map(|d| {
-            d.trim()
-                .parse::<u32>()
-                .map_err(|_| format!("--grid `{text}`: `{d}` is not a count"))
-        })
-        .collect::<Result<_, _>>()?;
-    match dims.as_slice() {
-        [x] => Ok((*x, 1, 1)),
-        [x, y] => Ok((*x, *y, 1)),
-        [x, y, z] => Ok((*x, *y, *z)),
-        _ => Err(format!("--grid `{text}`: one to three counts")),
-    }
+/// A progress bar for tuning `n` configurations (drawn only on a terminal).
+fn progress_bar(n: usize) -> ProgressBar {
+    let bar = ProgressBar::new(n as u64);
+    bar.set_style(
+        ProgressStyle::with_template("autotune [{bar:30}] {pos}/{len} {wide_msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> "),
+    );
+    bar
+}
+
+/// A spinner with elapsed time for a launch that may take long (the interpreter on a
+/// large grid); drawn only on a terminal.
+fn spinner(message: &str) -> ProgressBar {
+    let s = ProgressBar::new_spinner();
+    s.set_style(
+        ProgressStyle::with_template("{spinner} {msg} ({elapsed})")
+            .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+    );
+    s.set_message(message.to_string());
+    s.enable_steady_tick(std::time::Duration::from_millis(120));
+    s
 }
 
 pub fn run(args: &RunArgs) -> Result<(), String> {
@@ -282,11 +401,12 @@ pub fn run(args: &RunArgs) -> Result<(), String> {
         .map(|a| parse_arg(a))
         .collect::<Result<_, _>>()?;
     let dev = device(&args.device)?;
-    let got = launch_on(args, &dev, &specs)?;
+    let outcome = launch_on(args, &dev, &specs, None)?;
+    let got = &outcome.buffers;
     println!("ran `{}` on {}", args.kernel, dev.name());
     if let Some(dir) = &args.save {
         std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-        for (i, dtype, v) in &got {
+        for (i, dtype, v) in got {
             let path = dir.join(format!("arg{i}.npy"));
             if let Some(note) = crate::npy::write(&path, *dtype, v)? {
                 eprintln!("note: {note}");
@@ -294,7 +414,7 @@ pub fn run(args: &RunArgs) -> Result<(), String> {
             println!("  saved argument {i} to {}", path.display());
         }
     }
-    for (i, _, v) in &got {
+    for (i, _, v) in got {
         let shown: Vec<String> = v.iter().take(args.show).map(|x| format!("{x}")).collect();
         let more = if v.len() > args.show { ", ..." } else { "" };
         println!(
@@ -306,9 +426,14 @@ pub fn run(args: &RunArgs) -> Result<(), String> {
     if !args.check {
         return Ok(());
     }
-    let reference = launch_on(args, &Device::interpreter(), &specs)?;
+    let reference = launch_on(
+        args,
+        &Device::interpreter(),
+        &specs,
+        outcome.config.as_ref(),
+    )?;
     let mut worst = 0f64;
-    for ((i, _, g), (_, _, w)) in got.iter().zip(&reference) {
+    for ((i, _, g), (_, _, w)) in got.iter().zip(&reference.buffers) {
         for (k, (a, b)) in g.iter().zip(w).enumerate() {
             let same = a == b || (a.is_nan() && b.is_nan());
             let err = if same {
@@ -369,8 +494,5 @@ mod tests {
         for bad in ["f33[4]", "f32[x]", "f32[4]y", "i32:0.5", "banana"] {
             assert!(parse_arg(bad).is_err(), "{bad}");
         }
-        assert_eq!(parse_grid("4").unwrap(), (4, 1, 1));
-        assert_eq!(parse_grid("4,2").unwrap(), (4, 2, 1));
-        assert!(parse_grid("4,x").is_err());
     }
 }

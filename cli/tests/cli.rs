@@ -143,7 +143,7 @@ fn compile_errors_are_the_librarys_diagnostics() {
 
 #[test]
 fn every_subcommand_shows_an_example() {
-    for sub in ["devices", "compile", "run", "cache"] {
+    for sub in ["devices", "compile", "run", "cache", "bench"] {
         let (ok, out, err) = tilewise(&[sub, "--help"]);
         assert!(ok, "{err}");
         assert!(out.contains("Example"), "{sub}: {out}");
@@ -363,4 +363,22 @@ fn run_reads_and_saves_npy_files() {
     assert!(!ok);
     assert!(err.contains("has no tilewise element type"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn bench_runs_the_harness() {
+    let (ok, out, err) = tilewise(&[
+        "bench",
+        "--device",
+        "interp",
+        "--suite",
+        "vector-add",
+        "--smoke",
+    ]);
+    assert!(ok, "{err}");
+    assert!(out.contains("vector add f32"), "{out}");
+    assert!(out.contains("ref: copy f32"), "{out}");
+    let (ok, _, err) = tilewise(&["bench", "--suite", "nonsense"]);
+    assert!(!ok);
+    assert!(err.contains("nonsense"), "{err}");
 }
