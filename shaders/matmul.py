@@ -4,12 +4,31 @@
 # programs reuse the same A and B tiles (better L2 hit rate). Row and column offsets
 # wrap with `% M` / `% N` so loads stay in bounds; the K edge is masked; tl.dot
 # accumulates in f32, and the result is cast to C's element type before the masked
-# store.
+# store. `@triton.autotune` offers block shapes; `tilewise run` (and
+# `Kernel::autotuner`) time them on the device and keep the fastest for each (M, N, K).
 
 import triton
 import triton.language as tl
 
 
+def matmul_configs():
+    # (BLOCK_SIZE_M, BLOCK_SIZE_N, BLOCK_SIZE_K, warps, stages): large tiles for large
+    # products on GPUs with much shared memory, smaller ones for the rest.
+    shapes = [
+        (128, 256, 64, 8, 3),
+        (256, 128, 64, 8, 3),
+        (128, 128, 64, 4, 4),
+        (128, 128, 32, 4, 4),
+        (64, 64, 32, 4, 4),
+    ]
+    return [
+        triton.Config({"BLOCK_SIZE_M": m, "BLOCK_SIZE_N": n, "BLOCK_SIZE_K": k, "GROUP_SIZE_M": 8},
+                      num_warps=w, num_stages=s)
+        for (m, n, k, w, s) in shapes
+    ]
+
+
+@triton.autotune(configs=matmul_configs(), key=["M", "N", "K"])
 @triton.jit
 def matmul_kernel(
         a_ptr, b_ptr, c_ptr,

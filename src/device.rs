@@ -67,7 +67,14 @@ impl LaunchOptions {
 /// A backend's compiled kernels by specialization key and launch options. Looked up on
 /// every launch without building a key string.
 pub(crate) struct CompiledCache<T> {
-    map: std::sync::Mutex<std::collections::HashMap<String, OptionsList<T>>>,
+    inner: std::sync::Mutex<CacheInner<T>>,
+}
+
+struct CacheInner<T> {
+    map: std::collections::HashMap<String, OptionsList<T>>,
+    /// The last entry found or stored: a launch of the same kernel as the last one
+    /// compares two strings instead of hashing one.
+    last: Option<(SpecKey, LaunchOptions, Arc<T>)>,
 }
 
 /// The compiled forms of one specialization, by launch options.
@@ -76,33 +83,54 @@ type OptionsList<T> = Vec<(LaunchOptions, Arc<T>)>;
 impl<T> Default for CompiledCache<T> {
     fn default() -> Self {
         CompiledCache {
-            map: Default::default(),
+            inner: std::sync::Mutex::new(CacheInner {
+                map: Default::default(),
+                last: None,
+            }),
         }
     }
 }
 
 impl<T> CompiledCache<T> {
     pub fn get(&self, key: &SpecKey, options: &LaunchOptions) -> Option<Arc<T>> {
-        let map = self.map.lock().ok()?;
-        map.get(&key.0)?
+        let mut inner = self.inner.lock().ok()?;
+        if let Some((k, o, v)) = &inner.last {
+            if o == options && k.0 == key.0 {
+                return Some(v.clone());
+            }
+        }
+        let found = inner
+            .map
+            .get(&key.0)?
             .iter()
             .find(|(o, _)| o == options)
-            .map(|(_, v)| v.clone())
+            .map(|(_, v)| v.clone())?;
+        inner.last = Some((key.clone(), *options, found.clone()));
+        Some(found)
     }
 
     pub fn insert(&self, key: &SpecKey, options: &LaunchOptions, value: Arc<T>) {
-        if let Ok(mut map) = self.map.lock() {
-            let list = map.entry(key.0.clone()).or_default();
+        if let Ok(mut inner) = self.inner.lock() {
+            let list = inner.map.entry(key.0.clone()).or_default();
             list.retain(|(o, _)| o != options);
-            list.push((*options, value));
+            list.push((*options, value.clone()));
+            inner.last = Some((key.clone(), *options, value));
         }
     }
 
     /// Every entry, removed.
     pub fn drain(&self) -> Vec<Arc<T>> {
-        self.map
+        self.inner
             .lock()
-            .map(|mut m| m.drain().flat_map(|(_, v)| v).map(|(_, c)| c).collect())
+            .map(|mut inner| {
+                inner.last = None;
+                inner
+                    .map
+                    .drain()
+                    .flat_map(|(_, v)| v)
+                    .map(|(_, c)| c)
+                    .collect()
+            })
             .unwrap_or_default()
     }
 }

@@ -62,6 +62,7 @@ impl Module {
             module: self.inner.clone(),
             signature: Arc::new(signature),
             cache: Arc::new(Mutex::new(HashMap::new())),
+            last: Arc::new(Mutex::new(None)),
         })
     }
 }
@@ -76,6 +77,18 @@ pub struct Kernel {
     module: Arc<frontend::Module>,
     signature: Arc<Signature>,
     cache: Arc<Mutex<HashMap<SpecKey, Arc<Specialized>>>>,
+    /// The last launch's specialization: a launch that specializes as the last one
+    /// (the common loop) skips building and hashing the key.
+    last: Arc<Mutex<Option<LastSpecialization>>>,
+}
+
+/// What [`Kernel::specialize`] remembers of the last launch.
+struct LastSpecialization {
+    args: Vec<ArgSpec>,
+    folded: Vec<bool>,
+    constexprs: Vec<(String, ConstValue)>,
+    key: Arc<SpecKey>,
+    spec: Arc<Specialized>,
 }
 
 impl Kernel {
@@ -121,12 +134,57 @@ impl Kernel {
         &self,
         args: &[ArgSpec],
         constexprs: &[(String, ConstValue)],
-    ) -> Result<(SpecKey, Arc<Specialized>)> {
+    ) -> Result<(Arc<SpecKey>, Arc<Specialized>)> {
         // The device caches are keyed by this too: the module's fingerprint keeps two
         // modules' same-named kernels apart.
-        let key = SpecKey::with_prefix(&self.prefix, self.name(), args, constexprs);
+        // Positional arguments that go to constexpr parameters (the parameters named
+        // by `constexprs` are skipped, as the binding in the front end skips them).
+        let folded: Vec<bool> = self
+            .signature
+            .params
+            .iter()
+            .filter(|p| !constexprs.iter().any(|(n, _)| n == &p.name))
+            .map(|p| p.constexpr)
+            .take(args.len())
+            .collect();
+        if let Some(last) = self.last.lock().ok().as_deref().and_then(Option::as_ref) {
+            let same = last.args.len() == args.len()
+                && last.folded == folded
+                && last.constexprs == constexprs
+                && args
+                    .iter()
+                    .zip(&last.args)
+                    .zip(&folded)
+                    .all(|((a, b), &f)| a.same_key(b, f));
+            if same {
+                log::trace!(
+                    "specialization cache hit: `{}` (as the last launch)",
+                    self.name()
+                );
+                return Ok((last.key.clone(), last.spec.clone()));
+            }
+        }
+        let key = Arc::new(SpecKey::with_prefix(
+            &self.prefix,
+            self.name(),
+            args,
+            &folded,
+            constexprs,
+        ));
+        let remember = |spec: &Arc<Specialized>| {
+            if let Ok(mut last) = self.last.lock() {
+                *last = Some(LastSpecialization {
+                    args: args.to_vec(),
+                    folded: folded.clone(),
+                    constexprs: constexprs.to_vec(),
+                    key: key.clone(),
+                    spec: spec.clone(),
+                });
+            }
+        };
         if let Some(hit) = self.cache.lock().ok().and_then(|c| c.get(&key).cloned()) {
             log::trace!("specialization cache hit: `{}` {}", self.name(), key.0);
+            remember(&hit);
             return Ok((key, hit));
         }
         let start = std::time::Instant::now();
@@ -138,8 +196,9 @@ impl Kernel {
             key.0
         );
         if let Ok(mut c) = self.cache.lock() {
-            c.insert(key.clone(), spec.clone());
+            c.insert((*key).clone(), spec.clone());
         }
+        remember(&spec);
         Ok((key, spec))
     }
 }

@@ -44,7 +44,7 @@ enum Command {
         tilewise run add.py --kernel add_kernel --grid 4 --arg 'f32[1000]' --arg 'f32[1000]' --arg 'f32[1000]=0' --arg 1000 --constexpr BLOCK=256 --device best --check\n  \
         tilewise run add.py --kernel add_kernel --grid 5 --arg 'f32[1000]' --arg 'f32[1000]' --arg 'f32[1000]' --arg 1000 --constexpr BLOCK=256 --checked\n  \
         tilewise run add.py --kernel add_kernel --grid 4 --arg x.npy --arg y.npy --arg 'f32[1000]=0' --arg 1000 --constexpr BLOCK=256 --save out/\n  \
-        tilewise run matmul.py --kernel matmul_kernel --grid 'cdiv(M, BLOCK_SIZE_M) * cdiv(N, BLOCK_SIZE_N)' --arg 'f16[1048576]' --arg 'f16[1048576]' --arg 'f32[1048576]=0' --arg 1024 --arg 1024 --arg 1024 --arg 1024 --arg 1 --arg 1024 --arg 1 --arg 1024 --arg 1 --device cuda   (a kernel with @triton.autotune is tuned first)")]
+        tilewise run matmul.py --kernel matmul_kernel --grid 'cdiv(M, BLOCK_SIZE_M) * cdiv(N, BLOCK_SIZE_N)' --arg 'f16[1048576]' --arg 'f16[1048576]' --arg 'f32[1048576]=0' --arg 1024 --arg 1024 --arg 1024 --arg 1024 --arg 1 --arg 1024 --arg 1 --arg 1024 --arg 1 --device cuda   (the kernel's @triton.autotune configurations are timed first)")]
     Run(RunArgs),
     /// The persistent cache of compiled kernels and autotuning results: its directory
     /// (`TILEWISE_CACHE_DIR`, else the platform's cache directory), its entries, and

@@ -171,6 +171,39 @@ impl ArgSpec {
         }
     }
 
+    /// Whether `self` and `other` give the same key ([`ArgSpec::write_key`], or the
+    /// exact value where `folded`, see [`SpecKey::with_prefix`]), compared without
+    /// building it: the launch path's check that a launch specializes as the last one.
+    pub fn same_key(&self, other: &ArgSpec, folded: bool) -> bool {
+        // A scalar's part of the key: dtype and `=1` / `:16` / nothing.
+        let class = |s: &ScalarValue| match s {
+            ScalarValue::Int(d, 1) if !d.is_bool() => (*d, 1),
+            ScalarValue::Int(d, v) => (*d, if v % 16 == 0 { 16 } else { 0 }),
+            other => (other.dtype(), 0),
+        };
+        match (self, other) {
+            (
+                ArgSpec::Ptr {
+                    dtype: a,
+                    aligned16: x,
+                },
+                ArgSpec::Ptr {
+                    dtype: b,
+                    aligned16: y,
+                },
+            ) => a == b && x == y,
+            (ArgSpec::Scalar(a), ArgSpec::Scalar(b)) if folded => match (a, b) {
+                (ScalarValue::Float(d, x), ScalarValue::Float(e, y)) => {
+                    d == e && x.to_bits() == y.to_bits()
+                }
+                _ => a == b,
+            },
+            (ArgSpec::Scalar(a), ArgSpec::Scalar(b)) => class(a) == class(b),
+            (ArgSpec::Descriptor { .. }, ArgSpec::Descriptor { .. }) => self.key() == other.key(),
+            _ => false,
+        }
+    }
+
     fn descriptor_key(&self) -> String {
         match self {
             ArgSpec::Descriptor {
@@ -226,16 +259,21 @@ impl ArgSpec {
 pub struct SpecKey(pub String);
 
 impl SpecKey {
+    /// The key of a launch whose positional arguments all go to runtime parameters
+    /// (see [`SpecKey::with_prefix`] for scalars passed to constexpr parameters).
     pub fn new(kernel: &str, args: &[ArgSpec], constexprs: &[(String, ConstValue)]) -> SpecKey {
-        SpecKey::with_prefix("", kernel, args, constexprs)
+        SpecKey::with_prefix("", kernel, args, &[], constexprs)
     }
 
-    /// `prefix` then [`SpecKey::new`]'s key, built in one string (this runs on every
-    /// launch).
+    /// `prefix` then the key, built in one string (this runs on every launch).
+    /// `folded[i]` says that positional argument `i` goes to a `tl.constexpr`
+    /// parameter: a scalar's value is then folded into the kernel, so the whole value
+    /// is part of the key (not only its dtype and divisibility).
     pub fn with_prefix(
         prefix: &str,
         kernel: &str,
         args: &[ArgSpec],
+        folded: &[bool],
         constexprs: &[(String, ConstValue)],
     ) -> SpecKey {
         let mut out = String::with_capacity(prefix.len() + kernel.len() + 16 * args.len() + 24);
@@ -246,7 +284,17 @@ impl SpecKey {
             if i > 0 {
                 out.push(',');
             }
-            a.write_key(&mut out);
+            match a {
+                ArgSpec::Scalar(s) if folded.get(i) == Some(&true) => {
+                    use std::fmt::Write;
+                    let _ = match s {
+                        ScalarValue::Bool(b) => write!(out, "constexpr {b}"),
+                        ScalarValue::Int(d, v) => write!(out, "constexpr {d} {v}"),
+                        ScalarValue::Float(d, f) => write!(out, "constexpr {d} {:#x}", f.to_bits()),
+                    };
+                }
+                _ => a.write_key(&mut out),
+            }
         }
         out.push_str(")[");
         // Constexprs sorted by `name=value` text, as the key has always been.
