@@ -85,7 +85,6 @@ pub struct Kernel {
 /// What [`Kernel::specialize`] remembers of the last launch.
 struct LastSpecialization {
     args: Vec<ArgSpec>,
-    folded: Vec<bool>,
     constexprs: Vec<(String, ConstValue)>,
     key: Arc<SpecKey>,
     spec: Arc<Specialized>,
@@ -106,7 +105,7 @@ impl Kernel {
             kernel: self,
             device,
             grid: grid.into(),
-            args: vec![],
+            args: Vec::with_capacity(8),
             constexprs: vec![],
             num_warps: 4,
             num_stages: None,
@@ -139,23 +138,23 @@ impl Kernel {
         // modules' same-named kernels apart.
         // Positional arguments that go to constexpr parameters (the parameters named
         // by `constexprs` are skipped, as the binding in the front end skips them).
-        let folded: Vec<bool> = self
-            .signature
-            .params
-            .iter()
-            .filter(|p| !constexprs.iter().any(|(n, _)| n == &p.name))
-            .map(|p| p.constexpr)
-            .take(args.len())
-            .collect();
+        let folded_flags = || {
+            self.signature
+                .params
+                .iter()
+                .filter(|p| !constexprs.iter().any(|(n, _)| n == &p.name))
+                .map(|p| p.constexpr)
+                .take(args.len())
+        };
         if let Some(last) = self.last.lock().ok().as_deref().and_then(Option::as_ref) {
+            // The same constexprs give the same folded positions as last time.
             let same = last.args.len() == args.len()
-                && last.folded == folded
                 && last.constexprs == constexprs
                 && args
                     .iter()
                     .zip(&last.args)
-                    .zip(&folded)
-                    .all(|((a, b), &f)| a.same_key(b, f));
+                    .zip(folded_flags().chain(std::iter::repeat(false)))
+                    .all(|((a, b), f)| a.same_key(b, f));
             if same {
                 log::trace!(
                     "specialization cache hit: `{}` (as the last launch)",
@@ -164,6 +163,7 @@ impl Kernel {
                 return Ok((last.key.clone(), last.spec.clone()));
             }
         }
+        let folded: Vec<bool> = folded_flags().collect();
         let key = Arc::new(SpecKey::with_prefix(
             &self.prefix,
             self.name(),
@@ -175,7 +175,6 @@ impl Kernel {
             if let Ok(mut last) = self.last.lock() {
                 *last = Some(LastSpecialization {
                     args: args.to_vec(),
-                    folded: folded.clone(),
                     constexprs: constexprs.to_vec(),
                     key: key.clone(),
                     spec: spec.clone(),
@@ -546,7 +545,7 @@ impl<'a> Launch<'a> {
         }
         // Every runtime value of the arguments in order (a descriptor's buffer, shape
         // and strides); the specialization's parameters pick from them.
-        let mut values = vec![];
+        let mut values = Vec::with_capacity(self.args.len());
         for arg in &self.args {
             let buffer = |v: &BufferView| BoundArg::Buffer {
                 id: v.buffer.id(),

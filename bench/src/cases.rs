@@ -1027,6 +1027,65 @@ pub fn run(
                 }
             }
             row.seconds = median(host);
+            // The floor: the same PTX launched straight through the driver wrapper
+            // (cuLaunchKernel and its argument checks), on the references' runtime.
+            if let Some(refs) = refs {
+                let (major, minor) = refs.rt.compute_capability();
+                let target = tilewise::cuda::PtxTarget {
+                    sm: (major * 10 + minor).min(90),
+                };
+                let compiled = kern
+                    .launch(dev, (n as u32).div_ceil(1024))
+                    .arg(&dx)
+                    .arg(&dy)
+                    .arg(&dout)
+                    .arg(n as i32)
+                    .constexpr("BLOCK_SIZE", 1024)
+                    .compile()?;
+                let ptx = compiled.ptx_for(target, 4)?;
+                let func = refs.rt.load_module(&ptx.source, &ptx.entry)?;
+                let bufs = [
+                    refs.rt.alloc_zeroed(4 * n)?,
+                    refs.rt.alloc_zeroed(4 * n)?,
+                    refs.rt.alloc_zeroed(4 * n)?,
+                ];
+                let args = [
+                    tilewise::cuda::KernelArg::U64(bufs[0].address()),
+                    tilewise::cuda::KernelArg::U64(bufs[1].address()),
+                    tilewise::cuda::KernelArg::U64(bufs[2].address()),
+                    tilewise::cuda::KernelArg::U32(n as u32),
+                ];
+                let grid = [(n as u32).div_ceil(1024), 1, 1];
+                let raw = || {
+                    refs.rt
+                        .launch(&func, grid, [ptx.threads, 1, 1], ptx.shared_bytes, &args)
+                };
+                (0..launches).try_for_each(|_| raw())?;
+                refs.rt.synchronize()?;
+                let mut host = vec![];
+                for _ in 0..reps {
+                    let t = Instant::now();
+                    (0..launches).try_for_each(|_| raw())?;
+                    host.push(t.elapsed().as_secs_f64() / launches as f64);
+                    refs.rt.synchronize()?;
+                }
+                let name = "driver launch, same PTX";
+                extra_rows.push(Measured {
+                    case: name.into(),
+                    device: row.device.clone(),
+                    size: row.size.clone(),
+                    seconds: median(host),
+                    flops: 0.0,
+                    bytes: 0.0,
+                    max_rel_err: 0.0,
+                    timer: HOST,
+                    role: Role::Reference,
+                    reference: None,
+                    roofline: false,
+                    notes: vec![("launches", launches as f64)],
+                });
+                row.reference = Some(name.into());
+            }
             row.notes.push(("launches", launches as f64));
             row.notes.push(("wall_per_launch_s", median(wall)));
             if !device.is_empty() {

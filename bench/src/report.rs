@@ -63,13 +63,16 @@ pub fn reference_of<'a>(results: &'a [Measured], r: &Measured) -> Option<&'a Mea
         .or_else(|| results.iter().find(matches))
 }
 
-/// Achieved rate over the reference's: FLOP/s where both count FLOPs, else bytes/s.
-/// Above 1: faster than the reference.
+/// Achieved rate over the reference's: FLOP/s where both count FLOPs, bytes/s where
+/// both count bytes, else the reference's time over this one's (host costs such as a
+/// launch). Above 1: faster than the reference.
 pub fn ratio(r: &Measured, reference: &Measured) -> f64 {
     if r.flops > 0.0 && reference.flops > 0.0 {
         r.flop_rate() / reference.flop_rate()
-    } else {
+    } else if r.bytes > 0.0 && reference.bytes > 0.0 {
         r.byte_rate() / reference.byte_rate()
+    } else {
+        reference.seconds / r.seconds
     }
 }
 

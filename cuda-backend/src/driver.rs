@@ -646,11 +646,33 @@ impl CudaRuntime {
             }
         }
         // Each argument in its own 8-byte slot; the driver reads the parameter's size.
-        let mut slots: Vec<u64> = args.iter().map(KernelArg::slot).collect();
-        let mut params: Vec<*mut c_void> = slots
-            .iter_mut()
-            .map(|s| (s as *mut u64).cast::<c_void>())
-            .collect();
+        // On the stack for up to 32 arguments (every launch goes through here).
+        const ON_STACK: usize = 32;
+        let mut slot_array = [0u64; ON_STACK];
+        let mut slot_vec: Vec<u64>;
+        let slots: &mut [u64] = if args.len() <= ON_STACK {
+            for (s, a) in slot_array.iter_mut().zip(args) {
+                *s = a.slot();
+            }
+            &mut slot_array[..args.len()]
+        } else {
+            slot_vec = args.iter().map(KernelArg::slot).collect();
+            &mut slot_vec
+        };
+        let mut ptr_array = [std::ptr::null_mut::<c_void>(); ON_STACK];
+        let mut ptr_vec: Vec<*mut c_void>;
+        let params: &mut [*mut c_void] = if slots.len() <= ON_STACK {
+            for (p, s) in ptr_array.iter_mut().zip(slots.iter_mut()) {
+                *p = (s as *mut u64).cast::<c_void>();
+            }
+            &mut ptr_array[..slots.len()]
+        } else {
+            ptr_vec = slots
+                .iter_mut()
+                .map(|s| (s as *mut u64).cast::<c_void>())
+                .collect();
+            &mut ptr_vec
+        };
         self.bind()?;
         // SAFETY: `params` points at one value per kernel parameter (checked above where
         // the driver can tell), alive for the call; cuLaunchKernel copies them.
@@ -661,7 +683,7 @@ impl CudaRuntime {
                 (block[0], block[1], block[2]),
                 dynamic_shared_bytes,
                 self.cu_stream(),
-                &mut params,
+                params,
             )
         }
         .map_err(|e| driver_error(ErrorKind::Launch, &format!("launch of `{}`", func.name), e))
