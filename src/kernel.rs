@@ -545,6 +545,34 @@ impl<'a> Launch<'a> {
         }
         // Every runtime value of the arguments in order (a descriptor's buffer, shape
         // and strides); the specialization's parameters pick from them.
+        let options = LaunchOptions {
+            num_warps: self.num_warps,
+            num_stages: self.num_stages,
+            checked: self.checked.unwrap_or_else(|| self.device.is_checked()),
+        };
+        // Without descriptors each argument is one value: bound directly.
+        if !self.args.iter().any(|a| matches!(a, Arg::Descriptor(_))) {
+            let mut bound = Vec::with_capacity(spec.arg_indices.len());
+            for &i in &spec.arg_indices {
+                bound.push(match self.args.get(i) {
+                    Some(Arg::Buffer(v)) => BoundArg::Buffer {
+                        id: v.buffer.id(),
+                        offset: v.offset,
+                        len: v.len,
+                    },
+                    Some(Arg::Scalar(s)) => BoundArg::Scalar(*s),
+                    _ => {
+                        return Err(Diagnostic::internal(format!(
+                            "specialization refers to missing argument value {i}"
+                        )))
+                    }
+                });
+            }
+            return self
+                .device
+                .backend
+                .launch(&key, &spec, self.grid, &bound, &options);
+        }
         let mut values = Vec::with_capacity(self.args.len());
         for arg in &self.args {
             let buffer = |v: &BufferView| BoundArg::Buffer {
@@ -573,16 +601,8 @@ impl<'a> Launch<'a> {
             })?;
             bound.push(*value);
         }
-        self.device.backend.launch(
-            &key,
-            &spec,
-            self.grid,
-            &bound,
-            &LaunchOptions {
-                num_warps: self.num_warps,
-                num_stages: self.num_stages,
-                checked: self.checked.unwrap_or_else(|| self.device.is_checked()),
-            },
-        )
+        self.device
+            .backend
+            .launch(&key, &spec, self.grid, &bound, &options)
     }
 }

@@ -148,6 +148,10 @@ fn contexts() -> std::sync::MutexGuard<'static, Vec<(usize, u64, bool)>> {
     CONTEXTS.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// How many primary contexts were reset in this process (any device): a runtime opened
+/// since the last reset is current without looking at [`CONTEXTS`] (every launch asks).
+static RESETS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
 fn generation(ordinal: usize) -> (u64, bool) {
     contexts()
         .iter()
@@ -179,6 +183,8 @@ pub struct CudaRuntime {
     max_block: [u32; 3],
     /// The context generation it was opened in (see [`mark_context_lost`]).
     generation: u64,
+    /// [`RESETS`] when it was opened.
+    resets_at_open: u64,
 }
 
 impl std::fmt::Debug for CudaRuntime {
@@ -207,6 +213,7 @@ impl CudaRuntime {
         if after_fault {
             Self::reset_primary(ordinal)?;
         }
+        let resets_at_open = RESETS.load(Ordering::Acquire);
         let generation = generation(ordinal).0;
         let ctx = guarded("context creation", || CudaContext::new(ordinal)).map_err(|e| {
             if !after_fault {
@@ -260,6 +267,7 @@ impl CudaRuntime {
             ctx,
             stream,
             generation,
+            resets_at_open,
         })
     }
 
@@ -283,12 +291,16 @@ impl CudaRuntime {
             e.1 += 1;
             e.2 = false;
         }
+        RESETS.fetch_add(1, Ordering::AcqRel);
         Ok(())
     }
 
     /// Whether this runtime's context is still the device's (not reset after a fault
     /// since it was opened).
     pub fn is_current(&self) -> bool {
+        if RESETS.load(Ordering::Acquire) == self.resets_at_open {
+            return true;
+        }
         generation(self.ctx.ordinal()).0 == self.generation
     }
 
