@@ -517,17 +517,20 @@ impl WgpuContext {
 
     /// Submits the pending batch without waiting for it.
     pub fn flush(&self) -> Result<()> {
-        let encoder = {
+        {
+            // Submitted under the batch's lock: batches reach the queue in the order
+            // their launches were recorded, whichever threads record and flush them
+            // (taking a batch and submitting it after the lock was released let a later
+            // batch overtake it: a launch ran before the copies recorded ahead of it).
             let mut batch = self.lock_batch()?;
             batch.launches = 0;
             let params = std::mem::take(&mut batch.params);
-            batch.encoder.take().map(|e| (e, params))
-        };
-        if let Some((encoder, params)) = encoder {
-            if !params.is_empty() {
-                self.queue.write_buffer(&self.params.buffer, 0, &params);
+            if let Some(encoder) = batch.encoder.take() {
+                if !params.is_empty() {
+                    self.queue.write_buffer(&self.params.buffer, 0, &params);
+                }
+                self.queue.submit([encoder.finish()]);
             }
-            self.queue.submit([encoder.finish()]);
         }
         self.take_uncaptured()
     }
