@@ -108,7 +108,7 @@ fn seed_block_ptr_matmul() {
     assert!(text.contains("dot "), "{text}");
     assert!(text.contains("precision tf32"), "{text}");
     assert!(
-        text.contains("boundary_check [0, 1] padding Zero"),
+        text.contains("boundary_check [0, 1] padding zero"),
         "{text}"
     );
     assert!(text.contains("advance"), "{text}");

@@ -25,6 +25,7 @@ mod dtype;
 pub mod fp8;
 mod kernel;
 pub mod ops;
+mod parse;
 mod print;
 mod types;
 pub mod verify;
@@ -35,5 +36,6 @@ pub use ops::{
     AtomicOp, BinaryOp, CacheHints, CmpPred, Combiner, Const, HintKind, Op, Padding, Precision,
     StagedLayout, Staging, UnaryOp,
 };
+pub use parse::parse;
 pub use print::print;
 pub use types::{fmt_shape, Elem, Shape, Type};

@@ -10,10 +10,25 @@
 //! }
 //! ```
 //! One instruction a line: results, the op name, its attributes, its operands, and
-//! `:` with the result types. Line comments `// line N` give the source line.
+//! `:` with the result types. Line comments `// line N` give the source line of the
+//! instruction's span (none for an instruction without a span).
+//!
+//! Every spelling is a keyword of the text form, never a Rust `Debug` rendering, and
+//! the form is lossless up to spans and value names: [`super::parse`] reads it back
+//! (print, parse, print is the identity). In particular:
+//! - constants: `true` / `false`, integers in decimal (`u64` ones unsigned), floats in
+//!   Rust's shortest round-trip spelling (`1.0`, `0.1`, `1e-7`), `inf`, `-inf`, `nan`
+//!   (`-nan`, or `nan(0x<bits>)` for any other NaN, so that every f64 comes back);
+//! - strings (`device_print` prefixes, `device_assert` messages) in double quotes with
+//!   `\\`, `\"`, `\n`, `\r`, `\t`, `\0` and `\u{..}` (other control characters) escaped;
+//! - `load ... boundary_check [0, 1] padding zero` (`none`, `zero`, `nan`), then the
+//!   cache hints when given: `cache_modifier ".cg"`, `eviction_policy "evict_last"`,
+//!   `volatile` (also on `store`); `device_print ... hex`;
+//! - reduction combiners `add`, `mul`, `max`, `min`, `argmax`, `argmin`, or a
+//!   `combine(%a, %b) { ... }` region.
 
-use super::ops::{fmt_const, Combiner, HintKind, Op};
-use super::{Block, Inst, Kernel, Value};
+use super::ops::{CacheHints, Combiner, Const, HintKind, Op, Padding};
+use super::{Block, DType, Inst, Kernel, Value};
 use std::fmt::Write;
 
 /// Prints a kernel in the text form.
@@ -50,6 +65,73 @@ fn list(vals: &[Value]) -> String {
         .map(|v| v.to_string())
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// The spelling of a constant (of a tile of `dtype`, `None` for pointers).
+pub(crate) fn const_spelling(c: Const, dtype: Option<DType>) -> String {
+    match c {
+        Const::Bool(b) => b.to_string(),
+        Const::Int(i) if dtype == Some(DType::U64) => (i as u64).to_string(),
+        Const::Int(i) => i.to_string(),
+        Const::Float(f) if f.is_infinite() && f > 0.0 => "inf".into(),
+        Const::Float(f) if f.is_infinite() => "-inf".into(),
+        Const::Float(f) if f.is_nan() => {
+            if f.to_bits() == f64::NAN.to_bits() {
+                "nan".into()
+            } else if f.to_bits() == (-f64::NAN).to_bits() {
+                "-nan".into()
+            } else {
+                format!("nan(0x{:016x})", f.to_bits())
+            }
+        }
+        // Rust's shortest spelling that parses back to the same f64.
+        Const::Float(f) => format!("{f:?}"),
+    }
+}
+
+/// The keyword of a `padding_option`.
+pub(crate) fn padding_name(p: Padding) -> &'static str {
+    match p {
+        Padding::None => "none",
+        Padding::Zero => "zero",
+        Padding::Nan => "nan",
+    }
+}
+
+/// The keyword of a built-in combiner; `None` for a region.
+pub(crate) fn combiner_name(c: &Combiner) -> Option<&'static str> {
+    Some(match c {
+        Combiner::Add => "add",
+        Combiner::Mul => "mul",
+        Combiner::Max => "max",
+        Combiner::Min => "min",
+        Combiner::ArgMax => "argmax",
+        Combiner::ArgMin => "argmin",
+        Combiner::Region(_) => return None,
+    })
+}
+
+/// A string in double quotes: `\\`, `\"`, `\n`, `\r`, `\t` and `\0` escaped, other
+/// control characters as `\u{..}`; everything else as it is.
+pub(crate) fn quote(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '"' => out.push_str("\\\""),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\0' => out.push_str("\\0"),
+            c if c.is_control() => {
+                let _ = write!(out, "\\u{{{:x}}}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
 }
 
 fn dims(d: &[u32]) -> String {
@@ -101,7 +183,7 @@ impl Printer<'_> {
                 let _ = write!(
                     self.out,
                     "const {}",
-                    fmt_const(*c, self.k.ty(inst.results[0]).dtype())
+                    const_spelling(*c, self.k.ty(inst.results[0]).dtype())
                 );
             }
             Op::ProgramId { axis } | Op::NumPrograms { axis } => {
@@ -141,8 +223,8 @@ impl Printer<'_> {
                 other,
                 boundary_check,
                 padding,
+                hints,
                 stage,
-                ..
             } => {
                 let _ = write!(self.out, "load {ptr}");
                 if let Some(m) = mask {
@@ -164,19 +246,19 @@ impl Printer<'_> {
                     );
                 }
                 if !boundary_check.is_empty() {
-                    let _ = write!(
-                        self.out,
-                        " boundary_check {} padding {padding:?}",
-                        dims(boundary_check)
-                    );
+                    let _ = write!(self.out, " boundary_check {}", dims(boundary_check));
                 }
+                if !boundary_check.is_empty() || *padding != Padding::None {
+                    let _ = write!(self.out, " padding {}", padding_name(*padding));
+                }
+                self.cache_hints(hints);
             }
             Op::Store {
                 ptr,
                 value,
                 mask,
                 boundary_check,
-                ..
+                hints,
             } => {
                 let _ = write!(self.out, "store {ptr}, {value}");
                 if let Some(m) = mask {
@@ -185,6 +267,7 @@ impl Printer<'_> {
                 if !boundary_check.is_empty() {
                     let _ = write!(self.out, " boundary_check {}", dims(boundary_check));
                 }
+                self.cache_hints(hints);
             }
             Op::Atomic { op, .. } => {
                 let _ = write!(self.out, "atomic {} {ops}", op.name());
@@ -215,11 +298,12 @@ impl Printer<'_> {
                         let header = format!(" combine({})", list(&b.args));
                         let tys = self.types(&inst.results);
                         self.nested(&header, b, depth);
-                        let _ = writeln!(self.out, " : {tys}");
+                        let _ = write!(self.out, " : {tys}");
+                        self.line_end(inst);
                         return;
                     }
                     other => {
-                        let _ = write!(self.out, " {}", format!("{other:?}").to_lowercase());
+                        let _ = write!(self.out, " {}", combiner_name(other).unwrap_or(""));
                     }
                 }
             }
@@ -231,11 +315,21 @@ impl Printer<'_> {
                 };
                 let _ = write!(self.out, "hint {k} {} {value}", dims(d));
             }
-            Op::DevicePrint { prefix, values, .. } => {
-                let _ = write!(self.out, "device_print {prefix:?} {}", list(values));
+            Op::DevicePrint {
+                prefix,
+                values,
+                hex,
+            } => {
+                let _ = write!(self.out, "device_print {}", quote(prefix));
+                if !values.is_empty() {
+                    let _ = write!(self.out, " {}", list(values));
+                }
+                if *hex {
+                    self.out.push_str(" hex");
+                }
             }
             Op::DeviceAssert { cond, message } => {
-                let _ = write!(self.out, "device_assert {cond}, {message:?}");
+                let _ = write!(self.out, "device_assert {cond}, {}", quote(message));
             }
             Op::Barrier => {
                 let _ = write!(self.out, "barrier");
@@ -247,7 +341,7 @@ impl Printer<'_> {
             } => {
                 let _ = write!(
                     self.out,
-                    "check_block_ptr {base}, shape {}, strides {}",
+                    "check_block_ptr {base}, shape ({}), strides ({})",
                     list(shape),
                     list(strides)
                 );
@@ -312,13 +406,28 @@ impl Printer<'_> {
                 return;
             }
             _ => {
-                let _ = write!(self.out, "{name} {ops}");
+                self.out.push_str(name);
+                if !ops.is_empty() {
+                    let _ = write!(self.out, " {ops}");
+                }
             }
         }
         if !inst.results.is_empty() {
             let _ = write!(self.out, " : {}", self.types(&inst.results));
         }
         self.line_end(inst);
+    }
+
+    fn cache_hints(&mut self, hints: &CacheHints) {
+        if let Some(c) = &hints.cache_modifier {
+            let _ = write!(self.out, " cache_modifier {}", quote(c));
+        }
+        if let Some(e) = &hints.eviction_policy {
+            let _ = write!(self.out, " eviction_policy {}", quote(e));
+        }
+        if hints.volatile {
+            self.out.push_str(" volatile");
+        }
     }
 
     fn line_end(&mut self, inst: &Inst) {

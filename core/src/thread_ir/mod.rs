@@ -23,6 +23,7 @@
 //!   float-to-int casts. Printers must emit code with exactly these semantics.
 
 pub mod checks;
+mod parse;
 mod print;
 mod scopes;
 pub mod sim;
@@ -30,6 +31,7 @@ pub mod verify;
 mod visit;
 mod wgmma;
 
+pub use parse::parse;
 pub use print::print;
 pub use scopes::{bindings, Binding};
 pub use wgmma::{SmemMatrix, WgmmaShape};
