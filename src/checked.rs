@@ -60,6 +60,33 @@ impl CheckedState {
     }
 }
 
+/// `tl.device_print` output kept for the parent process, in a worker (`None`: printed
+/// to standard output, which a worker uses for its replies).
+static CAPTURED_PRINTS: Mutex<Option<String>> = Mutex::new(None);
+
+/// From now on, device prints are kept for [`take_captured_prints`] (a worker process).
+pub(crate) fn capture_prints() {
+    *CAPTURED_PRINTS.lock().unwrap_or_else(|e| e.into_inner()) = Some(String::new());
+}
+
+/// The device prints kept since the last call.
+pub(crate) fn take_captured_prints() -> String {
+    CAPTURED_PRINTS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .as_mut()
+        .map(std::mem::take)
+        .unwrap_or_default()
+}
+
+fn emit_prints(out: &str) {
+    let mut captured = CAPTURED_PRINTS.lock().unwrap_or_else(|e| e.into_inner());
+    match captured.as_mut() {
+        Some(buffer) => buffer.push_str(out),
+        None => print!("{out}"),
+    }
+}
+
 /// Runs `launch` with `args` followed by the hidden arguments of `checked` (view
 /// lengths, the zeroed record buffer of `backend`), waits for it, and turns the
 /// record into the launch's error; a warning goes to the state's warnings.
@@ -98,7 +125,7 @@ pub(crate) fn run_checked(
                 out.push_str(&line);
                 out.push('\n');
             }
-            print!("{out}");
+            emit_prints(&out);
         }
     }
     if let Some(w) = warning {

@@ -311,15 +311,42 @@ impl Device {
     /// An NVIDIA GPU through the CUDA driver (PTX backend): device `ordinal`, sm_80 or
     /// newer. An error, never a panic, when there is no driver or no such device.
     pub fn cuda(ordinal: usize) -> Result<Device> {
-        let rt = tilewise_cuda::CudaRuntime::new(ordinal)?;
-        Ok(Device::of(Arc::new(crate::cuda_device::CudaBackend::new(
-            rt,
-        )?)))
+        match tilewise_cuda::CudaRuntime::new(ordinal) {
+            Ok(rt) => Ok(Device::of(Arc::new(crate::cuda_device::CudaBackend::new(
+                rt,
+            )?))),
+            // The driver gives this process no new context after a fault: the device
+            // opens in a worker process instead.
+            Err(e) if tilewise_cuda::lost_in_process(ordinal) => {
+                log::warn!(
+                    "cuda: device {ordinal} was lost to a fault in this process; opening it in a worker process"
+                );
+                Device::isolated(&format!("cuda:{ordinal}")).map_err(|w| {
+                    let e = e.with_note(format!(
+                        "a worker process could not take over: {}",
+                        w.message
+                    ));
+                    w.notes.into_iter().fold(e, |e, n| e.with_note(n))
+                })
+            }
+            Err(e) => Err(e),
+        }
     }
 
     /// The best device present: an NVIDIA GPU through CUDA, else a real GPU through
     /// wgpu, else the interpreter (a software adapter such as lavapipe does not count
     /// as a GPU). `TILEWISE_DEVICE=interp|wgpu|cuda` forces one.
+    /// A GPU device in a worker process (`device`: `cuda:N`, `cuda` for device 0, or
+    /// `wgpu`): a kernel that ruins its context there (a CUDA fault) loses that device
+    /// only, and this process goes on; a new isolated device starts a new worker. Needs
+    /// the `tilewise` executable (`TILEWISE_WORKER`, next to this executable, or on
+    /// `PATH`). Buffers cross the process boundary by pipe: for robustness, not speed.
+    pub fn isolated(device: &str) -> Result<Device> {
+        Ok(Device::of(Arc::new(crate::worker::WorkerBackend::start(
+            device,
+        )?)))
+    }
+
     pub fn best() -> Device {
         let choice = std::env::var("TILEWISE_DEVICE").unwrap_or_default();
         if choice == "interp" {

@@ -45,6 +45,7 @@ mod interp_device;
 mod kernel;
 mod slots;
 mod wgpu_device;
+pub mod worker;
 
 pub use autotune::{ArgValue, Autotuner, Config, Progress, TunedLaunch};
 pub use buffer::{Buffer, BufferView};

@@ -1,7 +1,7 @@
 //! A CUDA kernel that faults ruins its context (a "sticky" error). The device says so
 //! in every later call, naming the kernel that ran; `Device::cuda(n)` then resets the
-//! context and opens a fresh one where the driver allows it, and otherwise says that
-//! the process must restart. Its own test binary: the fault would
+//! context and opens a fresh one where the driver allows it, and otherwise opens the
+//! device in a worker process (`Device::isolated`). Its own test binary: the fault would
 //! take the primary context away from any other test of the process.
 //!
 //! Without a CUDA device this says so on stderr (`TILEWISE_REQUIRE_CUDA=1` fails).
@@ -79,8 +79,10 @@ fn a_faulting_kernel_loses_the_device_and_a_fresh_one_works() {
     let again = err(dev.download::<f32>(&out));
     assert_eq!(again.message, first.message);
     // A new device: where the driver gives the process a fresh context (it resets the
-    // faulted one), it works and finds the fault in checked mode with its line; where
-    // it refuses (the H200's CUDA 13 driver does), the error says why and what to do.
+    // faulted one), it opens here; where it refuses (the H200's CUDA 13 driver does), in
+    // a worker process (`tilewise worker`). Either way it works and finds the fault in
+    // checked mode with its line. Only without a `tilewise` executable to serve as the
+    // worker does it fail, saying why and what to do.
     match Device::cuda(0) {
         Ok(fresh) => {
             doubled_runs(&fresh);
@@ -90,16 +92,30 @@ fn a_faulting_kernel_loses_the_device_and_a_fresh_one_works() {
                 .launch(&checked, 64)
                 .arg(&out)
                 .constexpr("BLOCK", 1024)
-                .run());
+                .run()
+                .and_then(|()| checked.synchronize()));
             assert!(e.message.contains("out-of-bounds store"), "{}", e.render());
+            assert_eq!(
+                e.line(),
+                Some(SRC.lines().position(|l| l.contains("(1 << 28)")).unwrap() as u32 + 1),
+                "{}",
+                e.render()
+            );
             doubled_runs(&fresh);
+            eprintln!("NOTE: the fresh device is {}", fresh.name());
         }
         Err(e) => {
             let text = e.render();
             assert!(e.message.contains("was lost to a kernel fault"), "{text}");
-            assert!(text.contains("restart the process"), "{text}");
-            assert!(text.contains("checked mode"), "{text}");
-            eprintln!("NOTE: the driver gives no new context after the fault: {text}");
+            assert!(
+                text.contains("a worker process could not take over"),
+                "{text}"
+            );
+            assert!(text.contains("TILEWISE_WORKER"), "{text}");
+            if std::env::var_os("TILEWISE_WORKER").is_some() {
+                panic!("TILEWISE_WORKER is set, yet no worker took over: {text}");
+            }
+            eprintln!("NOTE: no fresh device without a worker executable: {text}");
         }
     }
 }

@@ -61,6 +61,10 @@ enum Command {
         tilewise bench --device wgpu --suite launch\n  \
         tilewise bench --device all --smoke --json results.json")]
     Bench(tilewise_bench::BenchArgs),
+    /// Serves one device to a parent process over standard input and output
+    /// (`Device::isolated`); not for direct use.
+    #[command(hide = true)]
+    Worker,
 }
 
 #[derive(clap::Args, Debug)]
@@ -185,6 +189,7 @@ fn main() -> ExitCode {
         Command::Compile(args) => compile::run(&args),
         Command::Run(args) => run::run(&args),
         Command::Cache(args) => cache::run(&args),
+        Command::Worker => tilewise::worker::serve().map_err(|e| format!("worker: {e}")),
         Command::Bench(args) => {
             if tilewise_bench::run(&args) {
                 Ok(())

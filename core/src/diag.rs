@@ -53,6 +53,11 @@ impl SourceFile {
         (line as u32 + 1, col as u32 + 1)
     }
 
+    /// The byte offset where one-based `line` starts, if the text has it.
+    pub fn line_start(&self, line: u32) -> Option<u32> {
+        self.line_starts.get(line.checked_sub(1)? as usize).copied()
+    }
+
     /// The text of a one-based line, without its newline.
     pub fn line_text(&self, line: u32) -> &str {
         let i = (line.max(1) - 1) as usize;
@@ -102,7 +107,7 @@ impl Span {
 }
 
 /// What went wrong, broadly; tests and callers match on it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum ErrorKind {
     /// The source does not parse as Python.
     Syntax,

@@ -100,7 +100,7 @@ impl From<&str> for ConstValue {
 }
 
 /// A runtime scalar argument, typed.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum ScalarValue {
     Bool(bool),
     /// An integer of the given dtype (bits of u64 kept in the i64).

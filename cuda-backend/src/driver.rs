@@ -159,6 +159,12 @@ fn generation(ordinal: usize) -> (u64, bool) {
         .map_or((0, false), |&(_, g, lost)| (g, lost))
 }
 
+/// Whether device `ordinal`'s context was lost to a fault in this process and not
+/// opened again since (the driver refused a fresh one).
+pub fn lost_in_process(ordinal: usize) -> bool {
+    generation(ordinal).1
+}
+
 /// Records that device `ordinal`'s context is lost (a sticky error: a kernel faulted);
 /// the next [`CudaRuntime::new`] for it resets the primary context first.
 pub fn mark_context_lost(ordinal: usize) {

@@ -16,6 +16,8 @@ pub mod ptxas;
 
 pub use compile::{compile, expand_options, PtxOptions};
 pub use cublas::{Cublas, GemmPrecision};
-pub use driver::{mark_context_lost, CudaRuntime, DeviceMemory, Event, KernelArg, LoadedFunction};
+pub use driver::{
+    lost_in_process, mark_context_lost, CudaRuntime, DeviceMemory, Event, KernelArg, LoadedFunction,
+};
 pub use print::{encode_scalar, print_ptx, PtxKernel, PtxParam, PtxTarget};
 pub use ptxas::{assemble, find_ptxas, PtxasReport};
