@@ -510,6 +510,136 @@ pub enum Op {
     },
 }
 
+/// What an op does besides computing its results: what dead-code elimination keeps
+/// and what may be reordered or duplicated.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Effect {
+    /// Nothing: removable when unused.
+    None,
+    /// Reads global memory (loads): removable when unused, not movable across writes.
+    Reads,
+    /// Writes memory, reports, or synchronizes (stores, atomics, prints, asserts,
+    /// checks, barriers): never removed.
+    Writes,
+}
+
+/// Pushes a reference to each direct operand of `$op` onto `$v`, in order: one listing
+/// for [`Op::operands`] and [`Op::operands_mut`] (match ergonomics give `&Value` or
+/// `&mut Value` by how `$op` is borrowed).
+macro_rules! operand_refs {
+    ($op:expr, $v:ident) => {
+        match $op {
+            Op::Const(_)
+            | Op::ProgramId { .. }
+            | Op::NumPrograms { .. }
+            | Op::Arange { .. }
+            | Op::Barrier => {}
+            Op::Splat(x) | Op::Broadcast(x) | Op::Reshape(x) => $v.push(x),
+            Op::ExpandDims { value, .. }
+            | Op::Permute { value, .. }
+            | Op::Unary { value, .. }
+            | Op::Cast { value, .. }
+            | Op::Hint { value, .. } => $v.push(value),
+            Op::Binary { lhs, rhs, .. } | Op::Cmp { lhs, rhs, .. } => {
+                $v.push(lhs);
+                $v.push(rhs);
+            }
+            Op::Select {
+                cond,
+                on_true,
+                on_false,
+            } => {
+                $v.push(cond);
+                $v.push(on_true);
+                $v.push(on_false);
+            }
+            Op::Fma { a, b, c } => {
+                $v.push(a);
+                $v.push(b);
+                $v.push(c);
+            }
+            Op::AddPtr { ptr, offset } => {
+                $v.push(ptr);
+                $v.push(offset);
+            }
+            Op::MakeBlockPtr {
+                base,
+                shape,
+                strides,
+                offsets,
+                ..
+            } => {
+                $v.push(base);
+                $v.extend(shape);
+                $v.extend(strides);
+                $v.extend(offsets);
+            }
+            Op::Advance { ptr, deltas } => {
+                $v.push(ptr);
+                $v.extend(deltas);
+            }
+            Op::Load {
+                ptr, mask, other, ..
+            } => {
+                $v.push(ptr);
+                $v.extend(mask);
+                $v.extend(other);
+            }
+            Op::Store {
+                ptr, value, mask, ..
+            }
+            | Op::Atomic {
+                ptr, value, mask, ..
+            } => {
+                $v.push(ptr);
+                $v.push(value);
+                $v.extend(mask);
+            }
+            Op::AtomicCas { ptr, cmp, value } => {
+                $v.push(ptr);
+                $v.push(cmp);
+                $v.push(value);
+            }
+            Op::Dot { a, b, acc, .. } => {
+                $v.push(a);
+                $v.push(b);
+                $v.push(acc);
+            }
+            Op::Reduce { operands, .. } | Op::Scan { operands, .. } => $v.extend(operands),
+            Op::DevicePrint { values, .. } => $v.extend(values),
+            Op::DeviceAssert { cond, .. } => $v.push(cond),
+            Op::CheckBlockPtr {
+                base,
+                shape,
+                strides,
+            } => {
+                $v.push(base);
+                $v.extend(shape);
+                $v.extend(strides);
+            }
+            Op::For {
+                lower,
+                upper,
+                step,
+                init,
+                ..
+            } => {
+                $v.push(lower);
+                $v.push(upper);
+                $v.push(step);
+                $v.extend(init);
+            }
+            Op::If { cond, .. } => $v.push(cond),
+            Op::While { init, .. } => $v.extend(init),
+            Op::Yield(vals) => $v.extend(vals),
+            Op::Condition { cond, args } => {
+                $v.push(cond);
+                $v.extend(args);
+            }
+        }
+    };
+}
+
 impl Op {
     /// The op's name in the text form.
     pub fn name(&self) -> &'static str {
@@ -555,91 +685,72 @@ impl Op {
 
     /// The value operands, in order (not those of nested blocks).
     pub fn operands(&self) -> Vec<Value> {
-        let mut v = Vec::new();
-        match self {
-            Op::Const(_)
-            | Op::ProgramId { .. }
-            | Op::NumPrograms { .. }
-            | Op::Arange { .. }
-            | Op::Barrier => {}
-            Op::Splat(x) | Op::Broadcast(x) | Op::Reshape(x) => v.push(*x),
-            Op::ExpandDims { value, .. }
-            | Op::Permute { value, .. }
-            | Op::Unary { value, .. }
-            | Op::Cast { value, .. }
-            | Op::Hint { value, .. } => v.push(*value),
-            Op::Binary { lhs, rhs, .. } | Op::Cmp { lhs, rhs, .. } => v.extend([*lhs, *rhs]),
-            Op::Select {
-                cond,
-                on_true,
-                on_false,
-            } => v.extend([*cond, *on_true, *on_false]),
-            Op::Fma { a, b, c } => v.extend([*a, *b, *c]),
-            Op::AddPtr { ptr, offset } => v.extend([*ptr, *offset]),
-            Op::MakeBlockPtr {
-                base,
-                shape,
-                strides,
-                offsets,
-                ..
-            } => {
-                v.push(*base);
-                v.extend(shape.iter().chain(strides).chain(offsets));
-            }
-            Op::Advance { ptr, deltas } => {
-                v.push(*ptr);
-                v.extend(deltas);
-            }
-            Op::Load {
-                ptr, mask, other, ..
-            } => {
-                v.push(*ptr);
-                v.extend(mask.iter().chain(other));
-            }
-            Op::Store {
-                ptr, value, mask, ..
-            } => {
-                v.extend([*ptr, *value]);
-                v.extend(mask);
-            }
-            Op::Atomic {
-                ptr, value, mask, ..
-            } => {
-                v.extend([*ptr, *value]);
-                v.extend(mask);
-            }
-            Op::AtomicCas { ptr, cmp, value } => v.extend([*ptr, *cmp, *value]),
-            Op::Dot { a, b, acc, .. } => v.extend([*a, *b, *acc]),
-            Op::Reduce { operands, .. } | Op::Scan { operands, .. } => v.extend(operands),
-            Op::DevicePrint { values, .. } => v.extend(values),
-            Op::DeviceAssert { cond, .. } => v.push(*cond),
-            Op::CheckBlockPtr {
-                base,
-                shape,
-                strides,
-            } => {
-                v.push(*base);
-                v.extend(shape.iter().chain(strides));
-            }
-            Op::For {
-                lower,
-                upper,
-                step,
-                init,
-                ..
-            } => {
-                v.extend([*lower, *upper, *step]);
-                v.extend(init);
-            }
-            Op::If { cond, .. } => v.push(*cond),
-            Op::While { init, .. } => v.extend(init),
-            Op::Yield(vals) => v.extend(vals),
-            Op::Condition { cond, args } => {
-                v.push(*cond);
-                v.extend(args);
-            }
-        }
+        let mut v: Vec<&Value> = Vec::new();
+        operand_refs!(self, v);
+        v.into_iter().copied().collect()
+    }
+
+    /// The value operands, in the order of [`Op::operands`], to replace in place (a
+    /// pass that copies an op with new operands clones it and maps these).
+    pub fn operands_mut(&mut self) -> Vec<&mut Value> {
+        let mut v: Vec<&mut Value> = Vec::new();
+        operand_refs!(self, v);
         v
+    }
+
+    /// What the op does besides computing its results (see [`Effect`]).
+    pub fn effect(&self) -> Effect {
+        match self {
+            Op::Store { .. }
+            | Op::Atomic { .. }
+            | Op::AtomicCas { .. }
+            | Op::DevicePrint { .. }
+            | Op::DeviceAssert { .. }
+            | Op::CheckBlockPtr { .. }
+            | Op::Barrier => Effect::Writes,
+            Op::Load { .. } => Effect::Reads,
+            _ => Effect::None,
+        }
+    }
+
+    /// Cheap per-element or index arithmetic without memory or nested blocks: what a
+    /// pass may clone freely (the pipeliner's prefetch slices, rematerialization).
+    pub fn is_elementwise_or_index(&self) -> bool {
+        matches!(
+            self,
+            Op::Const(_)
+                | Op::ProgramId { .. }
+                | Op::NumPrograms { .. }
+                | Op::Arange { .. }
+                | Op::Splat(_)
+                | Op::Broadcast(_)
+                | Op::ExpandDims { .. }
+                | Op::Reshape(_)
+                | Op::Permute { .. }
+                | Op::Unary { .. }
+                | Op::Binary { .. }
+                | Op::Cmp { .. }
+                | Op::Select { .. }
+                | Op::Fma { .. }
+                | Op::Cast { .. }
+                | Op::AddPtr { .. }
+                | Op::Hint { .. }
+        )
+    }
+
+    /// Structured control flow and region-carrying ops: copied block by block, never
+    /// by mapping operands alone.
+    pub fn is_structured(&self) -> bool {
+        matches!(
+            self,
+            Op::For { .. }
+                | Op::If { .. }
+                | Op::While { .. }
+                | Op::Yield(_)
+                | Op::Condition { .. }
+                | Op::Reduce { .. }
+                | Op::Scan { .. }
+        )
     }
 
     /// Nested blocks, in order.

@@ -92,26 +92,7 @@ pub fn pipeline_dot_loads(kernel: &Kernel, opt: &ExpandOptions) -> Result<Kernel
 
 /// Ops a slice may clone: pure, cheap, no memory and no nested blocks.
 fn pure(op: &Op) -> bool {
-    matches!(
-        op,
-        Op::Const(_)
-            | Op::ProgramId { .. }
-            | Op::NumPrograms { .. }
-            | Op::Arange { .. }
-            | Op::Splat(_)
-            | Op::Broadcast(_)
-            | Op::ExpandDims { .. }
-            | Op::Reshape(_)
-            | Op::Permute { .. }
-            | Op::Unary { .. }
-            | Op::Binary { .. }
-            | Op::Cmp { .. }
-            | Op::Select { .. }
-            | Op::Fma { .. }
-            | Op::Cast { .. }
-            | Op::AddPtr { .. }
-            | Op::Hint { .. }
-    )
+    op.is_elementwise_or_index()
 }
 
 /// What a loop's pipelining does.

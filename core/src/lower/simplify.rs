@@ -11,7 +11,7 @@
 
 use super::rewrite::{rewrite, Hook};
 use crate::diag::Result;
-use crate::ir::ops::{Combiner, Const, Op};
+use crate::ir::ops::{Const, Op};
 use crate::ir::{Block, Inst, Kernel, Type, Value};
 use std::collections::{HashMap, HashSet};
 
@@ -83,18 +83,9 @@ fn fold_casts(kernel: &Kernel) -> Result<Kernel> {
     })
 }
 
-/// Whether an op has effects beyond its results.
+/// Whether an op has effects beyond its results (never removed).
 fn has_effects(op: &Op) -> bool {
-    matches!(
-        op,
-        Op::Store { .. }
-            | Op::Atomic { .. }
-            | Op::AtomicCas { .. }
-            | Op::DevicePrint { .. }
-            | Op::DeviceAssert { .. }
-            | Op::CheckBlockPtr { .. }
-            | Op::Barrier
-    )
+    op.effect() == crate::ir::ops::Effect::Writes
 }
 
 fn block_has_effects(b: &Block) -> bool {
@@ -122,29 +113,8 @@ fn eliminate_dead_code(kernel: &Kernel) -> Result<Kernel> {
                 !dead
             });
             for inst in &mut b.insts {
-                match &mut inst.op {
-                    Op::For { body, .. } => prune(body, used, removed),
-                    Op::If {
-                        then_block,
-                        else_block,
-                        ..
-                    } => {
-                        prune(then_block, used, removed);
-                        prune(else_block, used, removed);
-                    }
-                    Op::While { before, after, .. } => {
-                        prune(before, used, removed);
-                        prune(after, used, removed);
-                    }
-                    Op::Reduce {
-                        combiner: Combiner::Region(b),
-                        ..
-                    }
-                    | Op::Scan {
-                        combiner: Combiner::Region(b),
-                        ..
-                    } => prune(b, used, removed),
-                    _ => {}
+                for nested in inst.op.blocks_mut() {
+                    prune(nested, used, removed);
                 }
             }
         }
