@@ -21,6 +21,7 @@ pub fn expand_options(caps: &Capabilities, num_warps: u32) -> ExpandOptions {
         coop_matrix: caps.coop_matrix.clone(),
         subgroup_reduce: caps.subgroup_reduce,
         wide_f16: caps.f16,
+        native_f16: caps.f16,
         ..ExpandOptions::wgsl(num_warps)
     }
 }

@@ -102,6 +102,13 @@ pub struct ExpandOptions {
     /// buffer view's length, `device_assert`, hints and block pointers tested, the
     /// first violation reported through a record buffer.
     pub checked: bool,
+    /// Whether f16 arithmetic runs natively (WGSL with `SHADER_F16`). Without it,
+    /// [`crate::lower::math`] computes each f16 operation in f32 and rounds the result
+    /// to f16; bf16 arithmetic is always computed that way.
+    pub native_f16: bool,
+    /// Whether `exp` and `log` are instructions of the target (WGSL). Without them
+    /// (PTX has only `ex2` and `lg2`), [`crate::lower::math`] writes them in base 2.
+    pub native_exp_log: bool,
     /// The software-pipelining depth of `dot` loops that do not give their own
     /// (`tl.range(..., num_stages=)`): the launch's `num_stages` (Triton's config
     /// option); `None` chooses by tile size, 1 turns pipelining off.
@@ -142,6 +149,8 @@ impl ExpandOptions {
             native_i64: false,
             checked: false,
             num_stages: None,
+            native_f16: false,
+            native_exp_log: true,
         }
     }
 
@@ -168,6 +177,8 @@ impl ExpandOptions {
             native_i64: true,
             checked: false,
             num_stages: None,
+            native_f16: false,
+            native_exp_log: false,
         }
     }
 }
@@ -209,6 +220,8 @@ impl Default for ExpandOptions {
             native_i64: true,
             checked: false,
             num_stages: None,
+            native_f16: false,
+            native_exp_log: true,
         }
     }
 }
