@@ -12,8 +12,12 @@
 //! `tilewise bench --device cuda --suite matmul`.
 
 mod cases;
+mod inputs;
+mod measured;
+mod references;
 mod report;
 mod roofline;
+mod timing;
 
 use clap::ValueEnum;
 use tilewise::{Device, DeviceKind};
@@ -173,7 +177,7 @@ pub fn run(cli: &BenchArgs) -> bool {
     let mut refs = vec![];
     for dev in &devices {
         refs.push(if dev.kind() == DeviceKind::Cuda {
-            match cases::CudaRefs::new(0) {
+            match references::CudaRefs::new(0) {
                 Ok(r) => Some(r),
                 Err(e) => {
                     eprintln!("no cuBLAS references on {}: {e}", dev.name());

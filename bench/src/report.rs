@@ -1,53 +1,8 @@
-//! Reporting: the results table on stdout, the JSON file, and the device ceilings the
-//! roofline chart draws.
+//! Reporting: pairs each row with its reference row, prints the results table on
+//! stdout, writes the JSON file, and finds the device ceilings the roofline chart draws.
 
+use crate::measured::{Measured, Role, COPY_CASE};
 use serde_json::json;
-
-/// Whether a row is tilewise's or a reference's (copy, cuBLAS).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Role {
-    Tilewise,
-    Reference,
-}
-
-/// One measured case.
-pub struct Measured {
-    pub case: String,
-    pub device: String,
-    pub size: String,
-    /// Median seconds per run.
-    pub seconds: f64,
-    /// Floating-point operations per run (nominal for the bandwidth-bound cases; 0 when
-    /// not meaningful).
-    pub flops: f64,
-    /// Bytes moved per run (the minimum: each input read once, each output written
-    /// once, except where the case says otherwise).
-    pub bytes: f64,
-    /// The largest relative error seen in the check against the float64 reference.
-    pub max_rel_err: f64,
-    /// What timed it: CUDA events or the host clock.
-    pub timer: &'static str,
-    pub role: Role,
-    /// The case name of this row's reference, on the same device.
-    pub reference: Option<String>,
-    /// Whether the row is a point of the roofline chart.
-    pub roofline: bool,
-    /// Further figures (seconds unless named otherwise), in the JSON and the notes column.
-    pub notes: Vec<(&'static str, f64)>,
-}
-
-impl Measured {
-    pub fn flop_rate(&self) -> f64 {
-        self.flops / self.seconds
-    }
-    pub fn byte_rate(&self) -> f64 {
-        self.bytes / self.seconds
-    }
-    /// FLOP per byte.
-    pub fn intensity(&self) -> f64 {
-        self.flops / self.bytes
-    }
-}
 
 /// The reference row of `r`: same device, the named case, the same size if there is
 /// one (cuBLAS), else any size (the copy).
@@ -98,9 +53,7 @@ pub fn roofs(results: &[Measured]) -> Vec<Roof> {
                 .iter()
                 .filter(|x| x.device == r.device && x.seconds > 0.0)
         };
-        let bandwidth = on()
-            .find(|x| x.case == crate::cases::COPY)
-            .map(|x| x.byte_rate());
+        let bandwidth = on().find(|x| x.case == COPY_CASE).map(|x| x.byte_rate());
         let best = |role: Role| {
             on().filter(|x| x.role == role && x.roofline && x.flops > 0.0)
                 .filter(|x| role == Role::Reference || x.case.starts_with("matmul"))

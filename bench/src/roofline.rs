@@ -4,7 +4,10 @@
 //! plotters' SVG backend; text is written as SVG `<text>` with an estimated layout, so
 //! no system font is read.
 
-use crate::report::{fmt_time, roofs, Measured, Role};
+use crate::cases::layer_norm::LAYER_NORM_FLOP_PER_ELEMENT;
+use crate::cases::softmax::SOFTMAX_FLOP_PER_ELEMENT;
+use crate::measured::{Measured, Role};
+use crate::report::{fmt_time, roofs};
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use std::path::Path;
@@ -178,8 +181,7 @@ pub fn svg(results: &[Measured], path: &Path) -> Result<(), String> {
             "Dots: tilewise; crosses: references. FLOPs of the bandwidth-bound cases are \
              nominal: vector add 1 per element (12 bytes), softmax {} per element (8 \
              bytes), layer norm {} per element (16 bytes: X read 3 times, Y written).",
-            crate::cases::SOFTMAX_FLOP_PER_ELEMENT,
-            crate::cases::LAYER_NORM_FLOP_PER_ELEMENT
+            SOFTMAX_FLOP_PER_ELEMENT, LAYER_NORM_FLOP_PER_ELEMENT
         ),
         (20, 778),
         ("sans-serif", 12),
@@ -192,7 +194,8 @@ pub fn svg(results: &[Measured], path: &Path) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cases::{COPY, EVENTS};
+    use crate::measured::COPY_CASE;
+    use crate::timing::EVENTS;
 
     fn row(case: &str, size: &str, seconds: f64, flops: f64, bytes: f64, role: Role) -> Measured {
         Measured {
@@ -226,7 +229,7 @@ mod tests {
             12.0 * n,
             Role::Tilewise,
         );
-        add.reference = Some(COPY.into());
+        add.reference = Some(COPY_CASE.into());
         let mut tw = row(
             "matmul f16->f32 64x64x32",
             "4096x4096x4096",
@@ -237,7 +240,14 @@ mod tests {
         );
         tw.reference = Some("cuBLAS f16->f32".into());
         let results = vec![
-            row(COPY, "268435456", 0.5e-3, 0.0, 8.0 * n, Role::Reference),
+            row(
+                COPY_CASE,
+                "268435456",
+                0.5e-3,
+                0.0,
+                8.0 * n,
+                Role::Reference,
+            ),
             add,
             tw,
             row(

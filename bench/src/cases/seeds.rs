@@ -4,28 +4,36 @@
 //! its bytes count only what the pattern has to move (the lower triangle, the active
 //! blocks, the rows' own lengths).
 
-use super::{check, f32_sets, fail, kernel, softmax_f64, time, Rng, Rotation, Timing};
+use super::softmax::SOFTMAX_FLOP_PER_ELEMENT;
+use super::{f32_sets, kernel, record, CaseRun};
+use crate::inputs::Rng;
+use crate::measured::{Measured, COPY_CASE};
+use crate::references::{check, fail, softmax_f64};
+use crate::timing::{time, Rotation};
 use tilewise::{Buffer, Device, Result};
 
-const SEEDS: &str = include_str!("../kernels/seeds.py");
+const SEEDS: &str = include_str!("../../kernels/seeds.py");
 
 /// Elements per block of the block-sparse case.
-pub const SPARSE_BLOCK: usize = 1024;
+const SPARSE_BLOCK: usize = 1024;
 
-/// A measured seed case: its timing, nominal FLOPs, bytes moved, largest error, and the
-/// number of buffer sets the timed launches rotated through.
-pub type SeedRun = (Timing, f64, f64, f64, usize);
+/// Fills in the rest of a seed case's row (see [`record`]): the number of buffer sets
+/// its timed launches rotated through, and its reference, the copy.
+fn finish_row(row: &mut Measured, input_sets: usize) {
+    row.notes.push(("input_sets", input_sets as f64));
+    row.reference = Some(COPY_CASE.into());
+    row.roofline = true;
+}
 
 /// Causal row softmax of a `rows x cols` f32 matrix: row `r` is the softmax of its
 /// columns `c <= r`, the others come out 0. Checked in float64 on sampled rows.
-pub fn causal(
-    dev: &Device,
-    reps: usize,
-    rng: &mut Rng,
-    name: &str,
+pub(super) fn causal_softmax(
+    cx: &mut CaseRun,
+    row: &mut Measured,
     rows: usize,
     cols: usize,
-) -> Result<SeedRun> {
+) -> Result<()> {
+    let (dev, reps, rng, name) = (cx.dev, cx.reps, &mut cx.rng, row.case.clone());
     let kern = kernel(SEEDS, "seeds.py", "causal_softmax_bench_kernel")?;
     let x = rng.vec(rows * cols);
     let sets = f32_sets(dev, &x, rows * cols)?;
@@ -43,19 +51,21 @@ pub fn causal(
     let mut err = 0f64;
     for set in &sets {
         run(set)?;
-        err = err.max(check_causal(dev, rng, name, &x, &set.1, rows, cols)?);
+        err = err.max(check_causal(dev, rng, &name, &x, &set.1, rows, cols)?);
     }
     // Read: the lower triangle (masked loads skip the rest); written: the whole matrix.
     let read: f64 = (0..rows).map(|r| (r + 1).min(cols) as f64).sum();
     let mut rot = Rotation::new(sets.len());
     let t = time(reps, dev, &mut || run(&sets[rot.advance()]))?;
-    Ok((
+    record(
+        row,
         t,
-        super::SOFTMAX_FLOP_PER_ELEMENT * read,
+        SOFTMAX_FLOP_PER_ELEMENT * read,
         4.0 * (read + (rows * cols) as f64),
         err,
-        sets.len(),
-    ))
+    );
+    finish_row(row, sets.len());
+    Ok(())
 }
 
 /// The largest error of a causal softmax output on sampled rows.
@@ -87,13 +97,8 @@ fn check_causal(
 /// `out = 2 x` over the active blocks (about half, at random) of `n` f32 in blocks of
 /// [`SPARSE_BLOCK`]; inactive blocks are skipped whole and must keep their NaN poison.
 /// Checked exactly on every element.
-pub fn block_sparse(
-    dev: &Device,
-    reps: usize,
-    rng: &mut Rng,
-    name: &str,
-    n: usize,
-) -> Result<SeedRun> {
+pub(super) fn block_sparse(cx: &mut CaseRun, row: &mut Measured, n: usize) -> Result<()> {
+    let (dev, reps, rng, name) = (cx.dev, cx.reps, &mut cx.rng, row.case.clone());
     let kern = kernel(SEEDS, "seeds.py", "block_sparse_scale_bench_kernel")?;
     let blocks = n.div_ceil(SPARSE_BLOCK);
     let mut flags: Vec<i32> = (0..blocks).map(|_| (rng.next() < 0.0) as i32).collect();
@@ -115,7 +120,7 @@ pub fn block_sparse(
     };
     for set in &sets {
         run(set)?;
-        check_block_sparse(dev, name, &x, &flags, &set.1)?;
+        check_block_sparse(dev, &name, &x, &flags, &set.1)?;
     }
     let active: f64 = (0..blocks)
         .filter(|&b| flags[b] != 0)
@@ -124,13 +129,10 @@ pub fn block_sparse(
     let mut rot = Rotation::new(sets.len());
     let t = time(reps, dev, &mut || run(&sets[rot.advance()]))?;
     // Bytes of the active blocks (read and written) and of the flags.
-    Ok((
-        t,
-        active,
-        8.0 * active + 4.0 * blocks as f64,
-        0.0,
-        sets.len(),
-    ))
+    record(row, t, active, 8.0 * active + 4.0 * blocks as f64, 0.0);
+    finish_row(row, sets.len());
+    row.notes.push(("block", SPARSE_BLOCK as f64));
+    Ok(())
 }
 
 /// Exact check of a block-sparse output: 2x where active, the poison elsewhere.
@@ -163,14 +165,13 @@ fn check_block_sparse(
 /// Row sums of a padded `rows x max_len` f32 matrix, each row summed over its own random
 /// length (1 to `max_len`); the padding is NaN, so a read past a row's length shows.
 /// Checked in float64 on every row.
-pub fn ragged(
-    dev: &Device,
-    reps: usize,
-    rng: &mut Rng,
-    name: &str,
+pub(super) fn ragged_row_sum(
+    cx: &mut CaseRun,
+    row: &mut Measured,
     rows: usize,
     max_len: usize,
-) -> Result<SeedRun> {
+) -> Result<()> {
+    let (dev, reps, rng, name) = (cx.dev, cx.reps, &mut cx.rng, row.case.clone());
     let kern = kernel(SEEDS, "seeds.py", "ragged_row_sum_bench_kernel")?;
     let lengths: Vec<i32> = (0..rows).map(|_| rng.index(max_len) as i32 + 1).collect();
     let mut x = vec![f32::NAN; rows * max_len];
@@ -197,15 +198,17 @@ pub fn ragged(
         let got = dev.download::<f32>(&set.1)?;
         let pairs: Vec<(f64, f64)> = (0..rows)
             .map(|r| {
-                let row = &x[r * max_len..r * max_len + lengths[r] as usize];
-                (got[r] as f64, row.iter().map(|&v| v as f64).sum::<f64>())
+                let elems = &x[r * max_len..r * max_len + lengths[r] as usize];
+                (got[r] as f64, elems.iter().map(|&v| v as f64).sum::<f64>())
             })
             .collect();
-        err = err.max(check(name, pairs.into_iter(), 1e-5)?);
+        err = err.max(check(&name, pairs.into_iter(), 1e-5)?);
     }
     let valid: f64 = lengths.iter().map(|&l| l as f64).sum();
     let mut rot = Rotation::new(sets.len());
     let t = time(reps, dev, &mut || run(&sets[rot.advance()]))?;
     // The rows' own elements, the lengths and the sums.
-    Ok((t, valid, 4.0 * valid + 8.0 * rows as f64, err, sets.len()))
+    record(row, t, valid, 4.0 * valid + 8.0 * rows as f64, err);
+    finish_row(row, sets.len());
+    Ok(())
 }
