@@ -698,6 +698,20 @@ impl Op {
         v
     }
 
+    /// The operand list whose values flow into nested blocks' arguments or out of them
+    /// (loop-carried initial values, yields, a reduction's operands): a pass that
+    /// replaces one value by several (a block pointer by its parts) expands this list,
+    /// where every other operand maps to exactly one value.
+    pub fn carried_mut(&mut self) -> Option<&mut Vec<Value>> {
+        match self {
+            Op::For { init, .. } | Op::While { init, .. } => Some(init),
+            Op::Yield(vals) => Some(vals),
+            Op::Condition { args, .. } => Some(args),
+            Op::Reduce { operands, .. } | Op::Scan { operands, .. } => Some(operands),
+            _ => None,
+        }
+    }
+
     /// What the op does besides computing its results (see [`Effect`]).
     pub fn effect(&self) -> Effect {
         match self {

@@ -9,7 +9,6 @@
 //! expanded with `expand`.
 
 use crate::diag::{Diagnostic, Result};
-use crate::ir::ops::{Combiner, Op};
 use crate::ir::{Block, Inst, Kernel, KernelBuilder, Type, Value};
 use std::collections::HashMap;
 
@@ -139,102 +138,27 @@ fn map_results(ctx: &mut Ctx, inst: &Inst, new: Vec<Value>) {
     }
 }
 
-/// Copies one instruction with its operands mapped, expanding control flow (nested
-/// blocks go through `hook`), and maps its results.
+/// Copies one instruction with its operands mapped (the carried list, [`Op::carried_mut`],
+/// expanded value by value; every other operand to its single new value), its nested
+/// blocks copied through `hook`, and maps its results.
 pub fn copy_inst(
     ctx: &mut Ctx,
     inst: &Inst,
     hook: &mut dyn FnMut(&mut Ctx, &Inst) -> Result<Hook>,
 ) -> Result<()> {
     let result_tys = ctx.expanded(&inst.results);
-    let op = match &inst.op {
-        Op::For {
-            lower,
-            upper,
-            step,
-            init,
-            body,
-            num_stages,
-        } => Op::For {
-            lower: ctx.one(*lower)?,
-            upper: ctx.one(*upper)?,
-            step: ctx.one(*step)?,
-            init: ctx.flat(init)?,
-            body: nested(ctx, body, hook)?,
-            num_stages: *num_stages,
-        },
-        Op::If {
-            cond,
-            then_block,
-            else_block,
-        } => Op::If {
-            cond: ctx.one(*cond)?,
-            then_block: nested(ctx, then_block, hook)?,
-            else_block: nested(ctx, else_block, hook)?,
-        },
-        Op::While {
-            init,
-            before,
-            after,
-        } => Op::While {
-            init: ctx.flat(init)?,
-            before: nested(ctx, before, hook)?,
-            after: nested(ctx, after, hook)?,
-        },
-        Op::Yield(vals) => Op::Yield(ctx.flat(vals)?),
-        Op::Condition { cond, args } => Op::Condition {
-            cond: ctx.one(*cond)?,
-            args: ctx.flat(args)?,
-        },
-        Op::Reduce {
-            operands,
-            axis,
-            combiner,
-        } => Op::Reduce {
-            operands: ctx.flat(operands)?,
-            axis: *axis,
-            combiner: copy_combiner(ctx, combiner, hook)?,
-        },
-        Op::Scan {
-            operands,
-            axis,
-            reverse,
-            combiner,
-        } => Op::Scan {
-            operands: ctx.flat(operands)?,
-            axis: *axis,
-            reverse: *reverse,
-            combiner: copy_combiner(ctx, combiner, hook)?,
-        },
-        other => remap_simple(ctx, other)?,
-    };
+    let mut op = inst.op.clone();
+    let carried = op.carried_mut().map(std::mem::take);
+    for v in op.operands_mut() {
+        *v = ctx.one(*v)?;
+    }
+    if let (Some(old), Some(list)) = (carried, op.carried_mut()) {
+        *list = ctx.flat(&old)?;
+    }
+    for block in op.blocks_mut() {
+        *block = nested(ctx, block, hook)?;
+    }
     let new = ctx.b.push(op, result_tys, inst.span);
     map_results(ctx, inst, new);
     Ok(())
-}
-
-fn copy_combiner(
-    ctx: &mut Ctx,
-    c: &Combiner,
-    hook: &mut dyn FnMut(&mut Ctx, &Inst) -> Result<Hook>,
-) -> Result<Combiner> {
-    Ok(match c {
-        Combiner::Region(b) => Combiner::Region(Box::new(nested(ctx, b, hook)?)),
-        other => other.clone(),
-    })
-}
-
-/// An op without nested blocks, with each operand replaced by its single new value
-/// (the operands as the op table lists them, [`Op::operands_mut`]).
-fn remap_simple(ctx: &Ctx, op: &Op) -> Result<Op> {
-    if op.is_structured() {
-        return Err(Diagnostic::internal(
-            "rewrite: structured op reached remap_simple",
-        ));
-    }
-    let mut new = op.clone();
-    for v in new.operands_mut() {
-        *v = ctx.one(*v)?;
-    }
-    Ok(new)
 }
