@@ -1,11 +1,13 @@
 //! Distributed values: registers per layout, thread coordinates, and moving values
 //! between layouts (free register renaming where [`LinearLayout::register_map`] allows,
-//! shared memory otherwise).
+//! shared memory otherwise): aligning the operands of an op to one layout, splats and
+//! broadcasts, and the layout changes that move nothing (`expand_dims`, `reshape`,
+//! `permute`).
 
-use super::{Expander, TVal};
+use super::{remat, Expander, TVal};
 use crate::diag::{Diagnostic, Result};
-use crate::ir::ops::Const;
-use crate::ir::{BinaryOp, DType};
+use crate::ir::ops::{Const, Op};
+use crate::ir::{BinaryOp, DType, Inst, Value};
 use crate::lower::layout::LinearLayout;
 use crate::thread_ir::{Expr, Reg, Stmt};
 
@@ -287,6 +289,65 @@ impl Expander<'_> {
                 ))
             }
         })
+    }
+
+    /// `Splat` / `Broadcast` of `x` to the shape of `inst`'s result.
+    pub(super) fn splat_or_broadcast(&mut self, inst: &Inst, x: Value) -> Result<()> {
+        let shape = self.shape(inst.results[0]);
+        let v = self.get(x)?.clone();
+        // Index arithmetic is recomputed in the result's layout rather than moved
+        // through shared memory.
+        if let (TVal::Data(Dist::Regs { layout, .. }), Op::Broadcast(_)) = (&v, &inst.op) {
+            if layout.shape() != shape.as_slice() {
+                let target = self.canonical(&shape)?;
+                let src = self.shape(x);
+                let free = layout
+                    .register_map(&target, |c| {
+                        c.iter()
+                            .zip(&src)
+                            .map(|(&x, &s)| if s == 1 { 0 } else { x })
+                            .collect()
+                    })
+                    .is_some();
+                let dims: remat::DimMap = src
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &s)| if s == 1 { None } else { Some(i) })
+                    .collect();
+                if !free {
+                    if let Some(regs) = self.remat(x, &target, &dims, 0)? {
+                        self.set(
+                            inst.results[0],
+                            TVal::Data(Dist::Regs {
+                                layout: target,
+                                regs,
+                            }),
+                        );
+                        return Ok(());
+                    }
+                }
+            }
+        }
+        let out = self.broadcast(v, &shape)?;
+        self.set(inst.results[0], out);
+        Ok(())
+    }
+
+    /// The same registers under the layout `f` makes of `v`'s (`expand_dims`,
+    /// `reshape`, `permute`: free).
+    pub(super) fn map_layout(&self, v: TVal, f: impl Fn(&LinearLayout) -> LinearLayout) -> TVal {
+        let m = |d: Dist| match d {
+            Dist::Uniform(r) => Dist::Uniform(r),
+            Dist::Regs { layout, regs } => Dist::Regs {
+                layout: f(&layout),
+                regs,
+            },
+        };
+        match v {
+            TVal::Data(d) => TVal::Data(m(d)),
+            TVal::Ptr { root, off } => TVal::Ptr { root, off: m(off) },
+            other @ (TVal::Staged { .. } | TVal::Frags(_)) => other,
+        }
     }
 
     /// A constant register of `dtype`.

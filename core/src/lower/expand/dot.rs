@@ -359,31 +359,6 @@ impl Expander<'_> {
         run.min(max_lanes).min(contiguous).max(1) as usize
     }
 
-    /// A vector register holding `lanes`: the wide load they were extracted from when
-    /// they are its lanes in order, else a new vector built from them.
-    fn vector_of(&mut self, lanes: &[Reg], dtype: DType) -> Reg {
-        if let Some(&(v, 0)) = self.extracted.get(&lanes[0]) {
-            let same = lanes
-                .iter()
-                .enumerate()
-                .all(|(i, r)| self.extracted.get(r) == Some(&(v, i as u8)));
-            let ty = self.out.reg_ty(v);
-            if same && ty.lanes as usize == lanes.len() && ty.dtype == dtype {
-                return v;
-            }
-        }
-        let v = self.new_reg_ty(RegTy {
-            dtype,
-            lanes: lanes.len() as u8,
-        });
-        let parts = lanes.iter().map(|&r| self.cast_to(r, dtype)).collect();
-        self.emit(Stmt::Assign {
-            dst: v,
-            expr: Expr::Construct(parts),
-        });
-        v
-    }
-
     /// The tensor-core dot (see the module documentation).
     fn dot_mma(
         &mut self,

@@ -4,6 +4,14 @@
 //! aligned (offset, mask, value) triple becomes one access. Replicated layouts (several
 //! threads, or registers, holding the same element) store and update memory from one
 //! owner only: duplicate plain stores would be harmless, duplicate atomics would not.
+//!
+//! A thread's run of registers along the last dimension moves as one wide access
+//! (`ExpandOptions::vector_bytes`) where the axis analysis proves it contiguous,
+//! aligned and uniformly masked; where only the user's hints say so, the access tests
+//! them at run time and falls back to one access an element. The lanes of a wide load
+//! are recorded as extracted from its vector (`packing.rs`). A load staged for a `dot`
+//! (`ir::Staging`) goes into the next slot of its shared-memory ring, by asynchronous
+//! copies where they fit.
 
 use super::checked::AccessSite;
 
@@ -14,7 +22,7 @@ use super::shared_tile::SharedTile;
 use super::{Expander, Ring, TVal};
 use crate::diag::{Diagnostic, Result};
 use crate::ir::ops::{Op, Staging};
-use crate::ir::{BinaryOp, CmpPred, DType, Inst, Value};
+use crate::ir::{BinaryOp, CmpPred, DType, Inst, Type, Value};
 use crate::lower::layout::LinearLayout;
 use crate::thread_ir::{Expr, ParamKind, Reg, RegTy, Stmt};
 
@@ -116,6 +124,38 @@ impl Expander<'_> {
 
     fn opt_dist(&self, v: Option<Value>) -> Result<Option<Dist>> {
         v.map(|v| self.data(v)).transpose()
+    }
+
+    /// For a pointer tile of type `ty` in `layout`: the blocked layout whose threads
+    /// hold the widest runs its element type allows along the last dimension, where
+    /// `layout`'s runs are shorter (else `None`).
+    pub(super) fn wider_access_layout(
+        &self,
+        ty: &Type,
+        layout: &LinearLayout,
+    ) -> Option<LinearLayout> {
+        let Some(crate::ir::Elem::Ptr(dt)) = ty.elem() else {
+            return None;
+        };
+        let shape = ty.shape();
+        let lanes = self.opt.wide_lanes(dt);
+        let rank = shape.len();
+        if rank == 0 || lanes < 2 || shape[rank - 1] < lanes {
+            return None;
+        }
+        let last = rank - 1;
+        let run = layout
+            .reg_bases()
+            .iter()
+            .enumerate()
+            .take_while(|(i, b)| (0..rank).all(|d| b[d] == if d == last { 1 << i } else { 0 }))
+            .count();
+        if (1u32 << run) >= lanes {
+            return None;
+        }
+        let order: Vec<u32> = (0..rank as u32).rev().collect();
+        LinearLayout::default_blocked(shape, &order, lanes, self.opt.warp_size, self.opt.num_warps)
+            .ok()
     }
 
     /// How many consecutive registers of `layout` one access may cover for a tile of

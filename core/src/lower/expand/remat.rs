@@ -8,6 +8,8 @@
 //! ops and re-emits the value directly in the target layout; anything else (a load, a
 //! reduction, a loop-carried value) stops the walk and the caller falls back to a
 //! conversion. Results are memoized per (value, layout, dimension map).
+//! [`Expander::remat_ptr`] does the same for the offsets of a pointer tile, through
+//! `addptr`.
 
 use super::dist::Dist;
 use super::{Expander, TVal};
