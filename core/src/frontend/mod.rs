@@ -7,7 +7,7 @@
 //! - `control`: `if` / `for` / `while`;
 //! - `expr`: expressions and Python operators;
 //! - `semantic`: Triton's typing rules (promotion, broadcasting, casts);
-//! - `builtins`: the `tl` library and Python builtins;
+//! - `builtins`: the `tl` library and Python builtins (a table of builtins, by family);
 //! - `descriptor`: tensor descriptors (host-side arguments and
 //!   `tl.make_tensor_descriptor`), loaded and stored through block pointers;
 //! - `reduce`: reductions, scans and `tl.dot`;

@@ -4,7 +4,7 @@
 //! tile IR through [`KernelBuilder`] for everything that happens at run time. This
 //! file holds the state, the name environment, statement execution and the inlining
 //! of calls to other jit functions; control flow is in `control.rs`, expressions in
-//! `expr.rs`, the `tl` library in `builtins.rs` and `reduce.rs`.
+//! `expr.rs`, the `tl` library in `builtins/` and `reduce.rs`.
 //!
 //! `return` is only allowed as the last statement of a function body (or at the end
 //! of both branches of an `if` that is itself last): its value is kept under the
