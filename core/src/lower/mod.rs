@@ -9,6 +9,9 @@
 //! - [`pipeline`]: issues the loads feeding a `dot` iterations ahead (registers, or
 //!   shared-memory rings filled by asynchronous copies).
 //! - [`expand`]: tile IR to Thread IR (layouts, per-thread registers, shared memory).
+//! - [`math`]: Thread IR: `erf`, `tanh`, `pow`, the `sin`/`cos` range reduction
+//!   (and `exp`/`log` where the target lacks them) in basic operations; narrow-float
+//!   arithmetic in f32, rounded once per operation.
 //! - [`value_numbering`]: Thread IR: shares repeated computations, removes dead ones.
 //! - [`shared_reuse`]: Thread IR: shared arrays with disjoint lifetimes share memory.
 //!
@@ -21,6 +24,7 @@ pub mod block_ptr;
 pub mod expand;
 pub mod fp8;
 pub mod layout;
+pub mod math;
 pub mod narrow_i64;
 pub mod pipeline;
 pub mod rewrite;
@@ -63,8 +67,9 @@ pub fn prepare(kernel: &Kernel, index: DType, options: &expand::ExpandOptions) -
 }
 
 /// The whole shared lowering of a GPU backend: [`prepare`] with 32-bit indices (every
-/// GPU backend addresses in i32), then [`expand::expand`] with `options`, then
-/// [`value_numbering::value_numbering`].
+/// GPU backend addresses in i32), then [`expand::expand`] with `options`, then the
+/// Thread IR passes: [`math::lower_math`], [`value_numbering::value_numbering`],
+/// [`shared_reuse::reuse_shared`].
 pub fn to_thread_ir(
     kernel: &Kernel,
     options: &expand::ExpandOptions,
@@ -78,6 +83,8 @@ pub fn to_thread_ir(
         Ok(())
     };
     check(&t, "expand")?;
+    math::lower_math(&mut t, options);
+    check(&t, "math")?;
     value_numbering::value_numbering(&mut t);
     check(&t, "value_numbering")?;
     shared_reuse::reuse_shared(&mut t);

@@ -21,6 +21,11 @@
 //! - Semantics of arithmetic are the tile IR's (`ir::ops`): C division, wrapping
 //!   integers, shifts past the width give 0 or the sign, minnum/maxnum, saturating
 //!   float-to-int casts. Printers must emit code with exactly these semantics.
+//! - From the `math` pass on (`lower::math`), the functions no target has are written
+//!   out: no `erf`, `tanh` or `pow` below f64, `exp` / `log` only where the options say
+//!   they are native, `sin` / `cos` only of arguments reduced to about `[-pi, pi]`, and
+//!   f16 / bf16 registers are only moved, cast and compared (their arithmetic is in f32,
+//!   except f16 on a target that computes it natively).
 
 pub mod checks;
 mod parse;

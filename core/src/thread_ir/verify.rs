@@ -12,6 +12,9 @@
 //! - no statement needs a capability the options do not give (`mma`, `ldmatrix` and
 //!   asynchronous copies, warp shuffles, subgroup reductions, cooperative matrices): a
 //!   lowering path that leaks one is caught here, not by a printer.
+//! - after the `math` pass (`lower::math`) and every later one: no `erf`, `tanh` or
+//!   `pow` below f64, `exp` and `log` only where the target has them, and no arithmetic
+//!   on f16 / bf16 registers except f16 on a target that computes it natively.
 //!
 //! A violation is an internal error naming the pass that broke it.
 
@@ -25,6 +28,8 @@ pub fn verify(k: &ThreadKernel, opt: &ExpandOptions, pass: &str) -> Result<()> {
     let mut v = Verifier {
         k,
         opt,
+        // Expansion writes the math functions as they are; `math` rewrites them.
+        math_lowered: pass != "expand",
         assigned: vec![false; k.regs.len()],
         errors: vec![],
     };
@@ -47,6 +52,7 @@ pub fn verify(k: &ThreadKernel, opt: &ExpandOptions, pass: &str) -> Result<()> {
 struct Verifier<'a> {
     k: &'a ThreadKernel,
     opt: &'a ExpandOptions,
+    math_lowered: bool,
     assigned: Vec<bool>,
     errors: Vec<String>,
 }
@@ -139,6 +145,9 @@ impl Verifier<'_> {
             self.read(r);
         }
         let Some(d) = self.reg(dst) else { return };
+        if self.math_lowered {
+            self.math(dst, d, e);
+        }
         match e {
             Expr::Param(i)
                 if !matches!(
@@ -191,6 +200,32 @@ impl Verifier<'_> {
                 self.needs(self.opt.subgroup_reduce, "a subgroup reduction")
             }
             _ => {}
+        }
+    }
+
+    /// The `math` pass's postconditions for `dst = e` (`dst` of type `d`).
+    fn math(&mut self, dst: Reg, d: super::RegTy, e: &Expr) {
+        use crate::ir::{BinaryOp, UnaryOp};
+        if d.dtype == DType::F64 {
+            return;
+        }
+        let left = match e {
+            Expr::Unary(UnaryOp::Erf, _) => Some("erf"),
+            Expr::Unary(UnaryOp::Tanh, _) => Some("tanh"),
+            Expr::Binary(BinaryOp::Pow, _, _) => Some("pow"),
+            Expr::Unary(UnaryOp::Exp, _) if !self.opt.native_exp_log => Some("exp"),
+            Expr::Unary(UnaryOp::Log, _) if !self.opt.native_exp_log => Some("log"),
+            _ => None,
+        };
+        if let Some(f) = left {
+            self.err(format!(
+                "{dst} = {f}(..) of {d} is left after the math pass"
+            ));
+        }
+        if crate::lower::math::computes_narrow_float(d.dtype, e, self.opt) && d.lanes == 1 {
+            self.err(format!(
+                "{dst} computes in {d} (narrow floats are computed in f32)"
+            ));
         }
     }
 

@@ -137,11 +137,17 @@ impl Printer<'_> {
 
     fn no_f64(&self, op: &str, dt: DType) -> Result<()> {
         if dt == DType::F64 {
-            return Err(self.err(format!(
-                "`{op}` on f64 has no PTX instruction and no software routine in tilewise yet"
-            )));
+            return Err(self.no_routine(op, dt));
         }
         Ok(())
+    }
+
+    /// `op` on `dt` reached the printer: only f64 does (`lower::math` writes out the
+    /// others).
+    fn no_routine(&self, op: &str, dt: DType) -> Diagnostic {
+        self.err(format!(
+            "`{op}` on {dt} has no PTX instruction and no software routine in tilewise yet"
+        ))
     }
 
     pub(super) fn unary(&mut self, op: UnaryOp, dt: DType, d: &str, x: &str) -> Result<()> {
@@ -157,25 +163,9 @@ impl Printer<'_> {
                 self.ins(format!("mov.{} {t}, {x};", bty(dt)))
             }
             UnaryOp::Abs => self.ins(format!("abs.{} {t}, {x};", ity(dt))),
-            UnaryOp::Exp => {
-                self.no_f64("exp", dt)?;
-                self.ins(format!(
-                    "mul.rn.f32 {t}, {x}, {};",
-                    f32_lit(std::f32::consts::LOG2_E)
-                ));
-                self.ins(format!("ex2.approx.f32 {t}, {t};"));
-            }
             UnaryOp::Exp2 => {
                 self.no_f64("exp2", dt)?;
                 self.ins(format!("ex2.approx.f32 {t}, {x};"));
-            }
-            UnaryOp::Log => {
-                self.no_f64("log", dt)?;
-                self.ins(format!("lg2.approx.f32 {t}, {x};"));
-                self.ins(format!(
-                    "mul.rn.f32 {t}, {t}, {};",
-                    f32_lit(std::f32::consts::LN_2)
-                ));
             }
             UnaryOp::Log2 => {
                 self.no_f64("log2", dt)?;
@@ -187,29 +177,18 @@ impl Printer<'_> {
                 self.ins(format!("rcp.rn.f64 {t}, {t};"));
             }
             UnaryOp::Rsqrt => self.ins(format!("rsqrt.approx.f32 {t}, {x};")),
+            // `lower::math` reduced the argument to about [-pi, pi].
             UnaryOp::Sin | UnaryOp::Cos => {
                 self.no_f64(op.name(), dt)?;
-                // Reduce to one period around 0: x - rint(x / 2pi) * 2pi, with 2pi split
-                // in two parts so the product is nearly exact.
-                let k = self.tmp(Class::B32);
-                let y = self.tmp(Class::B32);
-                self.ins(format!("mul.rn.f32 {k}, {x}, 0f3E22F983;"));
-                self.ins(format!("cvt.rni.f32.f32 {k}, {k};"));
-                self.ins(format!("neg.f32 {k}, {k};"));
-                self.ins(format!("fma.rn.f32 {y}, {k}, 0f40C90FDB, {x};"));
-                self.ins(format!("fma.rn.f32 {y}, {k}, 0fB43BBD2E, {y};"));
                 let name = if op == UnaryOp::Sin { "sin" } else { "cos" };
-                self.ins(format!("{name}.approx.f32 {t}, {y};"));
+                self.ins(format!("{name}.approx.f32 {t}, {x};"));
             }
             UnaryOp::Floor => self.ins(format!("cvt.rmi.{f}.{f} {t}, {x};")),
             UnaryOp::Ceil => self.ins(format!("cvt.rpi.{f}.{f} {t}, {x};")),
-            UnaryOp::Erf => {
-                self.no_f64("erf", dt)?;
-                self.erf(&t, x);
-            }
-            UnaryOp::Tanh => {
-                self.no_f64("tanh", dt)?;
-                self.tanh(&t, x);
+            // `lower::math` wrote these out below f64 (and `exp` / `log`: PTX has only
+            // `ex2` / `lg2`); the verifier checks it.
+            UnaryOp::Exp | UnaryOp::Log | UnaryOp::Erf | UnaryOp::Tanh => {
+                return Err(self.no_routine(op.name(), dt))
             }
         }
         if !(op == UnaryOp::Not && dt == DType::I1) {
@@ -334,10 +313,7 @@ impl Printer<'_> {
                 self.ins(format!("setp.{cmp}.{i} {p}, {a}, {b};"));
                 self.ins(format!("selp.{} {t}, {a}, {b}, {p};", bty(dt)));
             }
-            BinaryOp::Pow => {
-                self.no_f64("pow", dt)?;
-                self.pow(&t, a, b);
-            }
+            BinaryOp::Pow => return Err(self.no_routine("pow", dt)),
         }
         self.fix(dt, d, &t);
         Ok(())

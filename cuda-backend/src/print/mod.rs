@@ -9,8 +9,8 @@
 //!   (`.b32`, for every 8-, 16- and 32-bit type) or `%rdN` (`.b64`). Untyped bit
 //!   registers serve integer and float instructions alike. 8- and 16-bit integers live
 //!   sign- or zero-extended in 32-bit registers and are wrapped after each operation;
-//!   f16 and bf16 live in f32 registers, rounded to their format after each operation
-//!   (the interpreter's semantics: compute exactly, round once per op). Temporaries are
+//!   f16 and bf16 live in f32 registers; `lower::math` computes their arithmetic in
+//!   f32 and rounds once per operation with a cast (the interpreter's semantics). Temporaries are
 //!   `%tN`, `%tdN`, `%tpN`, `%thN` (`.b16`).
 //! - **Parameters.** Thread IR parameter `i` is `.param` `tw_p{i}`: a `.u64` global
 //!   address for a buffer (the start of the bound view), a `.b32` word for a scalar of
@@ -25,8 +25,10 @@
 //!   which let a number win over NaN; float-to-int `cvt.rzi` saturates and maps NaN to
 //!   0 (for 64-bit results the printer sets NaN's 0 itself: the H200 gave the most
 //!   negative integer); float `!=` is unordered. `+ - * /` and `sqrt` are correctly rounded (`.rn`, never
-//!   contracted); `exp`, `log`, `exp2`, `log2`, `rsqrt`, `sin`, `cos` use the `.approx`
-//!   instructions as Triton does (`sin`/`cos` after a reduction to one period).
+//!   contracted); `exp2`, `log2`, `rsqrt`, `sin`, `cos` use the `.approx` instructions
+//!   as Triton does. `exp`, `log`, `erf`, `tanh`, `pow`, the `sin`/`cos` range
+//!   reduction and the f32 arithmetic of f16 / bf16 values arrive written out by
+//!   `tilewise_core::lower::math`.
 //! - **Memory.** A masked load moves `other` in first and predicates the load
 //!   (`@%p ld.global`), a masked store is predicated: masked-off lanes never touch
 //!   memory. Atomics are `acq_rel` at GPU scope, Triton's default; float `min`/`max`
@@ -46,12 +48,10 @@
 //! - `matrix`: tensor cores (`ldmatrix`, `mma.sync`, `wgmma` and its descriptors);
 //! - `arith`: constants, arithmetic, comparisons, casts, and the wrapping and rounding
 //!   of narrow types;
-//! - `math`: the f32 software routines for `erf`, `tanh` and `pow`;
 //! - `control`: loops and branches.
 
 mod arith;
 mod control;
-mod math;
 mod matrix;
 mod memory;
 mod module;
