@@ -10,8 +10,9 @@
 //!   lane;
 //! - cooperative-matrix statements never sit inside an `If`;
 //! - no statement needs a capability the options do not give (`mma`, `ldmatrix` and
-//!   asynchronous copies, warp shuffles, subgroup reductions, cooperative matrices): a
-//!   lowering path that leaks one is caught here, not by a printer.
+//!   asynchronous copies, warpgroup MMA, warp shuffles, subgroup reductions,
+//!   cooperative matrices): a lowering path that leaks one is caught here, not by a
+//!   printer.
 //!
 //! A violation is an internal error naming the pass that broke it.
 
