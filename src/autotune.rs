@@ -23,7 +23,8 @@
 //! ```
 //!
 //! **Timing.** Each configuration runs once untimed (its compile, its first launch),
-//! once timed to size the measurement, then in timed regions of back-to-back launches
+//! once timed to size the measurement, untimed again for about `warmup` milliseconds
+//! (25 by default, at most 100 launches), then in timed regions of back-to-back launches
 //! (regions of at least a millisecond where nothing has to be reset between launches,
 //! so that coarse timers such as WebGPU's rank short kernels right) until about `rep`
 //! milliseconds (100 by default) are spent; its time is the median region's per-launch

@@ -1,6 +1,8 @@
 //! Checked launches on the GPU executors (and the simulators): the hidden arguments a
 //! kernel lowered in checked mode takes, and the record it reports into, turned into
-//! the launch's result (see `tilewise_core::thread_ir::checks`).
+//! the launch's result (see `tilewise_core::thread_ir::checks`). Kernels that call
+//! `tl.device_print` take the same path, checked or not: their print buffer is read
+//! back and printed as the interpreter prints.
 //!
 //! Checked mode is asked for by [`crate::Device::checked`], [`crate::Launch::checked`]
 //! or `TILEWISE_CHECKED=1` in the environment. A checked launch waits for the kernel

@@ -1,6 +1,7 @@
 //! The PTX backend as a [`Backend`]: kernels are lowered to Thread IR by the shared
-//! lowering, printed as PTX, JIT-compiled by the CUDA driver and launched on one
-//! stream. Launches queue; reads and [`Backend::synchronize`] wait.
+//! lowering, printed as PTX, JIT-compiled by the CUDA driver (with the persistent
+//! cache on, linked to a cubin that is stored there and loaded from it next time) and
+//! launched on one stream. Launches queue; reads and [`Backend::synchronize`] wait.
 
 use crate::buffer::BufferId;
 use crate::checked::run_checked;

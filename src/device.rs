@@ -250,8 +250,8 @@ impl Device {
     }
 
     /// The interpreter in checked mode: it also reports false `multiple_of` /
-    /// `max_contiguous` hints and block pointers that reach past their buffer. A false
-    /// hint that no memory access is widened with is a warning
+    /// `max_contiguous` / `max_constancy` hints and block pointers that reach past
+    /// their buffer. A false hint that no memory access is widened with is a warning
     /// ([`Device::take_warnings`]), the others errors.
     pub fn interpreter_checked() -> Device {
         Device::of(Arc::new(crate::interp_device::InterpreterBackend::new(
@@ -259,7 +259,8 @@ impl Device {
         )))
     }
 
-    /// The simulator of the GPU lowering: kernels go through the same lowering as the
+    /// The simulator of the WGSL backend's lowering (for a device without f16,
+    /// subgroups or cooperative matrices): kernels go through the same lowering as the
     /// WGSL backend (layouts, shared memory, barriers) and run thread by thread on the
     /// CPU. Slow; for checking the lowering where there is no GPU.
     pub fn simulator() -> Device {

@@ -1,6 +1,7 @@
 //! The interpreter as a [`Backend`]: buffers are host memory, launches run at once.
-//! The same backend hosts the simulator of the GPU lowering, which runs the Thread IR
-//! the GPU backends would print, thread by thread.
+//! The same backend hosts the simulators of the GPU lowerings (`SimLowering`: WGSL
+//! with and without cooperative matrices, PTX for sm_80 and for sm_90a), which run the
+//! Thread IR the GPU backends would print, thread by thread.
 
 use crate::buffer::BufferId;
 use crate::checked::run_checked;

@@ -372,8 +372,9 @@ impl Compiled {
         &self.spec.kernel
     }
 
-    /// The Thread IR of the shared lowering as the WGSL backend runs it (scalar
-    /// accesses, FMA dot; `num_warps = 4`), in its text form.
+    /// The Thread IR of the shared lowering with the WGSL backend's base options
+    /// (`ExpandOptions::wgsl`: 16-byte accesses of 32-bit elements, FMA dots;
+    /// `num_warps = 4`), in its text form.
     pub fn thread_ir_text(&self) -> Result<String> {
         Ok(tilewise_core::thread_ir::print(&self.thread_ir("text")?))
     }

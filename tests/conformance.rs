@@ -1,7 +1,8 @@
 //! Cross-executor conformance: every case runs on the interpreter (the reference), on
-//! the simulator of the GPU lowering, and on wgpu when an adapter is present, and the
-//! results must agree: exactly for integer and data-movement kernels, within 1e-5
-//! (relative to the output's largest magnitude) for f32 arithmetic, 1e-2 for f16/bf16.
+//! the simulators of the GPU lowerings (WGSL, PTX, sm_90's PTX with `wgmma`, WGSL with
+//! cooperative matrices), and on wgpu when an adapter is present, and the results must
+//! agree: exactly for integer and data-movement kernels, within 1e-5 (relative to the
+//! output's largest magnitude) for f32 arithmetic, 1e-2 for f16/bf16.
 //!
 //! It also runs on CUDA when a driver and a GPU are present, and every case's PTX is
 //! assembled by ptxas for sm_80 and sm_90 (no GPU needed).

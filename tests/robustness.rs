@@ -13,7 +13,7 @@
 //!   jit function is compiled with arguments inferred from its signature (sometimes
 //!   perturbed), its WGSL (validated by naga) and PTX are generated, and, where the
 //!   program is sure to end quickly, it runs on the interpreter (plain and checked) and
-//!   both simulators.
+//!   the WGSL and PTX simulators.
 //! - `random_launches_never_panic`: the unmutated kernels launched with random
 //!   arguments: too few or too many, every dtype, scalars for pointers and back, empty
 //!   buffers and slices, missing / repeated / unknown / ill-typed constexprs,

@@ -2,7 +2,10 @@
 //! at their default configurations live in `shaders/generated/`, and this test fails
 //! when they are stale. Regenerate with `TILEWISE_BLESS=1 cargo test --test snapshots`.
 //! Every WGSL file is validated by naga on the way, and every PTX file assembled by
-//! ptxas (sm_80 and sm_90) without register spills.
+//! ptxas (sm_80 and sm_90) without register spills. `*.coop.wgsl` is the WGSL for a
+//! device with cooperative matrices and subgroups.
+//! `library_translates_for_every_platform` translates every kernel to SPIR-V, MSL and
+//! HLSL through naga.
 
 use std::path::PathBuf;
 use tilewise::wgsl::{translate, Capabilities, CoopConfig, Language, Translated};
@@ -201,7 +204,8 @@ fn generated_code_is_current() {
         let ptx = c.ptx().unwrap_or_else(|e| panic!("{name}: {e}"));
         check(&format!("{name}.ptx"), &ptx, &mut stale);
         assemble_without_spills(name, c);
-        // The cooperative-matrix form, where the kernel has a dot that takes it.
+        // The form for a device with cooperative matrices and subgroups, where it
+        // differs (fragment dots, subgroup reductions).
         let coop = c
             .wgsl_for(&tilewise::wgsl::Capabilities::offline_coop(), 4)
             .unwrap_or_else(|e| panic!("{name}: {e}"));

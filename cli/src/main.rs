@@ -1,6 +1,8 @@
-//! `tilewise`, the command line: which executors this machine has, and a kernel's
-//! artifacts (tile IR, Thread IR, WGSL, PTX) without a GPU, with the library's
-//! diagnostics.
+//! `tilewise`, the command line, with the library's diagnostics: which executors this
+//! machine has (`devices`), a kernel's artifacts (tile IR, Thread IR, WGSL, PTX)
+//! without a GPU (`compile`), a kernel run on generated or `.npy` inputs (`run`), the
+//! persistent cache (`cache`), the benchmark harness (`bench`), and the worker process
+//! behind `Device::isolated` (`worker`, hidden).
 
 mod cache;
 mod compile;

@@ -1,6 +1,8 @@
-//! `tilewise run`: a kernel launched on a chosen device with generated inputs, its
-//! buffers summarised afterwards; `--check` runs the same launch on the interpreter
-//! and compares every buffer, `--checked` uses checked mode.
+//! `tilewise run`: a kernel launched on a chosen device with generated or `.npy`
+//! inputs, its buffers summarised afterwards (and written to `.npy` files with
+//! `--save`); `--check` runs the same launch on the interpreter and compares every
+//! buffer, `--checked` uses checked mode. A kernel with `@triton.autotune` is tuned
+//! first (`--no-autotune` skips it).
 //!
 //! Arguments, in the kernel's parameter order (`--arg` each):
 //! - `f32[1024]`: a buffer of 1024 random elements (floats uniform in [-1, 1),

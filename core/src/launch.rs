@@ -5,7 +5,10 @@
 //! [`SpecKey`]: the dtype of every pointer and scalar argument, the value of every
 //! constexpr, and for integer scalars and pointers whether they are divisible by 16
 //! (elements for integers, bytes for pointer addresses). Integer scalars equal to 1 are
-//! specialized as constants (a stride of 1 makes a dimension provably contiguous).
+//! specialized as constants (a stride of 1 makes a dimension provably contiguous). A
+//! scalar passed positionally to a `tl.constexpr` parameter is in the key by value; a
+//! tensor descriptor by its dtype, alignment, block shape and the specialization of
+//! its shape and strides.
 
 use crate::ir::DType;
 use std::fmt;

@@ -6,6 +6,9 @@
 //! - [`frontend`]: parses Triton-dialect Python and traces jit functions to tile IR,
 //!   specialized per launch.
 //! - [`interp`]: the reference interpreter, which runs tile IR on host buffers.
+//! - [`lower`]: the shared lowering of both GPU backends, tile IR to Thread IR.
+//! - [`thread_ir`]: the Thread IR (what one thread does), its text form, verifier and
+//!   CPU simulator.
 
 pub mod diag;
 pub mod ir;

@@ -1,8 +1,8 @@
 //! tilewise-cuda: the PTX backend.
 //!
-//! - [`compile`]: the backend's compile entry (the lowering options for a target and
+//! - [`mod@compile`]: the backend's compile entry (the lowering options for a target and
 //!   device, lower, print).
-//! - [`print`]: the PTX printer, Thread IR in, one PTX module out (no LLVM, no NVRTC).
+//! - [`mod@print`]: the PTX printer, Thread IR in, one PTX module out (no LLVM, no NVRTC).
 //! - [`ptxas`]: offline checks of PTX with NVIDIA's ptxas (registers, spills, errors).
 //! - [`driver`]: the CUDA driver runtime (memory, modules, launches, events), loaded
 //!   dynamically so that everything builds and fails cleanly without CUDA.

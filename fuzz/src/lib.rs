@@ -1,10 +1,11 @@
 //! tilewise-fuzz: the differential fuzzer.
 //!
-//! Random, well-typed tile programs ([`generate`]) are written out as Triton source
-//! ([`Program::source`]) and run on every executor (the interpreter as the reference,
-//! both simulators of the GPU lowerings, wgpu, CUDA, and ptxas as an assembler check);
-//! outputs are compared per dtype, exactly where the program's values are exact by
-//! construction and within a tolerance derived from the operations otherwise
+//! Random, well-typed tile programs ([`generate()`]) are written out as Triton source
+//! ([`Program::source`]) and run on every executor: the interpreter as the reference,
+//! the simulators of the GPU lowerings (WGSL, PTX, sm_90's PTX, cooperative matrices),
+//! wgpu, CUDA, and ptxas as an assembler check. Outputs are compared per dtype, exactly
+//! where the program's values are exact by construction and within a tolerance
+//! derived from the operations otherwise
 //! ([`program::Info`]). A program that disagrees is shrunk to a small one
 //! ([`shrink::shrink`]) and printed with the seed that reproduces it.
 //!

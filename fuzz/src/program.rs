@@ -66,7 +66,8 @@ pub struct Access {
     pub strides: Vec<u32>,
     /// Elements between programs.
     pub span: u32,
-    /// A scalar `i32` variable times `shift_scale`, added to every offset (loops).
+    /// `(var, scale)`: the scalar `i32` variable `var` times `scale`, added to every
+    /// offset (loops).
     pub shift: Option<(Var, u32)>,
     /// `lin < s{n}` (the tile's row-major index against a runtime bound).
     pub ragged: Option<usize>,

@@ -13,7 +13,10 @@
 //! - **The device** is requested with the adapter's own limits (not WebGPU's defaults:
 //!   a kernel may use all the workgroup memory the hardware has) and the intersection of
 //!   the adapter's features with [`WANTED_FEATURES`]: `SHADER_F16`, `SUBGROUP`,
-//!   `SUBGROUP_BARRIER`, `TIMESTAMP_QUERY`, `IMMEDIATES`.
+//!   `SUBGROUP_BARRIER`, `TIMESTAMP_QUERY`, `IMMEDIATES`, `PIPELINE_CACHE` and
+//!   `EXPERIMENTAL_COOPERATIVE_MATRIX` (the last with wgpu's experimental features
+//!   enabled; [`Capabilities::coop_configs`] says which configurations the lowering
+//!   uses).
 //!
 //! What the device can do is summarised in [`Capabilities`], which the lowering reads
 //! (f16 or packed u32? subgroup ops? how much workgroup memory?) and which

@@ -1,6 +1,6 @@
 //! tilewise-wgsl: the WGSL backend's runtime on wgpu (Vulkan, Metal, DX12, GL).
 //!
-//! [`compile`] lowers a kernel with the options the device's capabilities allow and
+//! [`compile()`] lowers a kernel with the options the device's capabilities allow and
 //! prints its Thread IR as a WGSL compute shader; the rest validates it and runs it:
 //!
 //! - [`context`]: [`WgpuContext`] picks an adapter (`WGPU_BACKEND`, `WGPU_ADAPTER_NAME`,
@@ -14,8 +14,9 @@
 //! - [`dispatch`]: [`Launch`]es batched in one command encoder until a read, a write or
 //!   [`WgpuContext::synchronize`]; the parameter block and sub-range binding through
 //!   element base offsets.
-//! - [`timing`]: GPU timestamps around launches for the benchmark harness.
-//! - [`translate`]: the WGSL as SPIR-V, MSL or HLSL through naga's back ends (the
+//! - [`timing`]: GPU timestamps around launches for the benchmark harness and the
+//!   autotuner.
+//! - [`mod@translate`]: the WGSL as SPIR-V, MSL or HLSL through naga's back ends (the
 //!   portability checks in CI).
 //!
 //! Every failure is a [`tilewise_core::Diagnostic`]: `Backend` for what the device

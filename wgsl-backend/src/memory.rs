@@ -1,8 +1,10 @@
 //! Device memory: storage buffers, uploads and read-back.
 //!
 //! A [`GpuBuffer`] is a wgpu buffer with usage `STORAGE | COPY_SRC | COPY_DST` and a
-//! logical length in bytes. wgpu copies and maps in units of 4 bytes, so the allocation
-//! is the length rounded up to 4 (at least 4); the padding is never returned.
+//! logical length in bytes. The allocation is the length rounded up to 16 bytes (at
+//! least 16): wgpu copies and maps in units of 4 bytes, and a binding viewed as
+//! `array<vec4<T>>` (wide accesses) must cover its last, partial vector. The padding is
+//! never returned.
 //!
 //! Ordering: uploads and read-backs are ordered with the launches recorded before them.
 //! `queue.write_buffer` runs at the start of the next submission, ahead of any command
@@ -10,9 +12,9 @@
 //! is open. A read appends a copy into a staging buffer to the pending batch, submits
 //! it, maps the staging buffer and polls the device until the map completes.
 //!
-//! Unaligned writes (an offset or an end not on a 4-byte boundary, e.g. one f16 in
-//! the middle of a buffer) read the edge words back first, so the bytes around the
-//! written range are preserved.
+//! Writes and reads move whole 16-byte units. Unaligned writes (an offset or an end not
+//! on a 16-byte boundary, e.g. one f16 in the middle of a buffer) read the edge units
+//! back first, so the bytes around the written range are preserved.
 
 use std::sync::mpsc;
 
@@ -20,8 +22,8 @@ use tilewise_core::{Diagnostic, ErrorKind, Result};
 
 use crate::context::WgpuContext;
 
-/// wgpu's copy granularity in bytes.
-/// Allocations are rounded up to 16 bytes: a binding viewed as `array<vec4<T>>` (wide
+/// The unit of allocations, writes and read-backs in bytes (wgpu's copy granularity is
+/// 4). Allocations are rounded up to 16 bytes: a binding viewed as `array<vec4<T>>` (wide
 /// accesses) then always covers its last, partial vector.
 const ALIGN: u64 = 16;
 
@@ -46,7 +48,7 @@ impl GpuBuffer {
         self.len == 0
     }
 
-    /// Allocated size in bytes: the length rounded up to 4, at least 4.
+    /// Allocated size in bytes: the length rounded up to 16, at least 16.
     pub fn allocated(&self) -> u64 {
         self.buffer.size()
     }

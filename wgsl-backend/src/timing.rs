@@ -1,4 +1,4 @@
-//! GPU timestamps for the benchmark harness.
+//! GPU timestamps for the benchmark harness and the autotuner (the device's timer).
 //!
 //! A timed region ([`WgpuContext::begin_timing`] .. [`WgpuContext::end_timing`]) gives
 //! every compute pass recorded inside it its own pair of timestamps (`TIMESTAMP_QUERY`,

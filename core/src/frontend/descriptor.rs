@@ -1,17 +1,16 @@
 //! Tensor descriptors: Triton's `tl.make_tensor_descriptor` and host-side
 //! `TensorDescriptor` arguments, with `desc.load(offsets)` / `desc.store(offsets, x)`.
 //!
-//! A descriptor is a scalar pointer seen as a tensor of `shape` and `strides`, read
-//! and written in blocks of `block_shape` at element offsets; elements outside the
-//! tensor read as zero and are not written. That is a block pointer with every
-//! dimension boundary-checked and zero padding, so a descriptor is a trace-time value
+//! A descriptor is a scalar pointer seen as a tensor of `shape` and `strides`, read and
+//! written in blocks of `block_shape` at element offsets; elements outside the tensor
+//! read as zero and are not written. That is a block pointer with every dimension
+//! boundary-checked and zero padding, so a descriptor is a trace-time value
 //! ([`Descriptor`]) and each access becomes `make_block_ptr` + `load` / `store`: every
-//! executor runs it through the block-pointer lowering it already has (the Hopper
-//! issue lowers them to TMA where the shape allows). The older spellings
-//! (`tl._experimental_make_tensor_descriptor`, `tl._experimental_descriptor_load` /
-//! `_store`) map onto the same value. Misuse (wrong number of offsets, a store of the
-//! wrong shape, a block shape that is not a list of powers of two) is a located
-//! diagnostic.
+//! executor runs it through the block-pointer lowering it already has (none uses TMA).
+//! The older spellings (`tl._experimental_make_tensor_descriptor`,
+//! `tl._experimental_descriptor_load` / `_store`) map onto the same value. Misuse
+//! (wrong number of offsets, a store of the wrong shape, a block shape that is not a
+//! list of powers of two) is a located diagnostic.
 
 use super::builtins::{bind, const_dtype, shape_arg};
 use super::expr::{Args, Kwargs};

@@ -10,6 +10,7 @@
 //! - `builtins`: the `tl` library and Python builtins (a table of builtins, by family);
 //! - `descriptor`: tensor descriptors (host-side arguments and
 //!   `tl.make_tensor_descriptor`), loaded and stored through block pointers;
+//! - `join`: `tl.join`, `tl.split`, `tl.interleave` and `tl.cat`;
 //! - `reduce`: reductions, scans and `tl.dot`;
 //! - `random`: Philox random numbers (`tl.rand`, `tl.randint`, ...) and `tl.umulhi`;
 //! - `autotune`: `@triton.autotune(...)` read by a host-side evaluator of configuration
@@ -43,7 +44,8 @@ use std::sync::Arc;
 use tracer::{err, Tracer};
 use value::Val;
 
-/// A parsed source file: its jit functions (the rest of the file is skipped).
+/// A parsed source file: its jit functions (the rest of the file is not traced; its
+/// top-level statements are kept for the `@triton.autotune` evaluator).
 pub struct Module {
     source: Arc<SourceFile>,
     parsed: ParsedModule,

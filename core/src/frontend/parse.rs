@@ -8,7 +8,7 @@
 //! top-level assignments are kept as candidate global constants. The tracer skips
 //! everything else (host code, `if __name__ == "__main__":`); every top-level statement
 //! is also kept, in order, in [`ParsedModule::top_level`] for the host-side evaluator of
-//! `@triton.autotune` (`autotune.rs`).
+//! `@triton.autotune` (`autotune/`).
 
 use super::value::Namespace;
 use crate::diag::{Diagnostic, ErrorKind, Result, SourceFile, Span};

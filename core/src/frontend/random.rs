@@ -6,7 +6,7 @@
 //! odd constants whose high halves (`tl.umulhi`) and low halves are mixed back into the
 //! counter, the key bumped by two Weyl constants after every round. Nothing here is a
 //! primitive of the IR: every function expands at trace time into `mulhi`, `mul`, `xor`,
-//! casts and float math, so the interpreter, both simulators and both backends compute
+//! casts and float math, so the interpreter, the simulators and both backends compute
 //! it with the ops they already check, and `rand` / `randint` are bit-exact with Triton
 //! for the same seed and offsets.
 //!

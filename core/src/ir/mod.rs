@@ -18,8 +18,9 @@
 //!   [`ops`]; the front end makes shapes and dtypes agree before it emits an op.
 //! - Every instruction carries the [`crate::diag::Span`] of the source that made it.
 //!
-//! The text form ([`print`]) writes values as `%N`, types as `tile<64x32xf32>`,
-//! `ptr<f16>`, `block_ptr<f16, 64x32>`; [`verify`] checks the invariants above.
+//! The text form ([`print()`], read back by [`parse()`]) writes values as `%N`, types
+//! as `tile<64x32xf32>`, `ptr<f16>`, `block_ptr<f16, 64x32>`; [`verify`] checks the
+//! invariants above.
 
 mod dtype;
 pub mod fp8;

@@ -11,7 +11,8 @@
 //!   `Shr`) or the sign fill (signed `Shr`);
 //! - a masked-off lane of a load or store never touches memory.
 //!
-//! Each op lists how it lowers once the shared lowering exists (core/src/lower/).
+//! How each op lowers for the GPUs is the shared lowering's (core/src/lower/), not
+//! stated here.
 
 use super::kernel::Block;
 use super::{DType, Value};
@@ -211,7 +212,7 @@ impl StagedLayout {
 pub struct Staging {
     /// The ring, unique in the kernel; every load of one ring has the same shape.
     pub ring: u32,
-    /// Slots in the ring (`num_stages`), at least 2.
+    /// Slots in the ring: `num_stages`, one more with `slack`; at least 2.
     pub stages: u32,
     /// Which operand of the `dot` the tile is: 0 for `a` (`[M, K]`), 1 for `b`
     /// (`[K, N]`); with `layout`, it fixes the shared layout the `dot` reads.

@@ -2,17 +2,19 @@
 //!
 //! Invariants checked (a violation is a bug in whatever produced the IR, reported as an
 //! internal [`Diagnostic`] pointing at the instruction):
-//! 1. Every operand is defined before use, in the same block or an enclosing one.
+//! 1. Every operand is defined before use, in the same block or an enclosing one (a
+//!    combine region sees only its own arguments).
 //! 2. Every value is defined exactly once.
 //! 3. Elementwise ops (`Unary`, `Binary`, `Cmp`, `Select`, `Fma`, `Cast`, `AddPtr`)
-//!    have operands of the result's shape; `Binary`/`Cmp`/`Fma` operands share a dtype.
-//! 4. `Cmp` results and `Select` / `Load` / `Store` masks are `i1`.
+//!    have operands of the result's shape; `Binary`/`Cmp` operands share a dtype;
+//!    `AddPtr` offsets a pointer tile.
+//! 4. `Cmp` results, `Select` conditions and `Load` / `Store` / `Atomic` masks are `i1`.
 //! 5. Nested blocks end with the right terminator (`Yield`, or `Condition` for a
-//!    `While` before-block) carrying values of the enclosing op's result types;
-//!    terminators appear nowhere else.
-//! 6. `For` bounds are integer scalars of one dtype; `If` / `Condition` conditions are
-//!    `i1` scalars.
-//! 7. `Dot` operands are 2-D with agreeing inner dimensions.
+//!    `While` before-block); a `Yield` carries values of the enclosing op's result
+//!    types (in a `While` after-block, of its carried values; in a combine region,
+//!    scalars of the combined operands' dtypes); terminators appear nowhere else.
+//! 6. `For` bounds are integer scalars of one dtype; `If` conditions are `i1` scalars.
+//! 7. `Dot` operands are 2-D with agreeing dimensions (`[M, K] @ [K, N] + [M, N]`).
 
 use super::ops::{Combiner, Op};
 use super::{Block, DType, Elem, Inst, Kernel, Type, Value};

@@ -9,9 +9,10 @@
 //! `base + offset`, and, for each dimension in `boundary_check`, the mask
 //! `0 <= c_d < shape[d]`; `padding_option="nan"` makes `other` NaN, otherwise zero.
 //!
-//! The index type is a parameter: i64 keeps the interpreter's exact semantics and suits
-//! PTX; WGSL uses i32 (its buffers are indexed by 32-bit integers). The pass is checked
-//! by running kernels through the interpreter before and after it.
+//! The index type is a parameter: i64 keeps the interpreter's exact semantics; both GPU
+//! backends use i32 ([`super::to_thread_ir`]; WGSL's buffers are indexed by 32-bit
+//! integers). The pass is checked by running kernels through the interpreter before
+//! and after it.
 
 use super::rewrite::{rewrite, Ctx, Hook};
 use crate::diag::{Diagnostic, Result};

@@ -17,6 +17,8 @@
 //!
 //! Infrastructure:
 //! - [`rewrite`]: rebuilds a kernel op by op; the skeleton of tile-IR-to-tile-IR passes.
+//! - [`axis_info`]: the analysis of contiguity, divisibility and constancy that wide
+//!   accesses rely on (read by `expand`).
 //! - [`layout`]: linear layouts, which thread holds which element of a tile.
 
 pub mod axis_info;
@@ -36,9 +38,10 @@ use crate::diag::Result;
 use crate::ir::{DType, Kernel};
 
 /// The tile-IR passes a GPU backend runs before expansion, in order: block pointers to
-/// pointer tiles (address arithmetic in `index`), simplification, then pipelining of
-/// the loads that feed `dot`s (in registers, or staged in shared memory where
-/// `options` allow asynchronous copies).
+/// pointer tiles (address arithmetic in `index`), fp8 to its codes, 64-bit address
+/// arithmetic narrowed where the device has no 64-bit integers, simplification, then
+/// pipelining of the loads that feed `dot`s (in registers, or staged in shared memory
+/// where `options` allow asynchronous copies).
 pub fn prepare(kernel: &Kernel, index: DType, options: &expand::ExpandOptions) -> Result<Kernel> {
     // In debug builds and tests, the tile IR verifier runs after every pass.
     let check = |k: Kernel, pass: &str| -> Result<Kernel> {
@@ -68,8 +71,9 @@ pub fn prepare(kernel: &Kernel, index: DType, options: &expand::ExpandOptions) -
 
 /// The whole shared lowering of a GPU backend: [`prepare`] with 32-bit indices (every
 /// GPU backend addresses in i32), then [`expand::expand`] with `options`, then the
-/// Thread IR passes: [`math::lower_math`], [`value_numbering::value_numbering`],
-/// [`shared_reuse::reuse_shared`].
+/// Thread IR passes [`math::lower_math`], [`value_numbering::value_numbering`] and
+/// [`shared_reuse::reuse_shared`]; in debug builds the Thread IR verifier runs after
+/// each of the four.
 pub fn to_thread_ir(
     kernel: &Kernel,
     options: &expand::ExpandOptions,

@@ -26,7 +26,9 @@
 //! `D >= 2`, a lookahead copy of the carried values the loads' addresses depend on
 //! (their state `D - 1` iterations ahead, advanced by cloning the pure instructions that
 //! compute their yielded values). The ring size is capped by a shared-memory budget
-//! ([`ExpandOptions::ring_budget`]).
+//! ([`ExpandOptions::ring_budget`]). For warpgroup dots (`wgmma`) the ring gets one slot
+//! more where the budget allows ([`Staging::slack`]), so that the copies after a `dot`
+//! left in flight refill the slot read two iterations before.
 //!
 //! The address, mask and `other` of each pipelined load are recomputed for the later
 //! iteration by cloning the pure instructions they depend on (the slice) with the

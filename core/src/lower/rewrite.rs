@@ -1,12 +1,15 @@
-//! Rebuilding a tile-IR kernel op by op: the skeleton of every tile-IR-to-tile-IR pass.
+//! Rebuilding a tile-IR kernel op by op: the skeleton of the tile-IR-to-tile-IR passes
+//! (`block_ptr`, `fp8`, `simplify`, `pipeline`; `narrow_i64` retypes values in place).
 //!
 //! [`rewrite`] copies a kernel into a fresh [`KernelBuilder`]. Each old value maps to a
 //! list of new values: one for most values, several when a pass splits a value (the
 //! block-pointer pass turns a block pointer into its base, shape, strides and offsets).
 //! A pass supplies `expand`, which says what a type becomes, and a hook that may emit
-//! replacement code for an instruction; everything the hook leaves alone is copied,
-//! including `For` / `If` / `While`, whose block arguments, terminators and results are
-//! expanded with `expand`.
+//! replacement code for an instruction; everything the hook leaves alone is copied by
+//! [`copy_inst`] through the op table: the operand list its nested blocks carry
+//! ([`Op::carried_mut`](crate::ir::Op::carried_mut)), the block arguments and the
+//! results are expanded with `expand`, every other operand maps to its single new
+//! value, and nested blocks are copied through the hook.
 
 use crate::diag::{Diagnostic, Result};
 use crate::ir::{Block, Inst, Kernel, KernelBuilder, Type, Value};
@@ -138,9 +141,10 @@ fn map_results(ctx: &mut Ctx, inst: &Inst, new: Vec<Value>) {
     }
 }
 
-/// Copies one instruction with its operands mapped (the carried list, [`Op::carried_mut`],
-/// expanded value by value; every other operand to its single new value), its nested
-/// blocks copied through `hook`, and maps its results.
+/// Copies one instruction with its operands mapped (the carried list,
+/// [`Op::carried_mut`](crate::ir::Op::carried_mut), expanded value by value; every
+/// other operand to its single new value), its nested blocks copied through `hook`,
+/// and maps its results.
 pub fn copy_inst(
     ctx: &mut Ctx,
     inst: &Inst,

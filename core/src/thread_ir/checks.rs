@@ -1,5 +1,6 @@
 //! Checked mode on the GPUs: the sites a checked kernel tests, the record its threads
-//! report into, and the diagnostic a launch turns the record into.
+//! report into, and the diagnostic a launch turns the record into; also the print
+//! buffer of `tl.device_print`.
 //!
 //! With [`crate::lower::expand::ExpandOptions::checked`], the expansion gives the kernel
 //! hidden parameters after its own: the length in elements of every buffer
@@ -19,6 +20,11 @@
 //! before a launch and reads it after; [`diagnose`] makes the diagnostic the
 //! interpreter would give for the same violation (the same message; on a GPU, which of
 //! several violations is reported first is the hardware's choice).
+//!
+//! A kernel that calls `tl.device_print` gets the same hidden parameters, checked mode
+//! or not, and after them `tw_prints`, the print buffer ([`PRINT_WORDS`]): each printed
+//! element claims an entry with an atomic add; [`print_lines`] turns the buffer into
+//! the interpreter's lines.
 
 use crate::diag::{Diagnostic, ErrorKind, SourceFile, Span};
 use std::sync::Arc;
@@ -93,7 +99,8 @@ pub struct CheckSite {
     pub shape: Vec<u32>,
 }
 
-/// The checks of a kernel lowered in checked mode.
+/// The checks of a kernel lowered in checked mode, or of a kernel that prints (then
+/// with [`Checks::print_buffer`]).
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct Checks {
     pub sites: Vec<CheckSite>,

@@ -455,8 +455,8 @@ impl MmaKind {
 
 /// A cooperative-matrix fragment variable: a `size x size` matrix held by one
 /// subgroup together (WGSL `coop_mat16x16<T, R>`), which no single invocation can
-/// read. Subgroup `s` (the `s`-th group of [`ThreadKernel::subgroup_size`] threads,
-/// `Special::SubgroupId`) owns its own value of every fragment variable.
+/// read. Each subgroup (of 32 threads, numbered by [`Special::SubgroupId`]) owns its
+/// own value of every fragment variable.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Frag(pub u32);
 
@@ -511,7 +511,8 @@ pub struct ThreadKernel {
     pub notes: Vec<String>,
     /// The source the spans in statements refer to.
     pub source: Option<std::sync::Arc<crate::diag::SourceFile>>,
-    /// Checked mode: what the kernel tests and where it reports (`None` unchecked).
+    /// Checked mode (or `tl.device_print`): the hidden parameters, what the kernel
+    /// tests and where it reports (`None` for an unchecked kernel that does not print).
     pub checks: Option<checks::Checks>,
 }
 

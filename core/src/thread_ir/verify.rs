@@ -10,8 +10,9 @@
 //!   lane;
 //! - cooperative-matrix statements never sit inside an `If`;
 //! - no statement needs a capability the options do not give (`mma`, `ldmatrix` and
-//!   asynchronous copies, warp shuffles, subgroup reductions, cooperative matrices): a
-//!   lowering path that leaks one is caught here, not by a printer.
+//!   asynchronous copies, warpgroup MMA, warp shuffles, subgroup reductions,
+//!   cooperative matrices): a lowering path that leaks one is caught here, not by a
+//!   printer;
 //! - after the `math` pass (`lower::math`) and every later one: no `erf`, `tanh` or
 //!   `pow` below f64, `exp` and `log` only where the target has them, and no arithmetic
 //!   on f16 / bf16 registers except f16 on a target that computes it natively.

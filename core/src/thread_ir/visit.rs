@@ -1,6 +1,7 @@
-//! The registers a Thread IR expression or statement reads and writes, for analyses and
-//! rewrites (`scopes.rs`, `lower/value_numbering.rs`). Nested bodies are not included:
-//! a walker visits them itself.
+//! The registers a Thread IR expression or statement reads and writes, and the shared
+//! arrays a statement accesses, for analyses and rewrites (`scopes.rs`, `verify.rs`,
+//! `lower/value_numbering.rs`, `lower/shared_reuse.rs`). Nested bodies are not
+//! included: a walker visits them itself ([`Stmt::bodies`]).
 
 use super::{Expr, Reg, Stmt};
 

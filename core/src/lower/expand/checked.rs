@@ -9,6 +9,8 @@
 //!   one along the dimension comes through shared memory.
 //! - `check_block_ptr` (from `block_ptr` in checked mode) tests a block pointer's
 //!   declared extent against its buffer view.
+//! - `tl.device_print` (checked mode or not) writes each element it prints to the print
+//!   buffer, a hidden parameter after the record.
 //!
 //! A test costs compares and one branch a tile on the path where nothing is wrong;
 //! locating the offending element happens in the branch taken when something is.

@@ -7,9 +7,10 @@
 //!   columns at one `k` are consecutive.
 //! - **Padded** (`mma.sync`, cooperative matrices): both row-major, `a`'s rows padded by
 //!   16 bytes and `b`'s by 8 elements, so `ldmatrix` rows miss each other's banks.
-//! - **Swizzled** (`wgmma`): both row-major (`a` K-major, `b` N-major), the tile cut along
-//!   its contiguous dimension into blocks of `bytes`-wide rows (32, 64 or 128 bytes:
-//!   the widest the tile fills), blocks one after the other; within each group of
+//! - **Swizzled** (`wgmma`): both row-major (`a` K-major, `b` N-major; tf32's `b` is
+//!   stored transposed, K-major), the tile cut along its contiguous dimension into
+//!   blocks of `bytes`-wide rows (32, 64 or 128 bytes: the widest the tile fills),
+//!   blocks one after the other; within each group of
 //!   eight rows, 16-byte chunk `c` of row `r` is stored at chunk `c ^ (r % 8)` (the
 //!   bits the row's position contributes to address bits 7.. XORed into bits 4..).
 //!   This is the hardware's canonical layout for matrix descriptors: a 128-byte

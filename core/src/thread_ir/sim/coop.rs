@@ -1,6 +1,7 @@
-//! Cooperative-matrix statements in the simulator: every subgroup of 32 threads (the
-//! threads `32s..32s + 32`, as `Special::SubgroupId` numbers them) holds its own value
-//! of each fragment variable, a `size x size` matrix.
+//! Cooperative-matrix statements in the simulator: every subgroup of 32 threads holds
+//! its own value of each fragment variable, a `size x size` matrix. Which threads form
+//! subgroup `s` (`Special::SubgroupId`) is a fixed permutation of the thread ids, not
+//! `32s..32s + 32`, so that a lowering that assumes a grouping fails here.
 //!
 //! A product is defined as the interpreter computes a dot: exact products, summed and
 //! rounded once to the accumulator's dtype. Loads and stores take part in race

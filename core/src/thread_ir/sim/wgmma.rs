@@ -184,7 +184,7 @@ impl Sim<'_> {
     }
 
     /// The `rows x cols` matrix operand `m` describes for warpgroup `g`, element
-    /// `(i, j)` at `i * cols + j`, with the shared elements read; `mn_first` gives the
+    /// `(i, j)` at `i * cols + j`, with the shared elements read; `mn_of` gives the
     /// `(mn, k)` coordinates of `(i, j)`.
     fn wgmma_operand(
         &mut self,
