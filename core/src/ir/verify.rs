@@ -6,14 +6,16 @@
 //!    combine region sees only its own arguments).
 //! 2. Every value is defined exactly once.
 //! 3. Elementwise ops (`Unary`, `Binary`, `Cmp`, `Select`, `Fma`, `Cast`, `AddPtr`)
-//!    have operands of the result's shape; `Binary`/`Cmp` operands share a dtype;
+//!    have operands of the result's shape; `Binary`/`Cmp` operands share a dtype,
+//!    `Fma` operands the result's;
 //!    `AddPtr` offsets a pointer tile.
 //! 4. `Cmp` results, `Select` conditions and `Load` / `Store` / `Atomic` masks are `i1`.
 //! 5. Nested blocks end with the right terminator (`Yield`, or `Condition` for a
 //!    `While` before-block); a `Yield` carries values of the enclosing op's result
 //!    types (in a `While` after-block, of its carried values; in a combine region,
 //!    scalars of the combined operands' dtypes); terminators appear nowhere else.
-//! 6. `For` bounds are integer scalars of one dtype; `If` conditions are `i1` scalars.
+//! 6. `For` bounds are integer scalars of one dtype; `If` and `While` (`Condition`)
+//!    conditions are `i1` scalars.
 //! 7. `Dot` operands are 2-D with agreeing dimensions (`[M, K] @ [K, N] + [M, N]`).
 
 use super::ops::{Combiner, Op};
@@ -193,7 +195,21 @@ impl Verifier<'_> {
                     return Err(self.err(Some(inst), "select condition is not i1".into()));
                 }
             }
-            Op::Fma { a, b, c } => self.same_shape(inst, &[*a, *b, *c], &res_shape)?,
+            Op::Fma { a, b, c } => {
+                self.same_shape(inst, &[*a, *b, *c], &res_shape)?;
+                let elem = res_ty.as_ref().and_then(Type::elem);
+                if [a, b, c].iter().any(|v| self.ty(**v).elem() != elem) {
+                    return Err(self.err(
+                        Some(inst),
+                        format!(
+                            "operands of `fma` differ in type: {}, {} and {}",
+                            self.ty(*a),
+                            self.ty(*b),
+                            self.ty(*c)
+                        ),
+                    ));
+                }
+            }
             Op::AddPtr { ptr, offset } => {
                 self.same_shape(inst, &[*ptr, *offset], &res_shape)?;
                 if !matches!(self.ty(*ptr).elem(), Some(Elem::Ptr(_))) {
@@ -226,6 +242,9 @@ impl Verifier<'_> {
             }
             Op::If { cond, .. } if !self.ty(*cond).is_scalar() || !self.is_bool(*cond) => {
                 return Err(self.err(Some(inst), "if condition is not an i1 scalar".into()));
+            }
+            Op::Condition { cond, .. } if !self.ty(*cond).is_scalar() || !self.is_bool(*cond) => {
+                return Err(self.err(Some(inst), "while condition is not an i1 scalar".into()));
             }
             Op::For {
                 lower, upper, step, ..
@@ -287,5 +306,91 @@ impl Verifier<'_> {
             self.define(r, Some(inst))?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::verify;
+    use crate::diag::{SourceFile, Span};
+    use crate::ir::ops::Op;
+    use crate::ir::{Const, DType, KernelBuilder, Type};
+
+    fn builder() -> KernelBuilder {
+        KernelBuilder::new("k", SourceFile::new("k.py", ""), Span::NONE)
+    }
+
+    #[test]
+    fn fma_operands_share_the_result_dtype() {
+        for (c_dtype, ok) in [(DType::F32, true), (DType::F16, false)] {
+            let mut b = builder();
+            let one = b.push1(
+                Op::Const(Const::Float(1.0)),
+                Type::scalar(DType::F32),
+                Span::NONE,
+            );
+            let c = b.push1(
+                Op::Const(Const::Float(2.0)),
+                Type::scalar(c_dtype),
+                Span::NONE,
+            );
+            b.push1(
+                Op::Fma { a: one, b: one, c },
+                Type::scalar(DType::F32),
+                Span::NONE,
+            );
+            let r = verify(&b.finish());
+            assert_eq!(r.is_ok(), ok, "{r:?}");
+            if let Err(e) = r {
+                assert!(
+                    e.message.contains("operands of `fma` differ"),
+                    "{}",
+                    e.message
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn while_conditions_are_i1_scalars() {
+        for (cond_dtype, ok) in [(DType::I1, true), (DType::I32, false)] {
+            let mut b = builder();
+            let init = b.push1(
+                Op::Const(Const::Int(0)),
+                Type::scalar(DType::I32),
+                Span::NONE,
+            );
+            let args = b.begin_block(vec![Type::scalar(DType::I32)]);
+            let cond = b.push1(
+                Op::Const(Const::Int(0)),
+                Type::scalar(cond_dtype),
+                Span::NONE,
+            );
+            b.push0(
+                Op::Condition {
+                    cond,
+                    args: args.clone(),
+                },
+                Span::NONE,
+            );
+            let before = b.end_block();
+            let args = b.begin_block(vec![Type::scalar(DType::I32)]);
+            b.push0(Op::Yield(args), Span::NONE);
+            let after = b.end_block();
+            b.push(
+                Op::While {
+                    init: vec![init],
+                    before,
+                    after,
+                },
+                vec![Type::scalar(DType::I32)],
+                Span::NONE,
+            );
+            let r = verify(&b.finish());
+            assert_eq!(r.is_ok(), ok, "{r:?}");
+            if let Err(e) = r {
+                assert!(e.message.contains("while condition"), "{}", e.message);
+            }
+        }
     }
 }

@@ -430,4 +430,72 @@ mod tests {
             assert!(e.message.contains("after test"), "{}", e.message);
         }
     }
+
+    /// The math pass's postconditions hold from `math` on, not after `expand`.
+    #[test]
+    fn functions_left_after_the_math_pass_are_named() {
+        use crate::ir::{BinaryOp, UnaryOp};
+        let opt = ExpandOptions::ptx(1);
+        let float = |dtype, body| ThreadKernel {
+            regs: vec![RegTy::scalar(dtype); 3],
+            ..kernel(body)
+        };
+        let cases = [
+            (
+                DType::F32,
+                Expr::Unary(UnaryOp::Erf, Reg(0)),
+                "erf(..) of f32",
+            ),
+            (
+                DType::F32,
+                Expr::Unary(UnaryOp::Exp, Reg(0)),
+                "exp(..) of f32",
+            ),
+            (
+                DType::F16,
+                Expr::Binary(BinaryOp::Pow, Reg(0), Reg(1)),
+                "pow(..) of f16",
+            ),
+            (
+                DType::BF16,
+                Expr::Binary(BinaryOp::Add, Reg(0), Reg(1)),
+                "computes in bf16",
+            ),
+        ];
+        for (dtype, expr, want) in cases {
+            let k = float(
+                dtype,
+                vec![
+                    assign(0, Expr::Const(Const::Float(1.0))),
+                    assign(1, Expr::Const(Const::Float(2.0))),
+                    assign(2, expr),
+                ],
+            );
+            verify(&k, &opt, "expand").unwrap();
+            let e = verify(&k, &opt, "math").unwrap_err();
+            assert!(e.message.contains(want), "{want}: {}", e.message);
+        }
+        // f64 is the printers' to reject; native f16 arithmetic stays.
+        let f64_erf = float(
+            DType::F64,
+            vec![
+                assign(0, Expr::Const(Const::Float(1.0))),
+                assign(2, Expr::Unary(UnaryOp::Erf, Reg(0))),
+            ],
+        );
+        verify(&f64_erf, &opt, "math").unwrap();
+        let native = ExpandOptions {
+            native_f16: true,
+            ..ExpandOptions::wgsl(1)
+        };
+        let f16_add = float(
+            DType::F16,
+            vec![
+                assign(0, Expr::Const(Const::Float(1.0))),
+                assign(1, Expr::Const(Const::Float(2.0))),
+                assign(2, Expr::Binary(BinaryOp::Add, Reg(0), Reg(1))),
+            ],
+        );
+        verify(&f16_add, &native, "math").unwrap();
+    }
 }
