@@ -37,7 +37,7 @@
 //! - `module`: the shader's skeleton (header, bindings, the parameter block, workgroup
 //!   arrays, the entry point and its program-id prologue) and [`WgslKernel`]'s
 //!   launch-side encoding of the same parameter block and grid;
-//! - `prelude`: the `tw_*` helper functions the generated code calls;
+//! - `prelude`: the `tw_*` helper functions, each shader carrying those it calls;
 //! - `memory`: buffer representations, loads, stores, atomics and barriers;
 //! - `matrix`: cooperative-matrix fragments;
 //! - `arith`: constants, arithmetic, comparisons, casts, and the wrapping and rounding
@@ -114,6 +114,8 @@ struct Printer<'a> {
     subgroup_id: bool,
     /// Bytes of workgroup memory declared so far.
     workgroup_bytes: u32,
+    /// Where the prelude goes in `out`, inserted once the shader is printed.
+    prelude_at: usize,
 }
 
 /// Prints `k` as WGSL for a device with `caps`.
@@ -130,6 +132,7 @@ pub fn print_wgsl(k: &ThreadKernel, caps: &Capabilities) -> Result<WgslKernel> {
         shared_vec4: vec![false; k.shared.len()],
         subgroup_id: false,
         workgroup_bytes: 0,
+        prelude_at: 0,
     };
     shared_vec4_arrays(k, &k.body, &mut p.shared_vec4);
     if coop_ifs(&k.body) {
@@ -224,6 +227,7 @@ pub fn print_wgsl(k: &ThreadKernel, caps: &Capabilities) -> Result<WgslKernel> {
     p.declare_registers();
     p.prologue();
     p.body()?;
+    p.insert_prelude();
     Ok(WgslKernel {
         name: k.name.clone(),
         source: p.out,

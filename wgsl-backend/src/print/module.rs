@@ -1,11 +1,12 @@
-//! The shader's skeleton: the header (`enable` directives, the prelude), the
-//! parameter block (`struct Params`: each storage binding's element base offset, the
-//! launch grid, the scalar arguments) and its reads, the storage bindings, the
-//! workgroup arrays, and the entry point with its prologue, which recovers the program
-//! ids from the folded dispatch. [`WgslKernel`]'s methods encode the same parameter
-//! block and fold the same grid on the launching side.
+//! The shader's skeleton: the header (`enable` directives, then the prelude of the
+//! helpers the shader calls, inserted once the rest is printed), the parameter block
+//! (`struct Params`: each storage binding's element base offset, the launch grid, the
+//! scalar arguments) and its reads, the storage bindings, the workgroup arrays, and
+//! the entry point with its prologue, which recovers the program ids from the folded
+//! dispatch. [`WgslKernel`]'s methods encode the same parameter block and fold the
+//! same grid on the launching side.
 
-use super::prelude::{PRELUDE, PRELUDE_F16};
+use super::prelude::prelude_for;
 use super::{Printer, Repr, WgslKernel};
 use crate::pipeline::KernelLayout;
 use std::fmt::Write;
@@ -92,10 +93,8 @@ impl Printer<'_> {
         if !self.k.frags.is_empty() {
             h.push_str("enable wgpu_cooperative_matrix;\n");
         }
-        h.push_str(PRELUDE);
-        if uses_f16 {
-            h.push_str(PRELUDE_F16);
-        }
+        // The prelude goes here once the whole shader is printed.
+        self.prelude_at = h.len();
         let nb = layout.storage.len();
         let nbw = nb.div_ceil(4).max(1);
         let nsw = 1 + scalars.len().div_ceil(4);
@@ -175,6 +174,12 @@ impl Printer<'_> {
         out.push_str("  let tw_lin = tw_wg.x + tw_wg.y * tw_nwg.x;\n");
         out.push_str("  if (tw_lin >= tw_grid.x * tw_grid.y * tw_grid.z) { return; }\n");
         out.push_str("  let tw_pid = vec3<u32>(tw_lin % tw_grid.x, (tw_lin / tw_grid.x) % tw_grid.y, tw_lin / (tw_grid.x * tw_grid.y));\n");
+    }
+
+    /// Inserts the prelude into the printed shader: the helpers it calls.
+    pub(super) fn insert_prelude(&mut self) {
+        let prelude = prelude_for(&self.out);
+        self.out.insert_str(self.prelude_at, &prelude);
     }
 
     /// The entry point's statements and its closing brace.
