@@ -79,7 +79,16 @@ impl Printer<'_> {
         }
     }
 
-    pub(super) fn unary(&self, op: UnaryOp, dt: DType, x: &str) -> String {
+    /// `erf`, `tanh` and `pow` reached the printer: `lower::math` writes them out (and
+    /// WGSL has no f64), so only a lowering bug gets here.
+    fn not_lowered(&self, op: &str) -> Diagnostic {
+        Diagnostic::internal(format!(
+            "`{op}` reached the WGSL printer in `{}` (lower::math writes it out)",
+            self.k.name
+        ))
+    }
+
+    pub(super) fn unary(&self, op: UnaryOp, dt: DType, x: &str) -> Result<String> {
         let is_float = dt.is_float();
         let e = match op {
             UnaryOp::Neg if dt.is_unsigned_int() => format!("(0u - {x})"),
@@ -98,18 +107,16 @@ impl Printer<'_> {
             UnaryOp::Cos => format!("cos({x})"),
             UnaryOp::Floor => format!("floor({x})"),
             UnaryOp::Ceil => format!("ceil({x})"),
-            UnaryOp::Tanh => format!("tanh({x})"),
-            UnaryOp::Erf if self.is_f16_native(dt) => format!("f16(tw_erf(f32({x})))"),
-            UnaryOp::Erf => format!("tw_erf({x})"),
+            UnaryOp::Tanh | UnaryOp::Erf => return Err(self.not_lowered(op.name())),
         };
-        if is_float || !matches!(op, UnaryOp::Not) {
+        Ok(if is_float || !matches!(op, UnaryOp::Not) {
             self.fix(dt, e)
         } else {
             e
-        }
+        })
     }
 
-    pub(super) fn binary(&self, op: BinaryOp, dt: DType, a: &str, b: &str) -> String {
+    pub(super) fn binary(&self, op: BinaryOp, dt: DType, a: &str, b: &str) -> Result<String> {
         let signed = dt.is_signed_int() && dt != DType::I1;
         let e = match op {
             BinaryOp::Add => format!("({a} + {b})"),
@@ -170,13 +177,9 @@ impl Printer<'_> {
                 let cmp = if op == BinaryOp::Min { "<" } else { ">" };
                 format!("select({b}, {a}, {a} {cmp} {b})")
             }
-            BinaryOp::Pow => format!("pow({a}, {b})"),
+            BinaryOp::Pow => return Err(self.not_lowered("pow")),
         };
-        if dt == DType::I1 {
-            e
-        } else {
-            self.fix(dt, e)
-        }
+        Ok(if dt == DType::I1 { e } else { self.fix(dt, e) })
     }
 
     pub(super) fn cmp(&self, p: CmpPred, dt: DType, a: &str, b: &str) -> String {

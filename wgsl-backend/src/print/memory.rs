@@ -251,12 +251,18 @@ impl Printer<'_> {
             }
         } else {
             let idx = self.index(buf, index);
-            match (mask, other) {
-                (Some(m), Some(o)) => {
+            match mask {
+                // Where the mask is false the view's first element is read (never
+                // anything outside the view) and `other`, or zero, is the value.
+                Some(m) => {
                     let safe = format!("select({}, {idx}, r{})", self.base(buf), m.0);
-                    format!("select(r{}, {}, r{})", o.0, self.read_elem(buf, &safe), m.0)
+                    let o = match other {
+                        Some(o) => format!("r{}", o.0),
+                        None => format!("{}()", self.rty(dt)),
+                    };
+                    format!("select({o}, {}, r{})", self.read_elem(buf, &safe), m.0)
                 }
-                _ => self.read_elem(buf, &idx),
+                None => self.read_elem(buf, &idx),
             }
         }
     }
@@ -448,5 +454,39 @@ impl Printer<'_> {
             AtomicOp::Xchg => "atomicExchange",
         };
         Ok(format!("RESULT = {f}({a}, {v});"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{print_wgsl, validate_wgsl, Capabilities};
+
+    /// A masked load without `other` reads nothing outside the view where its mask is
+    /// false and gives zero there (the printer once read the unguarded index and
+    /// ignored the mask).
+    #[test]
+    fn masked_load_without_other_is_guarded_and_zero() {
+        let text = "thread_kernel @k(x: buffer<f32>, out: mut buffer<f32>, n: i32) threads 32 {
+  r0: i32 = thread_id
+  r1: i32 = param n
+  r2: i1 = cmp lt r0, r1
+  r3: f32 = load x[r0] mask r2
+  store out[r0] = r3
+}
+";
+        let k = tilewise_core::thread_ir::parse(text).unwrap();
+        let caps = Capabilities::offline(false, false);
+        let w = print_wgsl(&k, &caps).unwrap();
+        validate_wgsl("k", &w.source, &caps).unwrap();
+        let line = w
+            .source
+            .lines()
+            .find(|l| l.contains("r3") && l.contains('='))
+            .expect("the load");
+        assert!(line.contains("select(f32()"), "{line}");
+        assert!(
+            line.contains("b0[select(P.bases[0][0], "),
+            "the index is guarded: {line}"
+        );
     }
 }

@@ -335,8 +335,8 @@ impl Printer<'_> {
             }
             Expr::Param(p) => self.scalar(*p, dt),
             Expr::Copy(x) => r(x),
-            Expr::Unary(op, x) => self.unary(*op, dt, &r(x)),
-            Expr::Binary(op, a, b) => self.binary(*op, self.dt(*a), &r(a), &r(b)),
+            Expr::Unary(op, x) => self.unary(*op, dt, &r(x))?,
+            Expr::Binary(op, a, b) => self.binary(*op, self.dt(*a), &r(a), &r(b))?,
             Expr::Cmp(p, a, b) => self.cmp(*p, self.dt(*a), &r(a), &r(b)),
             Expr::Select {
                 cond,

@@ -109,31 +109,6 @@ const HELPERS: &[Helper] = &[
 }",
     },
     Helper {
-        name: "tw_erf",
-        calls: &[],
-        source: "fn tw_erf(x: f32) -> f32 {
-  let a = abs(x);
-  if (a < 1.0) {
-    let z = x * x;
-    var s = 1.0 / 76204800.0;
-    s = s * z - 1.0 / 6894720.0;
-    s = s * z + 1.0 / 685440.0;
-    s = s * z - 1.0 / 75600.0;
-    s = s * z + 1.0 / 9360.0;
-    s = s * z - 1.0 / 1320.0;
-    s = s * z + 1.0 / 216.0;
-    s = s * z - 1.0 / 42.0;
-    s = s * z + 1.0 / 10.0;
-    s = s * z - 1.0 / 3.0;
-    s = s * z + 1.0;
-    return 1.1283791670955126 * x * s;
-  }
-  let t = 1.0 / (1.0 + 0.3275911 * a);
-  let y = 1.0 - (((((1.061405429 * t - 1.453152027) * t) + 1.421413741) * t - 0.284496736) * t + 0.254829592) * t * exp(-a * a);
-  return select(y, -y, x < 0.0);
-}",
-    },
-    Helper {
         name: "tw_idiv",
         calls: &[],
         source: "fn tw_idiv(a: i32, b: i32) -> i32 { if (b == 0) { return 0; } if (b == -1) { return 0 - a; } return a / b; }",
