@@ -668,3 +668,26 @@ fn assume_and_isinstance_misuse() {
         "tl.block_type)",
     );
 }
+
+/// A printer's error names the user's line (from the statement's source location in
+/// the Thread IR): `erf` of f64 has no PTX routine.
+#[test]
+fn printer_errors_name_the_source_line() {
+    let src = format!(
+        "{HEADER}@triton.jit\ndef k(x_ptr):\n    offs = tl.arange(0, 64)\n    x = tl.load(x_ptr + offs)\n    y = tl.erf(x)\n    tl.store(x_ptr + offs, y)\n"
+    );
+    let dev = device();
+    let m = Module::parse("err.py", &src).unwrap();
+    let k = m.kernel("k").unwrap();
+    let x = dev.upload(&[1.5f64; 64]).unwrap();
+    let compiled = k.launch(&dev, 1).arg(&x).compile().unwrap();
+    let e = compiled.ptx().unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Backend, "{}", e.render());
+    assert!(e.message.contains("`erf` on f64"), "{}", e.render());
+    assert_eq!(
+        e.line(),
+        Some(line_col_of(&src, "tl.erf(x)", 0).0),
+        "{}",
+        e.render()
+    );
+}

@@ -659,6 +659,7 @@ fn lowered() -> Vec<(String, String, ExpandOptions, ThreadKernel)> {
 /// The name of a statement's variant (the match keeps the coverage list complete).
 fn stmt_kind(s: &Stmt) -> &'static str {
     match s {
+        Stmt::Loc(_) => "Loc",
         Stmt::Assign { expr, .. } => expr_kind(expr),
         Stmt::Store { .. } => "Store",
         Stmt::SharedStore { .. } => "SharedStore",
@@ -715,7 +716,8 @@ fn expr_kind(e: &Expr) -> &'static str {
     }
 }
 
-const EVERY_KIND: [&str; 47] = [
+const EVERY_KIND: [&str; 48] = [
+    "Loc",
     "Store",
     "SharedStore",
     "Atomic",

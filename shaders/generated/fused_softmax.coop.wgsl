@@ -65,8 +65,11 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
   let r130: i32 = bitcast<i32>(tw_sg);
   let r131: i32 = bitcast<i32>(tw_sgi);
   let r133: bool = (r131 == r5);
+  // line 12
   let r11: i32 = bitcast<i32>(tw_pid[0]);
+  // line 13
   let r12: i32 = (r11 * r7);
+  // line 14
   let r65: i32 = (r61 + r16);
   let r67: i32 = (r61 + r27);
   let r69: i32 = (r61 + r34);
@@ -78,6 +81,7 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
   let r75: i32 = (r61 + r74);
   let r76: i32 = bitcast<i32>(0x203u);
   let r77: i32 = (r61 + r76);
+  // line 15
   let r78: i32 = (r12 + r61);
   let r79: i32 = (r12 + r65);
   let r80: i32 = (r12 + r67);
@@ -86,6 +90,7 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
   let r83: i32 = (r12 + r73);
   let r84: i32 = (r12 + r75);
   let r85: i32 = (r12 + r77);
+  // line 16
   let r86: bool = (r61 < r10);
   let r87: bool = (r65 < r10);
   let r88: bool = (r67 < r10);
@@ -94,6 +99,7 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
   let r91: bool = (r73 < r10);
   let r92: bool = (r75 < r10);
   let r93: bool = (r77 < r10);
+  // line 17
   let r94: f32 = bitcast<f32>(0xff800000u);
   let r95: f32 = select(r94, b1[select(P.bases[0][1], (P.bases[0][1] + bitcast<u32>(r78)), r86)], r86);
   let r96: f32 = select(r94, b1[select(P.bases[0][1], (P.bases[0][1] + bitcast<u32>(r79)), r87)], r87);
@@ -103,6 +109,7 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
   let r100: f32 = select(r94, b1[select(P.bases[0][1], (P.bases[0][1] + bitcast<u32>(r83)), r91)], r91);
   let r101: f32 = select(r94, b1[select(P.bases[0][1], (P.bases[0][1] + bitcast<u32>(r84)), r92)], r92);
   let r102: f32 = select(r94, b1[select(P.bases[0][1], (P.bases[0][1] + bitcast<u32>(r85)), r93)], r93);
+  // line 19
   let r103: f32 = tw_maxf(r95, r96);
   let r104: f32 = tw_maxf(r103, r97);
   let r105: f32 = tw_maxf(r104, r98);
@@ -152,6 +159,7 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
   let r158: f32 = (r100 - r152);
   let r159: f32 = (r101 - r152);
   let r160: f32 = (r102 - r152);
+  // line 20
   let r161: f32 = exp(r153);
   let r162: f32 = exp(r154);
   let r163: f32 = exp(r155);
@@ -160,6 +168,7 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
   let r166: f32 = exp(r158);
   let r167: f32 = exp(r159);
   let r168: f32 = exp(r160);
+  // line 21
   let r169: f32 = (r161 + r162);
   let r170: f32 = (r169 + r163);
   let r171: f32 = (r170 + r164);
@@ -181,6 +190,7 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
   let r196: f32 = (r192 + r195);
   let r199: f32 = s0[r150];
   let r200: f32 = (r196 + r199);
+  // line 22
   let r201: f32 = (r161 / r200);
   let r202: f32 = (r162 / r200);
   let r203: f32 = (r163 / r200);
@@ -189,7 +199,9 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
   let r206: f32 = (r166 / r200);
   let r207: f32 = (r167 / r200);
   let r208: f32 = (r168 / r200);
+  // line 23
   let r209: i32 = (r11 * r8);
+  // line 24
   let r211: i32 = (r209 + r61);
   let r212: i32 = (r209 + r65);
   let r213: i32 = (r209 + r67);
@@ -198,6 +210,7 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
   let r216: i32 = (r209 + r73);
   let r217: i32 = (r209 + r75);
   let r218: i32 = (r209 + r77);
+  // line 25
   if (r86) { b0[(P.bases[0][0] + bitcast<u32>(r211))] = r201; }
   if (r87) { b0[(P.bases[0][0] + bitcast<u32>(r212))] = r202; }
   if (r88) { b0[(P.bases[0][0] + bitcast<u32>(r213))] = r203; }

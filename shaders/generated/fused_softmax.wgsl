@@ -62,8 +62,11 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
   let r59: i32 = bitcast<i32>(0x100u);
   let r60: i32 = (r58 * r59);
   let r61: i32 = (r54 ^ r60);
+  // line 12
   let r11: i32 = bitcast<i32>(tw_pid[0]);
+  // line 13
   let r12: i32 = (r11 * r7);
+  // line 14
   let r65: i32 = (r61 + r16);
   let r67: i32 = (r61 + r27);
   let r69: i32 = (r61 + r34);
@@ -75,6 +78,7 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
   let r75: i32 = (r61 + r74);
   let r76: i32 = bitcast<i32>(0x203u);
   let r77: i32 = (r61 + r76);
+  // line 15
   let r78: i32 = (r12 + r61);
   let r79: i32 = (r12 + r65);
   let r80: i32 = (r12 + r67);
@@ -83,6 +87,7 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
   let r83: i32 = (r12 + r73);
   let r84: i32 = (r12 + r75);
   let r85: i32 = (r12 + r77);
+  // line 16
   let r86: bool = (r61 < r10);
   let r87: bool = (r65 < r10);
   let r88: bool = (r67 < r10);
@@ -91,6 +96,7 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
   let r91: bool = (r73 < r10);
   let r92: bool = (r75 < r10);
   let r93: bool = (r77 < r10);
+  // line 17
   let r94: f32 = bitcast<f32>(0xff800000u);
   let r95: f32 = select(r94, b1[select(P.bases[0][1], (P.bases[0][1] + bitcast<u32>(r78)), r86)], r86);
   let r96: f32 = select(r94, b1[select(P.bases[0][1], (P.bases[0][1] + bitcast<u32>(r79)), r87)], r87);
@@ -100,6 +106,7 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
   let r100: f32 = select(r94, b1[select(P.bases[0][1], (P.bases[0][1] + bitcast<u32>(r83)), r91)], r91);
   let r101: f32 = select(r94, b1[select(P.bases[0][1], (P.bases[0][1] + bitcast<u32>(r84)), r92)], r92);
   let r102: f32 = select(r94, b1[select(P.bases[0][1], (P.bases[0][1] + bitcast<u32>(r85)), r93)], r93);
+  // line 19
   let r103: f32 = tw_maxf(r95, r96);
   let r104: f32 = tw_maxf(r103, r97);
   let r105: f32 = tw_maxf(r104, r98);
@@ -197,6 +204,7 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
   let r218: f32 = (r100 - r212);
   let r219: f32 = (r101 - r212);
   let r220: f32 = (r102 - r212);
+  // line 20
   let r221: f32 = exp(r213);
   let r222: f32 = exp(r214);
   let r223: f32 = exp(r215);
@@ -205,6 +213,7 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
   let r226: f32 = exp(r218);
   let r227: f32 = exp(r219);
   let r228: f32 = exp(r220);
+  // line 21
   let r229: f32 = (r221 + r222);
   let r230: f32 = (r229 + r223);
   let r231: f32 = (r230 + r224);
@@ -272,6 +281,7 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
   }
   workgroupBarrier();
   let r338: f32 = s0[r160];
+  // line 22
   let r339: f32 = (r221 / r338);
   let r340: f32 = (r222 / r338);
   let r341: f32 = (r223 / r338);
@@ -280,7 +290,9 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
   let r344: f32 = (r226 / r338);
   let r345: f32 = (r227 / r338);
   let r346: f32 = (r228 / r338);
+  // line 23
   let r347: i32 = (r11 * r8);
+  // line 24
   let r349: i32 = (r347 + r61);
   let r350: i32 = (r347 + r65);
   let r351: i32 = (r347 + r67);
@@ -289,6 +301,7 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
   let r354: i32 = (r347 + r73);
   let r355: i32 = (r347 + r75);
   let r356: i32 = (r347 + r77);
+  // line 25
   if (r86) { b0[(P.bases[0][0] + bitcast<u32>(r349))] = r339; }
   if (r87) { b0[(P.bases[0][0] + bitcast<u32>(r350))] = r340; }
   if (r88) { b0[(P.bases[0][0] + bitcast<u32>(r351))] = r341; }

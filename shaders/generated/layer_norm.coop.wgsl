@@ -85,9 +85,13 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
   let r153: i32 = bitcast<i32>(tw_sg);
   let r154: i32 = bitcast<i32>(tw_sgi);
   let r156: bool = (r154 == r5);
+  // line 24
   let r14: i32 = bitcast<i32>(tw_pid[0]);
+  // line 25
   let r15: i32 = (r14 * r11);
+  // line 28
   let r19: f32 = bitcast<f32>(0x0u);
+  // line 29
   let r21: i32 = bitcast<i32>(0x400u);
   r22 = r19;
   r23 = r19;
@@ -98,6 +102,7 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
   r28 = r19;
   r29 = r19;
   for (r30 = r5; (r21 > 0 && r30 < r12) || (r21 < 0 && r30 > r12); r30 = r30 + r21) {
+    // line 30
     let r82: i32 = (r78 + r33);
     let r84: i32 = (r78 + r44);
     let r86: i32 = (r78 + r51);
@@ -117,6 +122,7 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
     let r100: i32 = (r30 + r90);
     let r101: i32 = (r30 + r92);
     let r102: i32 = (r30 + r94);
+    // line 31
     let r103: i32 = (r15 + r95);
     let r104: i32 = (r15 + r96);
     let r105: i32 = (r15 + r97);
@@ -141,6 +147,7 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
     let r125: f32 = select(r19, b0[select(P.bases[0][0], (P.bases[0][0] + bitcast<u32>(r108)), r116)], r116);
     let r126: f32 = select(r19, b0[select(P.bases[0][0], (P.bases[0][0] + bitcast<u32>(r109)), r117)], r117);
     let r127: f32 = select(r19, b0[select(P.bases[0][0], (P.bases[0][0] + bitcast<u32>(r110)), r118)], r118);
+    // line 32
     let r128: f32 = (r22 + r120);
     let r129: f32 = (r23 + r121);
     let r130: f32 = (r24 + r122);
@@ -149,6 +156,7 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
     let r133: f32 = (r27 + r125);
     let r134: f32 = (r28 + r126);
     let r135: f32 = (r29 + r127);
+    // line 29
     r22 = r128;
     r23 = r129;
     r24 = r130;
@@ -158,6 +166,7 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
     r28 = r134;
     r29 = r135;
   }
+  // line 33
   let r144: f32 = (r22 + r23);
   let r145: f32 = (r144 + r24);
   let r146: f32 = (r145 + r25);
@@ -186,6 +195,7 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
   let r175: f32 = (r171 + r174);
   let r176: f32 = f32(r12);
   let r177: f32 = (r175 / r176);
+  // line 36
   r181 = r19;
   r182 = r19;
   r183 = r19;
@@ -195,6 +205,7 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
   r187 = r19;
   r188 = r19;
   for (r189 = r5; (r21 > 0 && r189 < r12) || (r21 < 0 && r189 > r12); r189 = r189 + r21) {
+    // line 37
     let r193: i32 = (r78 + r33);
     let r195: i32 = (r78 + r44);
     let r197: i32 = (r78 + r51);
@@ -214,6 +225,7 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
     let r211: i32 = (r189 + r201);
     let r212: i32 = (r189 + r203);
     let r213: i32 = (r189 + r205);
+    // line 38
     let r214: i32 = (r15 + r206);
     let r215: i32 = (r15 + r207);
     let r216: i32 = (r15 + r208);
@@ -238,6 +250,7 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
     let r236: f32 = select(r19, b0[select(P.bases[0][0], (P.bases[0][0] + bitcast<u32>(r219)), r227)], r227);
     let r237: f32 = select(r19, b0[select(P.bases[0][0], (P.bases[0][0] + bitcast<u32>(r220)), r228)], r228);
     let r238: f32 = select(r19, b0[select(P.bases[0][0], (P.bases[0][0] + bitcast<u32>(r221)), r229)], r229);
+    // line 39
     let r247: f32 = (r231 - r177);
     let r248: f32 = (r232 - r177);
     let r249: f32 = (r233 - r177);
@@ -254,6 +267,7 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
     let r261: f32 = select(r19, r252, r227);
     let r262: f32 = select(r19, r253, r228);
     let r263: f32 = select(r19, r254, r229);
+    // line 40
     let r264: f32 = (r256 * r256);
     let r265: f32 = (r257 * r257);
     let r266: f32 = (r258 * r258);
@@ -270,6 +284,7 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
     let r277: f32 = (r186 + r269);
     let r278: f32 = (r187 + r270);
     let r279: f32 = (r188 + r271);
+    // line 36
     r181 = r272;
     r182 = r273;
     r183 = r274;
@@ -279,6 +294,7 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
     r187 = r278;
     r188 = r279;
   }
+  // line 41
   let r288: f32 = (r181 + r182);
   let r289: f32 = (r288 + r183);
   let r290: f32 = (r289 + r184);
@@ -301,14 +317,19 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
   let r318: f32 = s0[r173];
   let r319: f32 = (r315 + r318);
   let r321: f32 = (r319 / r176);
+  // line 42
   let r322: f32 = (r321 + r13);
   let r323: f32 = sqrt(r322);
   let r324: f32 = bitcast<f32>(0x3f800000u);
   let r325: f32 = (r324 / r323);
+  // line 43
   let r329: bool = (r0 == r5);
   if (r329) { b4[(P.bases[1][0] + bitcast<u32>(r14))] = r177; }
+  // line 44
   if (r329) { b5[(P.bases[1][1] + bitcast<u32>(r14))] = r325; }
+  // line 46
   for (r336 = r5; (r21 > 0 && r336 < r12) || (r21 < 0 && r336 > r12); r336 = r336 + r21) {
+    // line 47
     let r340: i32 = (r78 + r33);
     let r342: i32 = (r78 + r44);
     let r344: i32 = (r78 + r51);
@@ -328,6 +349,7 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
     let r358: i32 = (r336 + r348);
     let r359: i32 = (r336 + r350);
     let r360: i32 = (r336 + r352);
+    // line 48
     let r361: bool = (r353 < r12);
     let r362: bool = (r354 < r12);
     let r363: bool = (r355 < r12);
@@ -336,6 +358,7 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
     let r366: bool = (r358 < r12);
     let r367: bool = (r359 < r12);
     let r368: bool = (r360 < r12);
+    // line 49
     let r378: f32 = select(r19, b2[select(P.bases[0][2], (P.bases[0][2] + bitcast<u32>(r353)), r361)], r361);
     let r380: f32 = select(r19, b2[select(P.bases[0][2], (P.bases[0][2] + bitcast<u32>(r354)), r362)], r362);
     let r382: f32 = select(r19, b2[select(P.bases[0][2], (P.bases[0][2] + bitcast<u32>(r355)), r363)], r363);
@@ -344,6 +367,7 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
     let r388: f32 = select(r19, b2[select(P.bases[0][2], (P.bases[0][2] + bitcast<u32>(r358)), r366)], r366);
     let r390: f32 = select(r19, b2[select(P.bases[0][2], (P.bases[0][2] + bitcast<u32>(r359)), r367)], r367);
     let r392: f32 = select(r19, b2[select(P.bases[0][2], (P.bases[0][2] + bitcast<u32>(r360)), r368)], r368);
+    // line 50
     let r402: f32 = select(r19, b3[select(P.bases[0][3], (P.bases[0][3] + bitcast<u32>(r353)), r361)], r361);
     let r404: f32 = select(r19, b3[select(P.bases[0][3], (P.bases[0][3] + bitcast<u32>(r354)), r362)], r362);
     let r406: f32 = select(r19, b3[select(P.bases[0][3], (P.bases[0][3] + bitcast<u32>(r355)), r363)], r363);
@@ -352,6 +376,7 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
     let r412: f32 = select(r19, b3[select(P.bases[0][3], (P.bases[0][3] + bitcast<u32>(r358)), r366)], r366);
     let r414: f32 = select(r19, b3[select(P.bases[0][3], (P.bases[0][3] + bitcast<u32>(r359)), r367)], r367);
     let r416: f32 = select(r19, b3[select(P.bases[0][3], (P.bases[0][3] + bitcast<u32>(r360)), r368)], r368);
+    // line 51
     let r417: i32 = (r15 + r353);
     let r418: i32 = (r15 + r354);
     let r419: i32 = (r15 + r355);
@@ -368,6 +393,7 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
     let r431: f32 = select(r19, b0[select(P.bases[0][0], (P.bases[0][0] + bitcast<u32>(r422)), r366)], r366);
     let r432: f32 = select(r19, b0[select(P.bases[0][0], (P.bases[0][0] + bitcast<u32>(r423)), r367)], r367);
     let r433: f32 = select(r19, b0[select(P.bases[0][0], (P.bases[0][0] + bitcast<u32>(r424)), r368)], r368);
+    // line 52
     let r434: f32 = (r426 - r177);
     let r435: f32 = (r427 - r177);
     let r436: f32 = (r428 - r177);
@@ -384,6 +410,7 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
     let r447: f32 = (r439 * r325);
     let r448: f32 = (r440 * r325);
     let r449: f32 = (r441 * r325);
+    // line 53
     let r450: f32 = (r442 * r378);
     let r451: f32 = (r443 * r380);
     let r452: f32 = (r444 * r382);
@@ -400,6 +427,7 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
     let r463: f32 = (r455 + r412);
     let r464: f32 = (r456 + r414);
     let r465: f32 = (r457 + r416);
+    // line 54
     if (r361) { b1[(P.bases[0][1] + bitcast<u32>(r417))] = r458; }
     if (r362) { b1[(P.bases[0][1] + bitcast<u32>(r418))] = r459; }
     if (r363) { b1[(P.bases[0][1] + bitcast<u32>(r419))] = r460; }

@@ -82,9 +82,13 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
   let r76: i32 = bitcast<i32>(0x100u);
   let r77: i32 = (r75 * r76);
   let r78: i32 = (r71 ^ r77);
+  // line 24
   let r14: i32 = bitcast<i32>(tw_pid[0]);
+  // line 25
   let r15: i32 = (r14 * r11);
+  // line 28
   let r19: f32 = bitcast<f32>(0x0u);
+  // line 29
   let r21: i32 = bitcast<i32>(0x400u);
   r22 = r19;
   r23 = r19;
@@ -95,6 +99,7 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
   r28 = r19;
   r29 = r19;
   for (r30 = r5; (r21 > 0 && r30 < r12) || (r21 < 0 && r30 > r12); r30 = r30 + r21) {
+    // line 30
     let r82: i32 = (r78 + r33);
     let r84: i32 = (r78 + r44);
     let r86: i32 = (r78 + r51);
@@ -114,6 +119,7 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
     let r100: i32 = (r30 + r90);
     let r101: i32 = (r30 + r92);
     let r102: i32 = (r30 + r94);
+    // line 31
     let r103: i32 = (r15 + r95);
     let r104: i32 = (r15 + r96);
     let r105: i32 = (r15 + r97);
@@ -138,6 +144,7 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
     let r125: f32 = select(r19, b0[select(P.bases[0][0], (P.bases[0][0] + bitcast<u32>(r108)), r116)], r116);
     let r126: f32 = select(r19, b0[select(P.bases[0][0], (P.bases[0][0] + bitcast<u32>(r109)), r117)], r117);
     let r127: f32 = select(r19, b0[select(P.bases[0][0], (P.bases[0][0] + bitcast<u32>(r110)), r118)], r118);
+    // line 32
     let r128: f32 = (r22 + r120);
     let r129: f32 = (r23 + r121);
     let r130: f32 = (r24 + r122);
@@ -146,6 +153,7 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
     let r133: f32 = (r27 + r125);
     let r134: f32 = (r28 + r126);
     let r135: f32 = (r29 + r127);
+    // line 29
     r22 = r128;
     r23 = r129;
     r24 = r130;
@@ -155,6 +163,7 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
     r28 = r134;
     r29 = r135;
   }
+  // line 33
   let r144: f32 = (r22 + r23);
   let r145: f32 = (r144 + r24);
   let r146: f32 = (r145 + r25);
@@ -246,6 +255,7 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
   let r253: f32 = s0[r201];
   let r254: f32 = f32(r12);
   let r255: f32 = (r253 / r254);
+  // line 36
   r259 = r19;
   r260 = r19;
   r261 = r19;
@@ -255,6 +265,7 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
   r265 = r19;
   r266 = r19;
   for (r267 = r5; (r21 > 0 && r267 < r12) || (r21 < 0 && r267 > r12); r267 = r267 + r21) {
+    // line 37
     let r271: i32 = (r78 + r33);
     let r273: i32 = (r78 + r44);
     let r275: i32 = (r78 + r51);
@@ -274,6 +285,7 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
     let r289: i32 = (r267 + r279);
     let r290: i32 = (r267 + r281);
     let r291: i32 = (r267 + r283);
+    // line 38
     let r292: i32 = (r15 + r284);
     let r293: i32 = (r15 + r285);
     let r294: i32 = (r15 + r286);
@@ -298,6 +310,7 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
     let r314: f32 = select(r19, b0[select(P.bases[0][0], (P.bases[0][0] + bitcast<u32>(r297)), r305)], r305);
     let r315: f32 = select(r19, b0[select(P.bases[0][0], (P.bases[0][0] + bitcast<u32>(r298)), r306)], r306);
     let r316: f32 = select(r19, b0[select(P.bases[0][0], (P.bases[0][0] + bitcast<u32>(r299)), r307)], r307);
+    // line 39
     let r325: f32 = (r309 - r255);
     let r326: f32 = (r310 - r255);
     let r327: f32 = (r311 - r255);
@@ -314,6 +327,7 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
     let r339: f32 = select(r19, r330, r305);
     let r340: f32 = select(r19, r331, r306);
     let r341: f32 = select(r19, r332, r307);
+    // line 40
     let r342: f32 = (r334 * r334);
     let r343: f32 = (r335 * r335);
     let r344: f32 = (r336 * r336);
@@ -330,6 +344,7 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
     let r355: f32 = (r264 + r347);
     let r356: f32 = (r265 + r348);
     let r357: f32 = (r266 + r349);
+    // line 36
     r259 = r350;
     r260 = r351;
     r261 = r352;
@@ -339,6 +354,7 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
     r265 = r356;
     r266 = r357;
   }
+  // line 41
   let r366: f32 = (r259 + r260);
   let r367: f32 = (r366 + r261);
   let r368: f32 = (r367 + r262);
@@ -407,14 +423,19 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
   workgroupBarrier();
   let r475: f32 = s0[r201];
   let r477: f32 = (r475 / r254);
+  // line 42
   let r478: f32 = (r477 + r13);
   let r479: f32 = sqrt(r478);
   let r480: f32 = bitcast<f32>(0x3f800000u);
   let r481: f32 = (r480 / r479);
+  // line 43
   let r485: bool = (r0 == r5);
   if (r485) { b4[(P.bases[1][0] + bitcast<u32>(r14))] = r255; }
+  // line 44
   if (r485) { b5[(P.bases[1][1] + bitcast<u32>(r14))] = r481; }
+  // line 46
   for (r492 = r5; (r21 > 0 && r492 < r12) || (r21 < 0 && r492 > r12); r492 = r492 + r21) {
+    // line 47
     let r496: i32 = (r78 + r33);
     let r498: i32 = (r78 + r44);
     let r500: i32 = (r78 + r51);
@@ -434,6 +455,7 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
     let r514: i32 = (r492 + r504);
     let r515: i32 = (r492 + r506);
     let r516: i32 = (r492 + r508);
+    // line 48
     let r517: bool = (r509 < r12);
     let r518: bool = (r510 < r12);
     let r519: bool = (r511 < r12);
@@ -442,6 +464,7 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
     let r522: bool = (r514 < r12);
     let r523: bool = (r515 < r12);
     let r524: bool = (r516 < r12);
+    // line 49
     let r534: f32 = select(r19, b2[select(P.bases[0][2], (P.bases[0][2] + bitcast<u32>(r509)), r517)], r517);
     let r536: f32 = select(r19, b2[select(P.bases[0][2], (P.bases[0][2] + bitcast<u32>(r510)), r518)], r518);
     let r538: f32 = select(r19, b2[select(P.bases[0][2], (P.bases[0][2] + bitcast<u32>(r511)), r519)], r519);
@@ -450,6 +473,7 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
     let r544: f32 = select(r19, b2[select(P.bases[0][2], (P.bases[0][2] + bitcast<u32>(r514)), r522)], r522);
     let r546: f32 = select(r19, b2[select(P.bases[0][2], (P.bases[0][2] + bitcast<u32>(r515)), r523)], r523);
     let r548: f32 = select(r19, b2[select(P.bases[0][2], (P.bases[0][2] + bitcast<u32>(r516)), r524)], r524);
+    // line 50
     let r558: f32 = select(r19, b3[select(P.bases[0][3], (P.bases[0][3] + bitcast<u32>(r509)), r517)], r517);
     let r560: f32 = select(r19, b3[select(P.bases[0][3], (P.bases[0][3] + bitcast<u32>(r510)), r518)], r518);
     let r562: f32 = select(r19, b3[select(P.bases[0][3], (P.bases[0][3] + bitcast<u32>(r511)), r519)], r519);
@@ -458,6 +482,7 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
     let r568: f32 = select(r19, b3[select(P.bases[0][3], (P.bases[0][3] + bitcast<u32>(r514)), r522)], r522);
     let r570: f32 = select(r19, b3[select(P.bases[0][3], (P.bases[0][3] + bitcast<u32>(r515)), r523)], r523);
     let r572: f32 = select(r19, b3[select(P.bases[0][3], (P.bases[0][3] + bitcast<u32>(r516)), r524)], r524);
+    // line 51
     let r573: i32 = (r15 + r509);
     let r574: i32 = (r15 + r510);
     let r575: i32 = (r15 + r511);
@@ -474,6 +499,7 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
     let r587: f32 = select(r19, b0[select(P.bases[0][0], (P.bases[0][0] + bitcast<u32>(r578)), r522)], r522);
     let r588: f32 = select(r19, b0[select(P.bases[0][0], (P.bases[0][0] + bitcast<u32>(r579)), r523)], r523);
     let r589: f32 = select(r19, b0[select(P.bases[0][0], (P.bases[0][0] + bitcast<u32>(r580)), r524)], r524);
+    // line 52
     let r590: f32 = (r582 - r255);
     let r591: f32 = (r583 - r255);
     let r592: f32 = (r584 - r255);
@@ -490,6 +516,7 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
     let r603: f32 = (r595 * r481);
     let r604: f32 = (r596 * r481);
     let r605: f32 = (r597 * r481);
+    // line 53
     let r606: f32 = (r598 * r534);
     let r607: f32 = (r599 * r536);
     let r608: f32 = (r600 * r538);
@@ -506,6 +533,7 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
     let r619: f32 = (r611 + r568);
     let r620: f32 = (r612 + r570);
     let r621: f32 = (r613 + r572);
+    // line 54
     if (r517) { b1[(P.bases[0][1] + bitcast<u32>(r573))] = r614; }
     if (r518) { b1[(P.bases[0][1] + bitcast<u32>(r574))] = r615; }
     if (r519) { b1[(P.bases[0][1] + bitcast<u32>(r575))] = r616; }

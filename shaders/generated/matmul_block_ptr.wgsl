@@ -191,15 +191,22 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
   let r1566: i32 = (r1559 ^ r1565);
   let r1572: i32 = (r49 * r57);
   let r1573: i32 = (r1566 ^ r1572);
+  // line 19
   let r14: i32 = bitcast<i32>(tw_pid[0]);
+  // line 20
   let r15: i32 = bitcast<i32>(tw_pid[1]);
+  // line 22
   let r16: i32 = bitcast<i32>(0x40u);
   let r17: i32 = (r14 * r16);
+  // line 25
   let r21: i32 = (r15 * r16);
+  // line 27
   let r24: f32 = bitcast<f32>(0x0u);
+  // line 28
   let r26: i32 = (r10 + r57);
   let r28: i32 = (r26 - r35);
   let r30: i32 = tw_idiv(r28, r57);
+  // line 29
   let r112: i32 = (r102 + r50);
   let r120: i32 = (r102 + r57);
   let r127: i32 = bitcast<i32>(0x30u);
@@ -235,6 +242,7 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
   let r297: bool = (r216 && r289);
   let r301: bool = (r220 && r289);
   let r305: bool = (r224 && r289);
+  // line 30
   let r371: i32 = (r361 + r43);
   let r379: i32 = (r361 + r50);
   let r386: i32 = bitcast<i32>(0x18u);
@@ -267,6 +275,7 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
   let r536: bool = (r475 && r528);
   let r540: bool = (r479 && r528);
   let r544: bool = (r483 && r528);
+  // line 29
   let r565: bool = (r5 < r30);
   let r566: bool = (r293 && r565);
   let r570: bool = (r297 && r565);
@@ -316,6 +325,7 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
   let r634: f32 = r637[1];
   let r635: f32 = r637[2];
   let r636: f32 = r637[3];
+  // line 28
   r638 = r5;
   r639 = r8;
   r640 = r10;
@@ -395,15 +405,18 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
   r714 = r635;
   r715 = r636;
   for (r716 = r5; (r35 > 0 && r716 < r30) || (r35 < 0 && r716 > r30); r716 = r716 + r35) {
+    // line 29
     let r742: i32 = (r102 + r50);
     let r750: i32 = (r102 + r57);
     let r758: i32 = (r102 + r127);
     let r861: i32 = (r52 + r35);
     let r863: i32 = (r52 + r46);
     let r865: i32 = (r52 + r53);
+    // line 30
     let r961: i32 = (r361 + r43);
     let r969: i32 = (r361 + r50);
     let r977: i32 = (r361 + r386);
+    // line 31
     r1155 = r645;
     r1156 = r646;
     r1157 = r647;
@@ -545,11 +558,15 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
       r1185 = fma(r1651, r1662, r1185);
       r1186 = fma(r1651, r1663, r1186);
     }
+    // line 32
     let r1666: i32 = (r643 + r5);
     let r1667: i32 = (r644 + r57);
+    // line 33
     let r1670: i32 = (r682 + r57);
     let r1671: i32 = (r683 + r5);
+    // line 28
     let r1672: i32 = (r716 + r35);
+    // line 29
     let r1721: i32 = (r102 + r1666);
     let r1725: i32 = (r742 + r1666);
     let r1729: i32 = (r750 + r1666);
@@ -587,6 +604,7 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
     let r1879: i32 = (r638 + r1834);
     let r1883: i32 = (r638 + r1838);
     let r1887: i32 = (r638 + r1842);
+    // line 30
     let r1940: i32 = (r361 + r1670);
     let r1944: i32 = (r961 + r1670);
     let r1948: i32 = (r969 + r1670);
@@ -624,6 +642,7 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
     let r2098: i32 = (r677 + r2053);
     let r2102: i32 = (r677 + r2057);
     let r2106: i32 = (r677 + r2061);
+    // line 29
     let r2111: bool = (r1672 < r30);
     let r2112: bool = (r1859 && r2111);
     let r2116: bool = (r1863 && r2111);
@@ -673,6 +692,7 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
     let r2180: f32 = r2183[1];
     let r2181: f32 = r2183[2];
     let r2182: f32 = r2183[3];
+    // line 28
     let r2184: i32 = r638;
     let r2185: i32 = r639;
     let r2186: i32 = r640;
@@ -794,6 +814,7 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
     r714 = r2181;
     r715 = r2182;
   }
+  // line 37
   let r2682: i32 = (r1489 + r35);
   let r2698: i32 = (r1489 + r46);
   let r2714: i32 = (r1489 + r53);

@@ -207,23 +207,33 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
   let r1862: i32 = (r45 * r52);
   let r1868: i32 = (r156 * r66);
   let r1869: i32 = (r1862 ^ r1868);
+  // line 44
   let r14: i32 = bitcast<i32>(tw_pid[0]);
+  // line 45
   let r15: i32 = bitcast<i32>(0x40u);
   let r16: i32 = (r8 + r15);
   let r18: i32 = (r16 - r44);
   let r20: i32 = tw_idiv(r18, r15);
+  // line 46
   let r22: i32 = (r9 + r15);
   let r24: i32 = (r22 - r44);
   let r26: i32 = tw_idiv(r24, r15);
+  // line 47
   let r28: i32 = (r52 * r26);
+  // line 48
   let r29: i32 = tw_idiv(r14, r28);
+  // line 49
   let r31: i32 = (r29 * r52);
+  // line 50
   let r32: i32 = (r20 - r31);
   let r34: i32 = select(r52, r32, r32 < r52);
+  // line 51
   let r35: i32 = tw_irem(r14, r28);
   let r36: i32 = tw_irem(r35, r34);
   let r37: i32 = (r31 + r36);
+  // line 52
   let r39: i32 = tw_idiv(r35, r34);
+  // line 55
   let r41: i32 = (r37 * r15);
   let r72: i32 = (r68 + r44);
   let r74: i32 = (r68 + r55);
@@ -232,6 +242,7 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
   let r78: i32 = (r41 + r72);
   let r79: i32 = (r41 + r74);
   let r80: i32 = (r41 + r76);
+  // line 56
   let r86: i32 = (r39 * r15);
   let r95: i32 = (r86 + r68);
   let r96: i32 = (r86 + r72);
@@ -241,9 +252,11 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
   let r100: i32 = tw_irem(r96, r9);
   let r101: i32 = tw_irem(r97, r9);
   let r102: i32 = tw_irem(r98, r9);
+  // line 57
   let r126: i32 = (r61 + r44);
   let r128: i32 = (r61 + r55);
   let r130: i32 = (r61 + r62);
+  // line 58
   let r176: i32 = (r166 + r59);
   let r184: i32 = (r166 + r66);
   let r191: i32 = bitcast<i32>(0x30u);
@@ -276,6 +289,7 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
   let r260: i32 = (r243 + r126);
   let r261: i32 = (r243 + r128);
   let r262: i32 = (r243 + r130);
+  // line 59
   let r317: i32 = (r307 + r52);
   let r325: i32 = (r307 + r59);
   let r332: i32 = bitcast<i32>(0x18u);
@@ -300,17 +314,21 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
   let r369: i32 = (r352 + r100);
   let r370: i32 = (r352 + r101);
   let r371: i32 = (r352 + r102);
+  // line 63
   let r390: i32 = (r10 + r66);
   let r392: i32 = (r390 - r44);
   let r394: i32 = tw_idiv(r392, r66);
+  // line 64
   let r398: i32 = (r5 * r66);
   let r399: i32 = (r10 - r398);
   let r400: bool = (r61 < r399);
   let r404: f16 = f16(bitcast<f32>(0x0u));
+  // line 65
   let r412: bool = (r307 < r399);
   let r416: bool = (r317 < r399);
   let r420: bool = (r325 < r399);
   let r424: bool = (r333 < r399);
+  // line 64
   let r429: bool = (r5 < r394);
   let r430: bool = (r400 && r429);
   let r450: vec4<f16> = select(vec4<f16>(r404), b0[(select(P.bases[0][0], (P.bases[0][0] + bitcast<u32>(r247)), r430)) >> 2u], r430);
@@ -325,6 +343,7 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
   let r491: vec4<f16> = select(vec4<f16>(r404), b1[(select(P.bases[0][1], (P.bases[0][1] + bitcast<u32>(r360)), r470)) >> 2u], r470);
   let r496: vec4<f16> = select(vec4<f16>(r404), b1[(select(P.bases[0][1], (P.bases[0][1] + bitcast<u32>(r364)), r474)) >> 2u], r474);
   let r501: vec4<f16> = select(vec4<f16>(r404), b1[(select(P.bases[0][1], (P.bases[0][1] + bitcast<u32>(r368)), r478)) >> 2u], r478);
+  // line 63
   r502 = r247;
   r503 = r248;
   r504 = r249;
@@ -402,6 +421,7 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
     r567 = r573[1];
     r568 = r573[2];
     r569 = r573[3];
+    // line 66
     workgroupBarrier();
     let r669: i32 = (r166 + r59);
     let r677: i32 = (r166 + r66);
@@ -486,6 +506,7 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
     fr9 = coopMultiplyAdd(fr4, fr7, fr9);
     fr10 = coopMultiplyAdd(fr5, fr6, fr10);
     fr11 = coopMultiplyAdd(fr5, fr7, fr11);
+    // line 67
     let r880: i32 = (r502 + r66);
     let r881: i32 = (r503 + r66);
     let r882: i32 = (r504 + r66);
@@ -502,6 +523,7 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
     let r893: i32 = (r515 + r66);
     let r894: i32 = (r516 + r66);
     let r895: i32 = (r517 + r66);
+    // line 68
     let r897: i32 = (r66 * r12);
     let r898: i32 = (r518 + r897);
     let r899: i32 = (r519 + r897);
@@ -519,14 +541,18 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
     let r911: i32 = (r531 + r897);
     let r912: i32 = (r532 + r897);
     let r913: i32 = (r533 + r897);
+    // line 63
     let r914: i32 = (r574 + r44);
+    // line 64
     let r916: i32 = (r914 * r66);
     let r917: i32 = (r10 - r916);
     let r918: bool = (r61 < r917);
+    // line 65
     let r962: bool = (r307 < r917);
     let r966: bool = (r795 < r917);
     let r970: bool = (r803 < r917);
     let r974: bool = (r811 < r917);
+    // line 64
     let r979: bool = (r914 < r394);
     let r980: bool = (r918 && r979);
     let r1000: vec4<f16> = select(vec4<f16>(r404), b0[(select(P.bases[0][0], (P.bases[0][0] + bitcast<u32>(r880)), r980)) >> 2u], r980);
@@ -541,6 +567,7 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
     let r1041: vec4<f16> = select(vec4<f16>(r404), b1[(select(P.bases[0][1], (P.bases[0][1] + bitcast<u32>(r902)), r1020)) >> 2u], r1020);
     let r1046: vec4<f16> = select(vec4<f16>(r404), b1[(select(P.bases[0][1], (P.bases[0][1] + bitcast<u32>(r906)), r1024)) >> 2u], r1024);
     let r1051: vec4<f16> = select(vec4<f16>(r404), b1[(select(P.bases[0][1], (P.bases[0][1] + bitcast<u32>(r910)), r1028)) >> 2u], r1028);
+    // line 63
     fr12 = fr8;
     fr13 = fr9;
     fr14 = fr10;
@@ -622,6 +649,7 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
   r567 = r573[1];
   r568 = r573[2];
   r569 = r573[3];
+  // line 71
   coopStoreT(fr0, &s2[r1126], 16u);
   workgroupBarrier();
   let r1135: f32 = s2[r1130];
@@ -707,6 +735,7 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
   let r1264: f16 = tw_to_f16(r1228);
   let r1265: f16 = tw_to_f16(r1231);
   let r1266: f16 = tw_to_f16(r1234);
+  // line 76
   let r1295: i32 = (r13 * r77);
   let r1296: i32 = (r13 * r78);
   let r1297: i32 = (r13 * r79);
@@ -717,6 +746,7 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
   s3[r74] = r1297;
   s3[r76] = r1298;
   workgroupBarrier();
+  // line 78
   let r1730: i32 = (r1696 + r59);
   let r1761: i32 = (r41 + r1696);
   let r1777: i32 = (r41 + r1730);

@@ -243,23 +243,33 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
   let r1082: i32 = (r1075 ^ r1081);
   let r1088: i32 = (r58 * r66);
   let r1089: i32 = (r1082 ^ r1088);
+  // line 44
   let r14: i32 = bitcast<i32>(tw_pid[0]);
+  // line 45
   let r15: i32 = bitcast<i32>(0x40u);
   let r16: i32 = (r8 + r15);
   let r18: i32 = (r16 - r44);
   let r20: i32 = tw_idiv(r18, r15);
+  // line 46
   let r22: i32 = (r9 + r15);
   let r24: i32 = (r22 - r44);
   let r26: i32 = tw_idiv(r24, r15);
+  // line 47
   let r28: i32 = (r52 * r26);
+  // line 48
   let r29: i32 = tw_idiv(r14, r28);
+  // line 49
   let r31: i32 = (r29 * r52);
+  // line 50
   let r32: i32 = (r20 - r31);
   let r34: i32 = select(r52, r32, r32 < r52);
+  // line 51
   let r35: i32 = tw_irem(r14, r28);
   let r36: i32 = tw_irem(r35, r34);
   let r37: i32 = (r31 + r36);
+  // line 52
   let r39: i32 = tw_idiv(r35, r34);
+  // line 55
   let r41: i32 = (r37 * r15);
   let r72: i32 = (r68 + r44);
   let r74: i32 = (r68 + r55);
@@ -268,6 +278,7 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
   let r78: i32 = (r41 + r72);
   let r79: i32 = (r41 + r74);
   let r80: i32 = (r41 + r76);
+  // line 56
   let r86: i32 = (r39 * r15);
   let r95: i32 = (r86 + r68);
   let r96: i32 = (r86 + r72);
@@ -277,9 +288,11 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
   let r100: i32 = tw_irem(r96, r9);
   let r101: i32 = tw_irem(r97, r9);
   let r102: i32 = tw_irem(r98, r9);
+  // line 57
   let r126: i32 = (r61 + r44);
   let r128: i32 = (r61 + r55);
   let r130: i32 = (r61 + r62);
+  // line 58
   let r176: i32 = (r166 + r59);
   let r184: i32 = (r166 + r66);
   let r191: i32 = bitcast<i32>(0x30u);
@@ -312,6 +325,7 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
   let r260: i32 = (r243 + r126);
   let r261: i32 = (r243 + r128);
   let r262: i32 = (r243 + r130);
+  // line 59
   let r317: i32 = (r307 + r52);
   let r325: i32 = (r307 + r59);
   let r332: i32 = bitcast<i32>(0x18u);
@@ -336,18 +350,23 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
   let r369: i32 = (r352 + r100);
   let r370: i32 = (r352 + r101);
   let r371: i32 = (r352 + r102);
+  // line 62
   let r388: f32 = bitcast<f32>(0x0u);
+  // line 63
   let r390: i32 = (r10 + r66);
   let r392: i32 = (r390 - r44);
   let r394: i32 = tw_idiv(r392, r66);
+  // line 64
   let r398: i32 = (r5 * r66);
   let r399: i32 = (r10 - r398);
   let r400: bool = (r61 < r399);
   let r404: f16 = f16(bitcast<f32>(0x0u));
+  // line 65
   let r412: bool = (r307 < r399);
   let r416: bool = (r317 < r399);
   let r420: bool = (r325 < r399);
   let r424: bool = (r333 < r399);
+  // line 64
   let r429: bool = (r5 < r394);
   let r430: bool = (r400 && r429);
   let r450: vec4<f16> = select(vec4<f16>(r404), b0[(select(P.bases[0][0], (P.bases[0][0] + bitcast<u32>(r247)), r430)) >> 2u], r430);
@@ -362,6 +381,7 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
   let r491: vec4<f16> = select(vec4<f16>(r404), b1[(select(P.bases[0][1], (P.bases[0][1] + bitcast<u32>(r360)), r470)) >> 2u], r470);
   let r496: vec4<f16> = select(vec4<f16>(r404), b1[(select(P.bases[0][1], (P.bases[0][1] + bitcast<u32>(r364)), r474)) >> 2u], r474);
   let r501: vec4<f16> = select(vec4<f16>(r404), b1[(select(P.bases[0][1], (P.bases[0][1] + bitcast<u32>(r368)), r478)) >> 2u], r478);
+  // line 63
   r502 = r247;
   r503 = r248;
   r504 = r249;
@@ -467,6 +487,7 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
     r599 = r605[1];
     r600 = r605[2];
     r601 = r605[3];
+    // line 66
     r639 = r518;
     r640 = r519;
     r641 = r520;
@@ -649,6 +670,7 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
       r669 = fma(r1167, r1178, r669);
       r670 = fma(r1167, r1179, r670);
     }
+    // line 67
     let r1181: i32 = (r502 + r66);
     let r1182: i32 = (r503 + r66);
     let r1183: i32 = (r504 + r66);
@@ -665,6 +687,7 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
     let r1194: i32 = (r515 + r66);
     let r1195: i32 = (r516 + r66);
     let r1196: i32 = (r517 + r66);
+    // line 68
     let r1198: i32 = (r66 * r12);
     let r1199: i32 = (r550 + r1198);
     let r1200: i32 = (r551 + r1198);
@@ -682,14 +705,18 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
     let r1212: i32 = (r563 + r1198);
     let r1213: i32 = (r564 + r1198);
     let r1214: i32 = (r565 + r1198);
+    // line 63
     let r1215: i32 = (r606 + r44);
+    // line 64
     let r1217: i32 = (r1215 * r66);
     let r1218: i32 = (r10 - r1217);
     let r1219: bool = (r61 < r1218);
+    // line 65
     let r1263: bool = (r307 < r1218);
     let r1267: bool = (r902 < r1218);
     let r1271: bool = (r910 < r1218);
     let r1275: bool = (r918 < r1218);
+    // line 64
     let r1280: bool = (r1215 < r394);
     let r1281: bool = (r1219 && r1280);
     let r1301: vec4<f16> = select(vec4<f16>(r404), b0[(select(P.bases[0][0], (P.bases[0][0] + bitcast<u32>(r1181)), r1281)) >> 2u], r1281);
@@ -704,6 +731,7 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
     let r1342: vec4<f16> = select(vec4<f16>(r404), b1[(select(P.bases[0][1], (P.bases[0][1] + bitcast<u32>(r1203)), r1321)) >> 2u], r1321);
     let r1347: vec4<f16> = select(vec4<f16>(r404), b1[(select(P.bases[0][1], (P.bases[0][1] + bitcast<u32>(r1207)), r1325)) >> 2u], r1325);
     let r1352: vec4<f16> = select(vec4<f16>(r404), b1[(select(P.bases[0][1], (P.bases[0][1] + bitcast<u32>(r1211)), r1329)) >> 2u], r1329);
+    // line 63
     let r1369: f32 = r639;
     let r1370: f32 = r640;
     let r1371: f32 = r641;
@@ -841,6 +869,7 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
   r599 = r605[1];
   r600 = r605[2];
   r601 = r605[3];
+  // line 71
   let r1457: f16 = tw_to_f16(r518);
   let r1458: f16 = tw_to_f16(r519);
   let r1459: f16 = tw_to_f16(r520);
@@ -873,6 +902,7 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
   let r1486: f16 = tw_to_f16(r547);
   let r1487: f16 = tw_to_f16(r548);
   let r1488: f16 = tw_to_f16(r549);
+  // line 76
   let r1517: i32 = (r13 * r77);
   let r1518: i32 = (r13 * r78);
   let r1519: i32 = (r13 * r79);
@@ -883,6 +913,7 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
   s2[r74] = r1519;
   s2[r76] = r1520;
   workgroupBarrier();
+  // line 78
   let r1902: i32 = (r1005 + r44);
   let r1918: i32 = (r1005 + r55);
   let r1934: i32 = (r1005 + r62);

@@ -64,7 +64,9 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
   let r57: i32 = bitcast<i32>(0x100u);
   let r58: i32 = (r56 * r57);
   let r59: i32 = (r52 ^ r58);
+  // line 10
   let r9: i32 = bitcast<i32>(tw_pid[0]);
+  // line 11
   let r10: i32 = bitcast<i32>(0x400u);
   let r11: i32 = (r9 * r10);
   let r63: i32 = (r59 + r14);
@@ -86,6 +88,7 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
   let r81: i32 = (r11 + r71);
   let r82: i32 = (r11 + r73);
   let r83: i32 = (r11 + r75);
+  // line 12
   let r84: bool = (r76 < r8);
   let r85: bool = (r77 < r8);
   let r86: bool = (r78 < r8);
@@ -94,6 +97,7 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
   let r89: bool = (r81 < r8);
   let r90: bool = (r82 < r8);
   let r91: bool = (r83 < r8);
+  // line 13
   let r100: f32 = bitcast<f32>(0x0u);
   let r105: vec4<f32> = select(vec4<f32>(r100), b0[(select(P.bases[0][0], (P.bases[0][0] + bitcast<u32>(r76)), r84)) >> 2u], r84);
   let r101: f32 = r105[0];
@@ -105,6 +109,7 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
   let r107: f32 = r110[1];
   let r108: f32 = r110[2];
   let r109: f32 = r110[3];
+  // line 14
   let r124: vec4<f32> = select(vec4<f32>(r100), b1[(select(P.bases[0][1], (P.bases[0][1] + bitcast<u32>(r76)), r84)) >> 2u], r84);
   let r120: f32 = r124[0];
   let r121: f32 = r124[1];
@@ -115,6 +120,7 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
   let r126: f32 = r129[1];
   let r127: f32 = r129[2];
   let r128: f32 = r129[3];
+  // line 15
   let r130: f32 = (-r101);
   let r131: f32 = (-r102);
   let r132: f32 = (-r103);
@@ -156,6 +162,7 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
   let r169: f32 = (r107 * r161);
   let r170: f32 = (r108 * r162);
   let r171: f32 = (r109 * r163);
+  // line 16
   let r180: f32 = (r164 * r120);
   let r181: f32 = (r165 * r121);
   let r182: f32 = (r166 * r122);

@@ -56,15 +56,20 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
   let r57: i32 = bitcast<i32>(0x100u);
   let r58: i32 = (r56 * r57);
   let r59: i32 = (r52 ^ r58);
+  // line 10
   let r9: i32 = bitcast<i32>(tw_pid[0]);
+  // line 11
   let r10: i32 = bitcast<i32>(0x400u);
   let r11: i32 = (r9 * r10);
+  // line 12
   let r68: i32 = bitcast<i32>(0x200u);
   let r69: i32 = (r59 + r68);
   let r76: i32 = (r11 + r59);
   let r80: i32 = (r11 + r69);
+  // line 13
   let r84: bool = (r76 < r8);
   let r88: bool = (r80 < r8);
+  // line 14
   let r105: f32 = bitcast<f32>(0x0u);
   let r104: vec4<f32> = select(vec4<f32>(r105), b0[(select(P.bases[0][0], (P.bases[0][0] + bitcast<u32>(r76)), r84)) >> 2u], r84);
   let r100: f32 = r104[0];
@@ -76,6 +81,7 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
   let r107: f32 = r110[1];
   let r108: f32 = r110[2];
   let r109: f32 = r110[3];
+  // line 15
   let r124: vec4<f32> = select(vec4<f32>(r105), b1[(select(P.bases[0][1], (P.bases[0][1] + bitcast<u32>(r76)), r84)) >> 2u], r84);
   let r120: f32 = r124[0];
   let r121: f32 = r124[1];
@@ -86,6 +92,7 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
   let r127: f32 = r130[1];
   let r128: f32 = r130[2];
   let r129: f32 = r130[3];
+  // line 16
   let r132: f32 = (r100 + r120);
   let r133: f32 = (r101 + r121);
   let r134: f32 = (r102 + r122);
@@ -94,6 +101,7 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
   let r137: f32 = (r107 + r127);
   let r138: f32 = (r108 + r128);
   let r139: f32 = (r109 + r129);
+  // line 17
   let r148: vec4<f32> = vec4<f32>(r132, r133, r134, r135);
   if (r84) { b2[((P.bases[0][2] + bitcast<u32>(r76))) >> 2u] = r148; }
   let r149: vec4<f32> = vec4<f32>(r136, r137, r138, r139);

@@ -334,6 +334,15 @@ fn prune(body: &mut Vec<Stmt>, uses: &[u32], defs: &[u32], removed: &mut bool) {
         }
         _ => true,
     });
+    // A source location with no statement left under it says nothing.
+    let mut stmts = std::mem::take(body).into_iter().peekable();
+    while let Some(s) = stmts.next() {
+        let empty =
+            matches!(s, Stmt::Loc(_)) && stmts.peek().is_none_or(|n| matches!(n, Stmt::Loc(_)));
+        if !empty {
+            body.push(s);
+        }
+    }
     for s in body.iter_mut() {
         for b in s.bodies_mut() {
             prune(b, uses, defs, removed);

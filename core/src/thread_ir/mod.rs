@@ -213,6 +213,10 @@ pub enum Expr {
 /// A statement.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Stmt {
+    /// The statements that follow in this list, up to the next `Loc`, come from the
+    /// tile-IR instruction at this source span (within [`ThreadKernel::source`]):
+    /// printers write the source line beside them and name it in their errors.
+    Loc(crate::diag::Span),
     /// `dst = expr`.
     Assign { dst: Reg, expr: Expr },
     /// `buf[index] = value` where `mask` (if any) is true; a vector `value` writes its
@@ -523,6 +527,28 @@ impl ThreadKernel {
 
     pub fn frag_ty(&self, f: Frag) -> FragTy {
         self.frags[f.0 as usize]
+    }
+
+    /// The source line `span` starts on, if the kernel has its source.
+    pub fn line_of(&self, span: crate::diag::Span) -> Option<u32> {
+        match &self.source {
+            Some(src) if !span.is_none() => Some(src.line_col(span.start).0),
+            _ => None,
+        }
+    }
+
+    /// `d` pointed at `span` (a [`Stmt::Loc`]'s) unless it has a location already, with
+    /// the kernel's source: a printer's error names the user's line.
+    pub fn locate(
+        &self,
+        d: crate::diag::Diagnostic,
+        span: crate::diag::Span,
+    ) -> crate::diag::Diagnostic {
+        let d = d.or_at(span);
+        match &self.source {
+            Some(src) => d.with_source(src),
+            None => d,
+        }
     }
 
     /// Bytes of shared memory the kernel declares.

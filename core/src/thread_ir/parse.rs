@@ -1156,6 +1156,7 @@ impl Parser {
                     mask,
                 }
             }
+            "loc" => Stmt::Loc(self.opt_span()?),
             "async_commit" => Stmt::AsyncCommit,
             "async_wait" => Stmt::AsyncWait {
                 pending: self.u32("the number of pending groups")?,

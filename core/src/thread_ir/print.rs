@@ -405,6 +405,10 @@ fn stmts(k: &ThreadKernel, body: &[Stmt], depth: usize, out: &mut String) {
     let pad = "  ".repeat(depth);
     for s in body {
         match s {
+            // The span alone: a parsed kernel has no source to recompute a line from.
+            Stmt::Loc(sp) => {
+                let _ = writeln!(out, "{pad}loc{}", span(*sp));
+            }
             Stmt::Assign { dst, expr: e } => {
                 let dtype = k.regs.get(dst.0 as usize).map_or(DType::I32, |t| t.dtype);
                 let _ = writeln!(out, "{pad}{dst}: {} = {}", ty(k, *dst), expr(k, e, dtype));

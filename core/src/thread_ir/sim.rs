@@ -1056,6 +1056,7 @@ impl Sim<'_> {
                 }
                 self.regs[dst.0 as usize] = Some(old_all);
             }
+            Stmt::Loc(_) => {}
             Stmt::Barrier | Stmt::StorageBarrier => {
                 if active.iter().any(|a| !a) {
                     return Err(bug(

@@ -300,7 +300,7 @@ impl Verifier<'_> {
                 Stmt::CoopStore { src, arr, .. } => self.coop(&[*src], Some(*arr), if_depth),
                 Stmt::CoopMulAdd { dst, a, b, c } => self.coop(&[*dst, *a, *b, *c], None, if_depth),
                 Stmt::CoopCopy { dst, src } => self.coop(&[*dst, *src], None, if_depth),
-                Stmt::Barrier | Stmt::StorageBarrier => {}
+                Stmt::Loc(_) | Stmt::Barrier | Stmt::StorageBarrier => {}
                 Stmt::For { body, .. } => self.body(body, if_depth),
                 Stmt::If {
                     cond,

@@ -94,7 +94,8 @@ impl Stmt {
                 *cmp = f(*cmp);
                 *value = f(*value);
             }
-            Stmt::Barrier
+            Stmt::Loc(_)
+            | Stmt::Barrier
             | Stmt::StorageBarrier
             | Stmt::AsyncCommit
             | Stmt::AsyncWait { .. }

@@ -63,7 +63,7 @@ use module::{sanitize, shared_layout, uses_wgmma};
 use std::fmt::Write;
 use tilewise_core::ir::DType;
 use tilewise_core::thread_ir::{Expr, Reg, Stmt, ThreadKernel};
-use tilewise_core::{Diagnostic, ErrorKind, Result};
+use tilewise_core::{Diagnostic, ErrorKind, Result, Span};
 use vector::words;
 
 /// A kernel printed as PTX, with what the runtime needs to launch it.
@@ -157,6 +157,10 @@ struct Printer<'a> {
     /// Byte offset of each shared array in the dynamic shared block.
     shared_offsets: Vec<u32>,
     target: PtxTarget,
+    /// The source span of the statements being printed (the last [`Stmt::Loc`]), and
+    /// the line last written as a comment.
+    loc: Span,
+    loc_line: Option<u32>,
 }
 
 /// Prints `k` as a PTX module for `target`.
@@ -178,6 +182,8 @@ pub fn print_ptx(k: &ThreadKernel, target: PtxTarget) -> Result<PtxKernel> {
         labels: 0,
         shared_offsets,
         target,
+        loc: Span::NONE,
+        loc_line: None,
     };
     let params = module::params(k);
     p.prologue(&params);
@@ -291,13 +297,22 @@ impl Printer<'_> {
 
     fn stmts(&mut self, body: &[Stmt]) -> Result<()> {
         for s in body {
-            self.stmt(s)?;
+            self.stmt(s).map_err(|e| self.k.locate(e, self.loc))?;
         }
         Ok(())
     }
 
     fn stmt(&mut self, s: &Stmt) -> Result<()> {
         match s {
+            Stmt::Loc(span) => {
+                self.loc = *span;
+                let line = self.k.line_of(*span);
+                if line.is_some() && line != self.loc_line {
+                    self.loc_line = line;
+                    self.out
+                        .push_str(&format!("    // line {}\n", line.unwrap_or(0)));
+                }
+            }
             Stmt::Assign { dst, expr } => self.assign(*dst, expr)?,
             Stmt::Store {
                 buf,

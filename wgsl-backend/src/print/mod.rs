@@ -58,7 +58,7 @@ use memory::{atomic_buffers, shared_vec4_arrays, wide_accesses, Repr, WideAccess
 use std::fmt::Write;
 use tilewise_core::ir::DType;
 use tilewise_core::thread_ir::{Binding, Expr, ParamKind, Reg, Stmt, SubgroupOp, ThreadKernel};
-use tilewise_core::{Diagnostic, ErrorKind, Result};
+use tilewise_core::{Diagnostic, ErrorKind, Result, Span};
 
 /// A kernel printed as WGSL, with what the runtime needs to bind it.
 /// Serialized (without the checked-mode part) for the persistent cache.
@@ -116,6 +116,10 @@ struct Printer<'a> {
     workgroup_bytes: u32,
     /// Where the prelude goes in `out`, inserted once the shader is printed.
     prelude_at: usize,
+    /// The source span of the statements being printed (the last [`Stmt::Loc`]), and
+    /// the line last written as a comment.
+    loc: Span,
+    loc_line: Option<u32>,
 }
 
 /// Prints `k` as WGSL for a device with `caps`.
@@ -133,6 +137,8 @@ pub fn print_wgsl(k: &ThreadKernel, caps: &Capabilities) -> Result<WgslKernel> {
         subgroup_id: false,
         workgroup_bytes: 0,
         prelude_at: 0,
+        loc: Span::NONE,
+        loc_line: None,
     };
     shared_vec4_arrays(k, &k.body, &mut p.shared_vec4);
     if coop_ifs(&k.body) {
@@ -375,7 +381,23 @@ impl Printer<'_> {
 
     fn stmts(&mut self, body: &[Stmt], depth: usize) -> Result<()> {
         for s in body {
+            self.stmt(s, depth)
+                .map_err(|e| self.k.locate(e, self.loc))?;
+        }
+        Ok(())
+    }
+
+    fn stmt(&mut self, s: &Stmt, depth: usize) -> Result<()> {
+        {
             match s {
+                Stmt::Loc(span) => {
+                    self.loc = *span;
+                    let line = self.k.line_of(*span);
+                    if line.is_some() && line != self.loc_line {
+                        self.loc_line = line;
+                        self.line(depth, &format!("// line {}", line.unwrap_or(0)));
+                    }
+                }
                 Stmt::Assign { dst, expr } => {
                     self.lanes_of_dst = self.lanes(*dst);
                     let e = self.expr(self.dt(*dst), expr);

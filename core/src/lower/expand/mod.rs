@@ -317,6 +317,9 @@ pub(crate) struct Expander<'k> {
     pub scratch: HashMap<DType, u32>,
     /// Span of the instruction being expanded, for errors.
     pub span: Span,
+    /// The statement list (its depth in `stmts`) and source line of the last
+    /// [`Stmt::Loc`] emitted, so that one line's instructions share one.
+    located: Option<(usize, u32)>,
     /// Registers that are lane `.1` of vector register `.0` (from wide loads and packed
     /// slots), so that a wide shared-memory store of the same lanes reuses the vector
     /// (`packing.rs`).
@@ -411,11 +414,13 @@ impl<'k> Expander<'k> {
             seen_layouts: HashMap::new(),
             scratch: HashMap::new(),
             span: k.span,
+            located: None,
         }
     }
 
     /// Runs `f` with new statements going to the kernel-entry list.
     pub fn hoist<T>(&mut self, f: impl FnOnce(&mut Self) -> T) -> T {
+        self.located = None;
         let saved = std::mem::replace(&mut self.stmts, vec![std::mem::take(&mut self.hoisted)]);
         let r = f(self);
         self.hoisted = self.close();
@@ -426,10 +431,12 @@ impl<'k> Expander<'k> {
     /// Opens a nested statement list.
     pub fn open(&mut self) {
         self.stmts.push(vec![]);
+        self.located = None;
     }
 
     /// Closes the innermost statement list; what was computed inside is forgotten.
     pub fn close(&mut self) -> Vec<Stmt> {
+        self.located = None;
         let depth = self.stmts.len();
         self.remat_memo.retain(|_, (_, level)| *level < depth);
         self.stmts.pop().unwrap_or_default()
@@ -622,9 +629,24 @@ impl<'k> Expander<'k> {
     pub(crate) fn block(&mut self, b: &Block) -> Result<()> {
         for inst in &b.insts {
             self.span = inst.span;
+            self.locate(inst.span);
             self.inst(inst)?;
         }
         Ok(())
+    }
+
+    /// Marks the statements that follow in the current list as coming from the
+    /// instruction at `span` ([`Stmt::Loc`]), once per source line and list.
+    fn locate(&mut self, span: Span) {
+        if span.is_none() {
+            return;
+        }
+        let line = self.k.line_of(span);
+        let list = self.stmts.len();
+        if self.located != Some((list, line)) {
+            self.located = Some((list, line));
+            self.emit(Stmt::Loc(span));
+        }
     }
 
     /// Lowers `inst`, reading its operands that are cooperative-matrix accumulators
