@@ -17,11 +17,13 @@
 //! 6. `For` bounds are integer scalars of one dtype; `If` and `While` (`Condition`)
 //!    conditions are `i1` scalars.
 //! 7. `Dot` operands are 2-D with agreeing dimensions (`[M, K] @ [K, N] + [M, N]`).
+//! 8. Staged loads ([`Staging`]): rings of at least two slots, operand 0 or 1, 2-D
+//!    tiles, one tile type per ring.
 
-use super::ops::{Combiner, Op};
+use super::ops::{Combiner, Op, Staging};
 use super::{Block, DType, Elem, Inst, Kernel, Type, Value};
 use crate::diag::{Diagnostic, Result};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 /// Checks `kernel` against the invariants in the module doc.
 pub fn verify(kernel: &Kernel) -> Result<()> {
@@ -29,6 +31,7 @@ pub fn verify(kernel: &Kernel) -> Result<()> {
         k: kernel,
         scopes: vec![HashSet::new()],
         defined: HashSet::new(),
+        rings: HashMap::new(),
     };
     for p in &kernel.params {
         v.define(p.value, None)?;
@@ -43,6 +46,8 @@ struct Verifier<'a> {
     k: &'a Kernel,
     scopes: Vec<HashSet<Value>>,
     defined: HashSet<Value>,
+    /// The tile type of each staging ring's first load.
+    rings: HashMap<u32, Type>,
 }
 
 /// What terminator a block must end with, and the types it carries.
@@ -149,6 +154,29 @@ impl Verifier<'_> {
         Ok(())
     }
 
+    /// The [`Staging`] invariants of a staged load: a ring of at least two slots,
+    /// operand 0 or 1 of a 2-D dot, and one tile type per ring.
+    fn staging(&mut self, inst: &Inst, st: &Staging, ty: Option<&Type>) -> Result<()> {
+        let bad = |what: String| Err(self.err(Some(inst), format!("staged load: {what}")));
+        if st.stages < 2 {
+            return bad(format!("{} stages (at least 2)", st.stages));
+        }
+        if st.operand > 1 {
+            return bad(format!("operand {} of a dot (0 or 1)", st.operand));
+        }
+        let Some(ty) = ty.filter(|t| t.shape().len() == 2) else {
+            return bad("the tile is not 2-D".into());
+        };
+        match self.rings.get(&st.ring) {
+            Some(first) if first != ty => bad(format!("ring {} holds {first} and {ty}", st.ring)),
+            Some(_) => Ok(()),
+            None => {
+                self.rings.insert(st.ring, ty.clone());
+                Ok(())
+            }
+        }
+    }
+
     fn is_bool(&self, v: Value) -> bool {
         self.ty(v).dtype() == Some(DType::I1)
     }
@@ -221,6 +249,12 @@ impl Verifier<'_> {
                     if !self.is_bool(*m) {
                         return Err(self.err(Some(inst), "mask is not i1".into()));
                     }
+                }
+                if let Op::Load {
+                    stage: Some(st), ..
+                } = &inst.op
+                {
+                    self.staging(inst, st, res_ty.as_ref())?;
                 }
             }
             Op::Dot { a, b, acc, .. } => {
@@ -390,6 +424,64 @@ mod tests {
             assert_eq!(r.is_ok(), ok, "{r:?}");
             if let Err(e) = r {
                 assert!(e.message.contains("while condition"), "{}", e.message);
+            }
+        }
+    }
+
+    #[test]
+    fn staged_loads_keep_their_invariants() {
+        use crate::ir::ops::{CacheHints, Padding, StagedLayout, Staging};
+        let load = |b: &mut KernelBuilder, p, shape: [u32; 2], stage: Staging| {
+            let ptrs = b.push1(Op::Splat(p), Type::ptr(DType::F16, shape), Span::NONE);
+            b.push1(
+                Op::Load {
+                    ptr: ptrs,
+                    mask: None,
+                    other: None,
+                    boundary_check: vec![],
+                    padding: Padding::None,
+                    hints: CacheHints::default(),
+                    stage: Some(stage),
+                },
+                Type::tile(DType::F16, shape),
+                Span::NONE,
+            );
+        };
+        let good = Staging {
+            ring: 0,
+            stages: 3,
+            operand: 0,
+            layout: StagedLayout::Padded,
+            pending: 1,
+            slack: false,
+        };
+        let cases: [(Staging, [u32; 2], &str); 4] = [
+            (good, [16, 16], ""),
+            (
+                Staging {
+                    stages: 1,
+                    pending: 0,
+                    ..good
+                },
+                [16, 16],
+                "1 stages (at least 2)",
+            ),
+            (Staging { operand: 2, ..good }, [16, 16], "operand 2"),
+            (good, [32, 16], "ring 0 holds"),
+        ];
+        for (stage, shape, want) in cases {
+            let mut b = builder();
+            let p = b.add_param("p", Type::ptr(DType::F16, vec![]), Span::NONE, 16);
+            load(&mut b, p, [16, 16], good);
+            load(&mut b, p, shape, stage);
+            let r = verify(&b.finish());
+            match r {
+                Ok(()) => assert!(want.is_empty(), "{want}: accepted"),
+                Err(e) => assert!(
+                    !want.is_empty() && e.message.contains(want),
+                    "{want}: {}",
+                    e.message
+                ),
             }
         }
     }

@@ -32,6 +32,7 @@ mod parse;
 mod print;
 mod scopes;
 pub mod sim;
+pub mod uniformity;
 pub mod verify;
 mod visit;
 mod wgmma;

@@ -9,6 +9,10 @@
 //!   share the result's dtype, `Extract` reads an existing lane, `Construct` fills every
 //!   lane;
 //! - cooperative-matrix statements never sit inside an `If`;
+//! - collective statements sit in control flow that every thread they involve takes
+//!   together (`uniformity.rs`): barriers and warpgroup MMA in the program's, warp
+//!   shuffles, `ldmatrix`, `mma`, subgroup reductions and cooperative-matrix
+//!   statements in each warp's;
 //! - no statement needs a capability the options do not give (`mma`, `ldmatrix` and
 //!   asynchronous copies, warpgroup MMA, warp shuffles, subgroup reductions,
 //!   cooperative matrices): a lowering path that leaks one is caught here, not by a
@@ -19,6 +23,7 @@
 //!
 //! A violation is an internal error naming the pass that broke it.
 
+use super::uniformity::Uniformity;
 use super::{Expr, ParamKind, Reg, Stmt, ThreadKernel};
 use crate::diag::{Diagnostic, Result};
 use crate::ir::DType;
@@ -36,6 +41,10 @@ pub fn verify(k: &ThreadKernel, opt: &ExpandOptions, pass: &str) -> Result<()> {
     };
     v.collect_assigned(&k.body);
     v.body(&k.body, 0);
+    if v.errors.is_empty() {
+        let uniform = super::uniformity::uniformity(k);
+        v.collective(&k.body, Uniformity::Program, &uniform);
+    }
     match v.errors.first() {
         None => Ok(()),
         Some(e) => Err(Diagnostic::internal(format!(
@@ -201,6 +210,99 @@ impl Verifier<'_> {
                 self.needs(self.opt.subgroup_reduce, "a subgroup reduction")
             }
             _ => {}
+        }
+    }
+
+    /// Collective statements in control flow every thread they involve takes together:
+    /// barriers and warpgroup MMA in the whole program's, warp shuffles, `ldmatrix`,
+    /// `mma`, subgroup reductions and cooperative-matrix statements in each warp's.
+    fn collective(&mut self, body: &[Stmt], control: Uniformity, uniform: &[Uniformity]) {
+        let of = |r: &Reg| {
+            uniform
+                .get(r.0 as usize)
+                .copied()
+                .unwrap_or(Uniformity::Thread)
+        };
+        for s in body {
+            let needs = match s {
+                Stmt::Barrier
+                | Stmt::StorageBarrier
+                | Stmt::Wgmma { .. }
+                | Stmt::WgmmaFence
+                | Stmt::WgmmaCommit
+                | Stmt::WgmmaWait { .. } => Some(Uniformity::Program),
+                Stmt::LdMatrix { .. }
+                | Stmt::Mma { .. }
+                | Stmt::CoopZero { .. }
+                | Stmt::CoopLoad { .. }
+                | Stmt::CoopStore { .. }
+                | Stmt::CoopMulAdd { .. }
+                | Stmt::CoopCopy { .. }
+                | Stmt::Assign {
+                    expr: Expr::ShuffleXor { .. } | Expr::SubgroupReduce { .. },
+                    ..
+                } => Some(Uniformity::Warp),
+                _ => None,
+            };
+            if let Some(needs) = needs {
+                if control < needs {
+                    let what = match needs {
+                        Uniformity::Program => "every thread of the program",
+                        _ => "every thread of a warp",
+                    };
+                    let name = match s {
+                        Stmt::Barrier | Stmt::StorageBarrier => "a barrier",
+                        Stmt::LdMatrix { .. } => "an ldmatrix",
+                        Stmt::Mma { .. } => "an mma",
+                        Stmt::Assign {
+                            expr: Expr::ShuffleXor { .. },
+                            ..
+                        } => "a warp shuffle",
+                        Stmt::Assign { .. } => "a subgroup reduction",
+                        Stmt::Wgmma { .. }
+                        | Stmt::WgmmaFence
+                        | Stmt::WgmmaCommit
+                        | Stmt::WgmmaWait { .. } => "a warpgroup MMA statement",
+                        _ => "a cooperative-matrix statement",
+                    };
+                    self.err(format!(
+                        "{name} sits in control flow that {what} does not take together"
+                    ));
+                }
+            }
+            match s {
+                Stmt::For {
+                    lower,
+                    upper,
+                    step,
+                    body,
+                    ..
+                } => {
+                    let bounds = [lower, upper, step].into_iter().map(of).min();
+                    let inner = control.min(bounds.unwrap_or(Uniformity::Program));
+                    self.collective(body, inner, uniform);
+                }
+                Stmt::If {
+                    cond,
+                    then_body,
+                    else_body,
+                } => {
+                    let inner = control.min(of(cond));
+                    self.collective(then_body, inner, uniform);
+                    self.collective(else_body, inner, uniform);
+                }
+                Stmt::While {
+                    cond_body,
+                    cond,
+                    body,
+                    ..
+                } => {
+                    let inner = control.min(of(cond));
+                    self.collective(cond_body, inner, uniform);
+                    self.collective(body, inner, uniform);
+                }
+                _ => {}
+            }
         }
     }
 
@@ -374,6 +476,12 @@ mod tests {
         }
     }
 
+    fn with_bool_r2(k: ThreadKernel) -> ThreadKernel {
+        let mut k = k;
+        k.regs[2] = RegTy::scalar(DType::I1);
+        k
+    }
+
     #[test]
     fn violations_are_named() {
         let opt = ExpandOptions::wgsl(1);
@@ -383,6 +491,18 @@ mod tests {
             assign(2, Expr::Binary(crate::ir::BinaryOp::Add, Reg(0), Reg(1))),
         ]);
         verify(&ok, &opt, "test").unwrap();
+        // A barrier under a condition every thread computes alike is fine.
+        let uniform_if = kernel(vec![
+            assign(0, Expr::Special(Special::ProgramId(0))),
+            assign(1, Expr::Const(Const::Int(1))),
+            assign(2, Expr::Cmp(crate::ir::CmpPred::Lt, Reg(0), Reg(1))),
+            Stmt::If {
+                cond: Reg(2),
+                then_body: vec![Stmt::Barrier],
+                else_body: vec![],
+            },
+        ]);
+        verify(&with_bool_r2(uniform_if), &opt, "test").unwrap();
         let cases: Vec<(Vec<Stmt>, &str)> = vec![
             (
                 vec![assign(
@@ -423,9 +543,52 @@ mod tests {
                 vec![assign(0, Expr::Param(0))],
                 "parameter 0, which is not a scalar",
             ),
+            (
+                vec![
+                    assign(0, Expr::Special(Special::ThreadId)),
+                    assign(1, Expr::Const(Const::Int(1))),
+                    assign(2, Expr::Cmp(crate::ir::CmpPred::Lt, Reg(0), Reg(1))),
+                    Stmt::If {
+                        cond: Reg(2),
+                        then_body: vec![Stmt::Barrier],
+                        else_body: vec![],
+                    },
+                ],
+                "a barrier sits in control flow that every thread of the program",
+            ),
+            (
+                vec![
+                    assign(0, Expr::Special(Special::ThreadId)),
+                    assign(1, Expr::Const(Const::Int(1))),
+                    Stmt::For {
+                        iv: Reg(2),
+                        lower: Reg(1),
+                        upper: Reg(0),
+                        step: Reg(1),
+                        body: vec![assign(
+                            1,
+                            Expr::ShuffleXor {
+                                value: Reg(2),
+                                mask: 1,
+                            },
+                        )],
+                    },
+                ],
+                "a warp shuffle sits in control flow that every thread of a warp",
+            ),
         ];
-        for (body, want) in cases {
-            let e = verify(&kernel(body), &opt, "test").unwrap_err();
+        let opt = ExpandOptions {
+            warp_shuffle: true,
+            ..opt
+        };
+        for (i, (body, want)) in cases.into_iter().enumerate() {
+            // The control-flow cases compare into r2.
+            let k = if i >= 6 {
+                with_bool_r2(kernel(body))
+            } else {
+                kernel(body)
+            };
+            let e = verify(&k, &opt, "test").unwrap_err();
             assert!(e.message.contains(want), "{want}: {}", e.message);
             assert!(e.message.contains("after test"), "{}", e.message);
         }
