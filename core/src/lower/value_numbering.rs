@@ -448,4 +448,45 @@ mod tests {
         );
         assert_eq!(k.body.len(), 8);
     }
+
+    /// A source location whose statements all died goes with them; one that still
+    /// opens a statement stays.
+    #[test]
+    fn locations_without_statements_are_dropped() {
+        use crate::diag::Span;
+        let body = vec![
+            Stmt::Loc(Span::new(0, 1)),
+            assign(0, Expr::Const(Const::Int(7))), // dead
+            Stmt::Loc(Span::new(2, 3)),
+            assign(1, Expr::Special(Special::ThreadId)),
+            Stmt::Store {
+                buf: 0,
+                index: Reg(1),
+                value: Reg(1),
+                mask: None,
+            },
+            Stmt::Loc(Span::new(4, 5)),
+        ];
+        let mut k = ThreadKernel {
+            name: "t".into(),
+            params: vec![Param {
+                name: "out".into(),
+                kind: ParamKind::Buffer {
+                    dtype: DType::I32,
+                    written: true,
+                },
+            }],
+            threads: 32,
+            shared: vec![],
+            regs: vec![RegTy::scalar(DType::I32); 2],
+            frags: vec![],
+            body,
+            notes: vec![],
+            source: None,
+            checks: None,
+        };
+        value_numbering(&mut k);
+        assert_eq!(k.body.len(), 3, "{:?}", k.body);
+        assert_eq!(k.body[0], Stmt::Loc(Span::new(2, 3)));
+    }
 }
