@@ -53,6 +53,17 @@ impl Buffer {
         self.alloc.id
     }
 
+    /// The device address of the first element, for kernels that take pointers as
+    /// data: write it into a table (an `int64` buffer) and the kernel casts it back
+    /// with `tl.load(table + i).to(tl.pointer_type(tl.float16))`, as Triton's grouped
+    /// GEMM does with `tensor.data_ptr()`. The driver's address on CUDA; on the
+    /// interpreter and simulators an address of their own (`tilewise_core::address`)
+    /// that only their kernels understand; an error on wgpu (WGSL has no addresses).
+    /// Valid while the buffer lives.
+    pub fn address(&self) -> crate::Result<u64> {
+        self.alloc.device.backend.address(self.alloc.id)
+    }
+
     /// Whether `other` is this allocation (a clone of the same buffer).
     pub fn same_allocation(&self, other: &Buffer) -> bool {
         Arc::ptr_eq(&self.alloc, &other.alloc)
@@ -125,5 +136,10 @@ impl BufferView {
     }
     pub fn is_empty(&self) -> bool {
         self.len == 0
+    }
+
+    /// The device address of the view's first element (see [`Buffer::address`]).
+    pub fn address(&self) -> crate::Result<u64> {
+        Ok(self.buffer.address()? + (self.offset * self.buffer.dtype.size_bytes()) as u64)
     }
 }

@@ -354,6 +354,12 @@ impl Backend for CudaBackend {
         self.buffers.remove(id);
     }
 
+    fn address(&self, id: BufferId) -> Result<u64> {
+        let bufs = self.buffers.lock()?;
+        let (mem, _, _) = bufs.get(id)?;
+        Ok(mem.address())
+    }
+
     fn copy(&self, src: BufferId, dst: BufferId, bytes: usize) -> Result<()> {
         self.alive()?;
         let bufs = self.buffers.lock()?;

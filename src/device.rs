@@ -150,6 +150,10 @@ pub(crate) trait Backend: Send + Sync {
     fn write(&self, id: BufferId, bytes: &[u8]) -> Result<()>;
     fn read(&self, id: BufferId) -> Result<Vec<u8>>;
     fn free(&self, id: BufferId);
+    /// The address of allocation `id`'s first byte, for kernels that take pointers as
+    /// data (tables of addresses): the driver's on CUDA, `tilewise_core::address`'s on
+    /// the CPU executors; an error where kernels have no addresses (WGSL).
+    fn address(&self, id: BufferId) -> Result<u64>;
     /// Runs a specialization; `key` identifies it together with `options`.
     fn launch(
         &self,

@@ -205,6 +205,13 @@ impl Backend for InterpreterBackend {
         Ok(())
     }
 
+    fn address(&self, id: BufferId) -> Result<u64> {
+        match self.lock().get(id.0) {
+            Some(Some(_)) => Ok(tilewise_core::address::encode(id.0, 0)),
+            _ => Err(missing(id)),
+        }
+    }
+
     fn free(&self, id: BufferId) {
         if let Some(slot) = self.lock().get_mut(id.0) {
             *slot = None;
@@ -249,21 +256,24 @@ impl InterpreterBackend {
         checked: bool,
     ) -> Result<()> {
         let mut bufs = self.lock();
-        // The interpreter indexes a dense slice; move the live buffers into one and back.
-        let mut dense: Vec<HostBuffer> = Vec::with_capacity(bufs.len());
-        let mut slot_of = vec![usize::MAX; bufs.len()];
-        for (i, b) in bufs.iter_mut().enumerate() {
-            if let Some(b) = b.take() {
-                slot_of[i] = dense.len();
-                dense.push(b);
-            }
-        }
+        // The executors index a slice by buffer id (`tilewise_core::address` encodes
+        // the id): move the buffers into one, freed slots empty, and back.
+        let live: Vec<bool> = bufs.iter().map(Option::is_some).collect();
+        let mut dense: Vec<HostBuffer> = bufs
+            .iter_mut()
+            .map(|b| {
+                b.take().unwrap_or(HostBuffer {
+                    dtype: DType::U8,
+                    bytes: vec![],
+                })
+            })
+            .collect();
         let rt: Result<Vec<RtArg>> = args
             .iter()
             .map(|a| match *a {
-                BoundArg::Buffer { id, offset, len } => match slot_of.get(id.0) {
-                    Some(&s) if s != usize::MAX => Ok(RtArg::Buffer {
-                        buffer: s,
+                BoundArg::Buffer { id, offset, len } => match live.get(id.0) {
+                    Some(true) => Ok(RtArg::Buffer {
+                        buffer: id.0,
                         offset,
                         len,
                     }),
@@ -280,10 +290,9 @@ impl InterpreterBackend {
             Some(k) => simulate(k, grid, &rt, &mut dense),
             None => interp::run(&kernel.kernel, grid, &rt, &mut dense, &options),
         });
-        let mut dense = dense.into_iter();
-        for (i, &s) in slot_of.iter().enumerate() {
-            if s != usize::MAX {
-                bufs[i] = dense.next();
+        for ((slot, b), alive) in bufs.iter_mut().zip(dense).zip(live) {
+            if alive {
+                *slot = Some(b);
             }
         }
         result

@@ -273,6 +273,13 @@ impl Backend for WgpuBackend {
         Ok(())
     }
 
+    fn address(&self, _: BufferId) -> Result<u64> {
+        Err(Diagnostic::new(
+            ErrorKind::Backend,
+            "a buffer's address is not available on wgpu: WGSL kernels reach memory only through their buffer arguments, so pointers as data (tables of addresses) need CUDA or a CPU executor",
+        ))
+    }
+
     fn free(&self, id: BufferId) {
         if let Ok(bufs) = self.buffers.lock() {
             if let Ok((buf, _, _)) = bufs.get(id) {

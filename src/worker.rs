@@ -47,6 +47,10 @@ enum Request {
     Free {
         id: usize,
     },
+    /// Answered with `Address`.
+    Address {
+        id: usize,
+    },
     Copy {
         src: usize,
         dst: usize,
@@ -97,6 +101,7 @@ enum Response {
         compute_capability: Option<u32>,
     },
     Id(usize),
+    Address(u64),
     /// The payload holds the bytes.
     Bytes,
     Started(bool),
@@ -392,6 +397,15 @@ impl Backend for WorkerBackend {
         let _ = self.done(&Request::Free { id: id.0 }, &[]);
     }
 
+    fn address(&self, id: BufferId) -> Result<u64> {
+        match self.call(&Request::Address { id: id.0 }, &[], None)? {
+            (Response::Address(a), _) => Ok(a),
+            (other, _) => Err(Diagnostic::internal(format!(
+                "worker answered {other:?} to address"
+            ))),
+        }
+    }
+
     fn copy(&self, src: BufferId, dst: BufferId, bytes: usize) -> Result<()> {
         self.done(
             &Request::Copy {
@@ -554,6 +568,7 @@ fn handle(
             backend.free(BufferId(id));
             done
         }
+        Request::Address { id } => Ok((Response::Address(backend.address(BufferId(id))?), vec![])),
         Request::Copy { src, dst, bytes } => {
             backend.copy(BufferId(src), BufferId(dst), bytes).and(done)
         }

@@ -222,6 +222,19 @@ impl Tracer<'_> {
         )
     }
 
+    /// A cast to `ty` between pointers, or between pointers and 64-bit addresses
+    /// (pointers as data; the front end checked the element types).
+    pub fn push_cast(&mut self, v: Value, ty: Type, span: Span) -> Value {
+        self.b.push1(
+            Op::Cast {
+                value: v,
+                bitcast: false,
+            },
+            ty,
+            span,
+        )
+    }
+
     /// [`Self::cast`], rejecting pointers and block pointers.
     pub fn cast_checked(&mut self, v: Value, dtype: DType, span: Span) -> Result<Value> {
         let ty = self.ty(v);

@@ -149,7 +149,7 @@ impl<'a> Interp<'a> {
                 RtValue::Ptr(p) => p
                     .offs
                     .iter()
-                    .map(|o| format!("{}+{o}", self.param_name(p.roots.get(0))))
+                    .map(|o| format!("{}+{o}", self.root_label(p.roots.get(0))))
                     .collect(),
                 RtValue::Block(b) => vec![format!("{b:?}")],
             };

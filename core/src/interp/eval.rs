@@ -395,21 +395,34 @@ impl<'a> Interp<'a> {
                         let d = self.with_msg(sp, arith::cast(t.dtype, to, &t.data, *bitcast))?;
                         self.data(inst, to, d)
                     }
-                    (RtValue::Ptr(p), Some(Elem::Ptr(to))) => {
-                        if p.pointee.size_bytes() != to.size_bytes() {
-                            return Err(self.rt_err(
-                                sp,
-                                "unsupported pointer cast",
-                                &format!(
-                                    "from ptr<{}> to ptr<{to}> changes the element size",
-                                    p.pointee
-                                ),
-                            ));
-                        }
+                    (RtValue::Ptr(p), Some(Elem::Ptr(to)))
+                        if p.pointee.size_bytes() == to.size_bytes() =>
+                    {
                         let out = PtrTile {
                             pointee: to,
                             ..p.clone()
                         };
+                        self.set(r, RtValue::Ptr(out));
+                        Ok(())
+                    }
+                    // Pointers as data: through the addresses of `crate::address`.
+                    (RtValue::Ptr(p), Some(Elem::Ptr(to))) => {
+                        let addrs = self.addresses(p);
+                        let out = self.pointers_at(&addrs, to);
+                        self.set(r, RtValue::Ptr(out));
+                        Ok(())
+                    }
+                    (RtValue::Ptr(p), Some(Elem::Data(to))) => {
+                        let addrs = self.addresses(p);
+                        let d = Data::I(addrs.into_iter().map(|a| a as i64).collect());
+                        self.data(inst, to, d)
+                    }
+                    (RtValue::Data(t), Some(Elem::Ptr(to))) => {
+                        let Data::I(a) = &t.data else {
+                            return Err(self.ierr(sp, "an address that is not an integer"));
+                        };
+                        let addrs: Vec<u64> = a.iter().map(|&x| x as u64).collect();
+                        let out = self.pointers_at(&addrs, to);
                         self.set(r, RtValue::Ptr(out));
                         Ok(())
                     }
@@ -634,7 +647,7 @@ impl<'a> Interp<'a> {
         let Some((lo, hi)) = memory::declared_extent(bp) else {
             return Ok(());
         };
-        let len = self.view_len(bp.root);
+        let len = self.view_len(bp.root, bp.pointee);
         if lo < 0 || hi >= len as i64 {
             let bad = if lo < 0 { lo } else { hi };
             return Err(self.rt_err(
@@ -642,10 +655,10 @@ impl<'a> Interp<'a> {
                 "block pointer reaches past its buffer",
                 &format!(
                     "its declared shape {:?} with strides {:?} covers element index {bad}, \
-                     outside a buffer of {len} elements (argument `{}`)",
+                     outside a buffer of {len} elements ({})",
                     bp.shape,
                     bp.strides,
-                    self.param_name(bp.root)
+                    self.root_name(bp.root)
                 ),
             ));
         }
@@ -675,21 +688,58 @@ impl<'a> Interp<'a> {
         self.check_extent(sp, &bp)
     }
 
-    pub fn view_len(&self, root: u32) -> usize {
-        self.mem
-            .views
-            .get(root as usize)
-            .and_then(|v| v.as_ref())
-            .map(|v| v.len)
-            .unwrap_or(0)
+    /// The address of every lane of `p` (`crate::address`).
+    fn addresses(&self, p: &PtrTile) -> Vec<u64> {
+        p.offs
+            .iter()
+            .enumerate()
+            .map(|(i, &o)| self.mem.address_of(p.roots.get(i), p.pointee, o))
+            .collect()
     }
 
-    pub fn param_name(&self, root: u32) -> &'a str {
-        self.k
-            .params
-            .get(root as usize)
-            .map(|p| p.name.as_str())
-            .unwrap_or("?")
+    /// Pointers to `pointee` at `addrs`.
+    fn pointers_at(&self, addrs: &[u64], pointee: DType) -> PtrTile {
+        let (roots, offs): (Vec<u32>, Vec<i64>) = addrs
+            .iter()
+            .map(|&a| self.mem.root_of_address(a, pointee))
+            .unzip();
+        let roots = match roots.first() {
+            Some(&r) if roots.iter().all(|&x| x == r) => Roots::One(r),
+            _ => Roots::Many(roots),
+        };
+        PtrTile {
+            pointee,
+            roots,
+            offs,
+        }
+    }
+
+    pub fn view_len(&self, root: u32, pointee: DType) -> usize {
+        self.mem.view_of(root, pointee).map(|v| v.len).unwrap_or(0)
+    }
+
+    /// The parameter's name for a parameter's root, [`Self::root_name`] otherwise.
+    pub fn root_label(&self, root: u32) -> String {
+        match self.k.params.get(root as usize) {
+            Some(p) if self.mem.is_param(root) => p.name.clone(),
+            _ => self.root_name(root),
+        }
+    }
+
+    /// What root `root` is, for messages: "argument `x`", or the buffer an address
+    /// reached.
+    pub fn root_name(&self, root: u32) -> String {
+        if self.mem.is_param(root) {
+            let name = self.k.params.get(root as usize).map(|p| p.name.as_str());
+            format!("argument `{}`", name.unwrap_or("?"))
+        } else if root == memory::NO_BUFFER {
+            "no buffer: the address is not one of this launch's memory".to_string()
+        } else {
+            format!(
+                "buffer {} reached through an address",
+                root as usize - self.mem.views.len()
+            )
+        }
     }
 
     fn oob(&self, inst: &Inst, what: &str, shape: &[u32], e: Oob) -> Diagnostic {
@@ -698,10 +748,10 @@ impl<'a> Interp<'a> {
             inst.span,
             &format!("out-of-bounds {what}"),
             &format!(
-                "element index {} of a buffer of {} elements (argument `{}`)",
+                "element index {} of a buffer of {} elements ({})",
                 e.index,
                 e.len,
-                self.param_name(e.param)
+                self.root_name(e.param)
             ),
         )
         .with_note(format!(
@@ -757,6 +807,7 @@ impl<'a> Interp<'a> {
         inst: &Inst,
         what: &str,
         shape: &[u32],
+        pointee: DType,
         roots: &Roots,
         offs: &[i64],
         mask: Option<&[i64]>,
@@ -773,7 +824,10 @@ impl<'a> Interp<'a> {
         };
         let mut lanes = std::mem::take(&mut self.lanes);
         for root in distinct {
-            match self.mem.resolve(root, roots, offs, mask, &mut lanes) {
+            match self
+                .mem
+                .resolve(root, pointee, roots, offs, mask, &mut lanes)
+            {
                 Ok(buffer) => f(self, buffer, &lanes)?,
                 Err(e) => {
                     self.lanes = lanes;
@@ -819,6 +873,7 @@ impl<'a> Interp<'a> {
             inst,
             "load",
             shape,
+            pointee,
             &roots,
             &offs,
             m.as_deref(),
@@ -867,6 +922,7 @@ impl<'a> Interp<'a> {
             inst,
             "store",
             shape,
+            pointee,
             &roots,
             &offs,
             m.as_deref(),
@@ -922,6 +978,7 @@ impl<'a> Interp<'a> {
             inst,
             "atomic",
             shape,
+            pointee,
             &roots,
             &offs,
             m.as_deref(),

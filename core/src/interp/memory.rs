@@ -38,14 +38,71 @@ pub struct Memory<'a> {
     pub track: bool,
 }
 
+/// The root of a pointer lane that addresses no buffer (an integer cast to a pointer
+/// that is not an address of this launch's memory): any access through it is out of
+/// bounds.
+pub const NO_BUFFER: u32 = u32::MAX;
+
 impl Memory<'_> {
+    /// The root of lanes that point into host buffer `buffer` through an address
+    /// (pointers as data, `crate::address`): past the parameters' roots, one a buffer,
+    /// its view the whole buffer.
+    pub fn flat_root(&self, buffer: usize) -> u32 {
+        (self.views.len() + buffer) as u32
+    }
+
+    /// The host buffer and element offset `(buffer, offset)` that root `root` views
+    /// (counted in `pointee` elements), and the view's length in them; `None` for a
+    /// scalar parameter or [`NO_BUFFER`].
+    pub fn view_of(&self, root: u32, pointee: DType) -> Option<View> {
+        let r = root as usize;
+        if r < self.views.len() {
+            return self.views[r].clone();
+        }
+        let b = r.checked_sub(self.views.len())?;
+        let size = pointee.size_bytes();
+        self.bufs.get(b).map(|buf| View {
+            buffer: b,
+            offset: 0,
+            len: buf.bytes.len() / size,
+        })
+    }
+
+    /// The address (`crate::address`) of element `off` of root `root`'s view.
+    pub fn address_of(&self, root: u32, pointee: DType, off: i64) -> u64 {
+        let size = pointee.size_bytes() as i64;
+        match self.view_of(root, pointee) {
+            Some(v) => crate::address::encode(v.buffer, ((v.offset as i64 + off) * size) as u64),
+            None => (off * size) as u64,
+        }
+    }
+
+    /// The (root, element offset) of `address` for a pointer to `pointee`; an address
+    /// outside every buffer, or not aligned to the element, roots at [`NO_BUFFER`].
+    pub fn root_of_address(&self, address: u64, pointee: DType) -> (u32, i64) {
+        let size = pointee.size_bytes() as u64;
+        match crate::address::decode(address) {
+            Some((b, byte)) if b < self.bufs.len() && byte % size == 0 => {
+                (self.flat_root(b), (byte / size) as i64)
+            }
+            _ => (NO_BUFFER, (address / size) as i64),
+        }
+    }
+
+    /// Whether `root` is a kernel parameter (not a buffer reached through an address).
+    pub fn is_param(&self, root: u32) -> bool {
+        (root as usize) < self.views.len()
+    }
+
     /// Resolves the lanes of `roots`/`offs` that are rooted at `root` (all of them for
     /// [`Roots::One`]) and enabled by `mask` to physical element indices of that
     /// parameter's buffer; other lanes get [`SKIP`]. Errors on the first enabled lane
     /// outside the view.
+    #[allow(clippy::too_many_arguments)]
     pub fn resolve(
         &self,
         root: u32,
+        pointee: DType,
         roots: &Roots,
         offs: &[i64],
         mask: Option<&[i64]>,
@@ -53,8 +110,8 @@ impl Memory<'_> {
     ) -> Result<usize, Oob> {
         lanes.clear();
         lanes.reserve(offs.len());
-        let view = self.views.get(root as usize).and_then(|v| v.as_ref());
-        let (vo, vl) = view.map(|v| (v.offset, v.len)).unwrap_or((0, 0));
+        let view = self.view_of(root, pointee);
+        let (vo, vl) = view.as_ref().map(|v| (v.offset, v.len)).unwrap_or((0, 0));
         let len = vl as i64;
         for (i, &e) in offs.iter().enumerate() {
             let on = mask.is_none_or(|m| m[i] != 0) && roots.get(i) == root;

@@ -191,8 +191,30 @@ impl Verifier<'_> {
             .map(|t| t.shape().to_vec())
             .unwrap_or_default();
         match &inst.op {
-            Op::Unary { value, .. } | Op::Cast { value, .. } => {
-                self.same_shape(inst, &[*value], &res_shape)?
+            Op::Unary { value, .. } => self.same_shape(inst, &[*value], &res_shape)?,
+            Op::Cast { value, bitcast } => {
+                self.same_shape(inst, &[*value], &res_shape)?;
+                // Pointers convert to pointers and to and from 64-bit addresses only.
+                let from = self.ty(*value).elem();
+                let to = res_ty.as_ref().and_then(Type::elem);
+                let address =
+                    |e: Option<Elem>| matches!(e, Some(Elem::Data(DType::I64 | DType::U64)));
+                let ok = match (from, to) {
+                    (Some(Elem::Ptr(_)), Some(Elem::Ptr(_))) => !bitcast,
+                    (Some(Elem::Ptr(_)), t) => !bitcast && address(t),
+                    (f, Some(Elem::Ptr(_))) => !bitcast && address(f),
+                    _ => true,
+                };
+                if !ok {
+                    return Err(self.err(
+                        Some(inst),
+                        format!(
+                            "a cast from {} to {} (pointers convert to pointers and to and from 64-bit integers, never by bitcast)",
+                            self.ty(*value),
+                            res_ty.as_ref().map(|t| t.to_string()).unwrap_or_default()
+                        ),
+                    ));
+                }
             }
             Op::Binary { lhs, rhs, .. } | Op::Cmp { lhs, rhs, .. } => {
                 self.same_shape(inst, &[*lhs, *rhs], &res_shape)?;

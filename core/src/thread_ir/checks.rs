@@ -281,7 +281,7 @@ pub fn print_lines(checked: &CheckedKernel, words: &[i32]) -> Vec<String> {
                 checked
                     .params
                     .get(*param as usize)
-                    .map_or("?", String::as_str),
+                    .map_or("*", String::as_str),
                 bits as i64
             ),
         };

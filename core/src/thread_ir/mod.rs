@@ -12,8 +12,9 @@
 //! - Control flow is structured: [`Stmt::For`], [`Stmt::If`], [`Stmt::While`].
 //!   [`Stmt::Barrier`] appears only where every thread of the program reaches it
 //!   (uniform control flow); the lowering guarantees this.
-//! - Global memory is reached only through buffer parameters and an element index:
-//!   `buf[index]`. A load with a mask never reads memory where the mask is false (the
+//! - Global memory is reached through buffer parameters and an element index,
+//!   `buf[index]`, or, for pointers made from addresses (pointers as data), through
+//!   [`FLAT`]: `index` is then the address divided by the access's element size. A load with a mask never reads memory where the mask is false (the
 //!   printer selects or branches; it never relies on robust buffer access); a masked
 //!   store writes nothing there.
 //! - Shared memory is a list of typed arrays ([`ThreadKernel::shared`]), indexed in
@@ -92,6 +93,13 @@ impl std::fmt::Display for RegTy {
     }
 }
 
+/// The `buf` of a global access through an address rather than a buffer parameter
+/// (a pointer loaded from memory or cast from an integer): its `index` counts elements
+/// of the access's type from address 0, so the byte address is `index * size`.
+/// Targets without global addresses (WGSL) never see it: the lowering refuses the cast
+/// that makes such a pointer.
+pub const FLAT: u32 = u32::MAX - 1;
+
 /// A kernel parameter.
 #[derive(Clone, Debug, PartialEq)]
 pub enum ParamKind {
@@ -155,6 +163,9 @@ pub enum Expr {
     Special(Special),
     /// The value of scalar parameter `i`.
     Param(u32),
+    /// The address of buffer parameter `i`'s first element, a 64-bit integer (a
+    /// pointer cast to an integer; targets with global addresses only).
+    Address(u32),
     Copy(Reg),
     Unary(UnaryOp, Reg),
     Binary(BinaryOp, Reg, Reg),

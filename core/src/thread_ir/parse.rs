@@ -208,7 +208,7 @@ fn lex(text: &str) -> PResult<Vec<Token>> {
                 tok: Tok::Num(text[start..i].to_string()),
                 span: at(start, i),
             });
-        } else if b"@()[]{}<>,:;=.+-?".contains(&c) {
+        } else if b"@()[]{}<>,:;=.+-?*".contains(&c) {
             i += 1;
             out.push(Token {
                 tok: Tok::Punct(c as char),
@@ -798,6 +798,15 @@ impl Parser {
         }
     }
 
+    /// A global access's buffer: a parameter, or `*` for an address ([`super::FLAT`]).
+    fn buffer_ref(&mut self, what: &str) -> PResult<u32> {
+        if self.is_punct('*') {
+            self.next();
+            return Ok(super::FLAT);
+        }
+        self.param_ref(what)
+    }
+
     fn checks(&mut self) -> PResult<Checks> {
         self.word("checks")?;
         self.word("record")?;
@@ -949,7 +958,7 @@ impl Parser {
             "f32" => PrintValue::F32,
             "f64" => PrintValue::F64,
             "ptr" => PrintValue::Ptr {
-                param: self.param_ref("a buffer parameter")?,
+                param: self.buffer_ref("a buffer parameter")?,
             },
             _ => {
                 self.pos -= 1;
@@ -1116,7 +1125,7 @@ impl Parser {
                     let value = self.reg()?;
                     Stmt::SharedStore { arr, index, value }
                 } else {
-                    let buf = self.param_ref("a buffer parameter or a shared array")?;
+                    let buf = self.buffer_ref("a buffer parameter or a shared array")?;
                     let index = self.index()?;
                     self.punct('=')?;
                     let value = self.reg()?;
@@ -1144,7 +1153,7 @@ impl Parser {
                 let shared_index = self.index()?;
                 self.punct('<')?;
                 self.punct('-')?;
-                let buf = self.param_ref("a buffer parameter")?;
+                let buf = self.buffer_ref("a buffer parameter")?;
                 let index = self.index()?;
                 let mask = self.opt_mask()?;
                 Stmt::AsyncCopy {
@@ -1262,7 +1271,7 @@ impl Parser {
                 return self.expected("an atomic operation (`add`, `max`, ...)");
             };
             self.next();
-            let buf = self.param_ref("a buffer parameter")?;
+            let buf = self.buffer_ref("a buffer parameter")?;
             let index = self.index()?;
             self.punct(',')?;
             let value = self.reg()?;
@@ -1276,7 +1285,7 @@ impl Parser {
                 mask,
             }
         } else if self.eat_word("atomic_cas") {
-            let buf = self.param_ref("a buffer parameter")?;
+            let buf = self.buffer_ref("a buffer parameter")?;
             let index = self.index()?;
             self.punct(',')?;
             let cmp = self.reg()?;
@@ -1523,6 +1532,7 @@ impl Parser {
                 })
             }
             "param" => Expr::Param(self.param_ref("a parameter")?),
+            "address" => Expr::Address(self.param_ref("a buffer parameter")?),
             "cmp" => {
                 let pred = match &self.peek().tok {
                     Tok::Ident(s) => CMP_PREDS.into_iter().find(|p| p.name() == s),
@@ -1567,7 +1577,7 @@ impl Parser {
                         index: self.index()?,
                     }
                 } else {
-                    let buf = self.param_ref("a buffer parameter or a shared array")?;
+                    let buf = self.buffer_ref("a buffer parameter or a shared array")?;
                     let index = self.index()?;
                     let mask = self.opt_mask()?;
                     let other = if self.eat_word("other") {

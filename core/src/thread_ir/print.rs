@@ -268,6 +268,15 @@ fn shape(s: &[u32]) -> String {
 }
 
 /// Parameter `i`'s name (`?` for none: such a kernel does not parse back).
+/// A global access's buffer: its parameter, or `*` for [`super::FLAT`].
+fn buffer(k: &ThreadKernel, buf: u32) -> String {
+    if buf == super::FLAT {
+        "*".to_string()
+    } else {
+        param(k, buf)
+    }
+}
+
 fn param(k: &ThreadKernel, i: u32) -> String {
     k.params
         .get(i as usize)
@@ -311,7 +320,7 @@ fn checks(k: &ThreadKernel, c: &Checks, out: &mut String) {
             PrintValue::Uint => "uint".to_string(),
             PrintValue::F32 => "f32".to_string(),
             PrintValue::F64 => "f64".to_string(),
-            PrintValue::Ptr { param: b } => format!("ptr {}", param(k, *b)),
+            PrintValue::Ptr { param: b } => format!("ptr {}", buffer(k, *b)),
         };
         let _ = writeln!(
             out,
@@ -330,6 +339,7 @@ fn expr(k: &ThreadKernel, e: &Expr, dst_dtype: DType) -> String {
         Expr::Const(c) => format!("const {}", constant(*c, dst_dtype)),
         Expr::Special(s) => special_name(*s),
         Expr::Param(i) => format!("param {}", param(k, *i)),
+        Expr::Address(i) => format!("address {}", param(k, *i)),
         Expr::Copy(r) => format!("{r}"),
         Expr::Unary(op, r) => format!("{} {r}", op.name()),
         Expr::Binary(op, a, b) => format!("{} {a}, {b}", op.name()),
@@ -349,7 +359,7 @@ fn expr(k: &ThreadKernel, e: &Expr, dst_dtype: DType) -> String {
             mask,
             other,
         } => {
-            let mut s = format!("load {}[{index}]", param(k, *buf));
+            let mut s = format!("load {}[{index}]", buffer(k, *buf));
             if let Some(m) = mask {
                 let _ = write!(s, " mask {m}");
             }
@@ -422,7 +432,7 @@ fn stmts(k: &ThreadKernel, body: &[Stmt], depth: usize, out: &mut String) {
                 let _ = writeln!(
                     out,
                     "{pad}store {}[{index}] = {value}{}",
-                    param(k, *buf),
+                    buffer(k, *buf),
                     mask(m)
                 );
             }
@@ -442,7 +452,7 @@ fn stmts(k: &ThreadKernel, body: &[Stmt], depth: usize, out: &mut String) {
                     "{pad}{dst}: {} = atomic {} {}[{index}], {value}{}",
                     ty(k, *dst),
                     op.name(),
-                    param(k, *buf),
+                    buffer(k, *buf),
                     mask(m)
                 );
             }
@@ -457,7 +467,7 @@ fn stmts(k: &ThreadKernel, body: &[Stmt], depth: usize, out: &mut String) {
                     out,
                     "{pad}{dst}: {} = atomic_cas {}[{index}], {cmp}, {value}",
                     ty(k, *dst),
-                    param(k, *buf)
+                    buffer(k, *buf)
                 );
             }
             Stmt::Barrier => {
@@ -477,7 +487,7 @@ fn stmts(k: &ThreadKernel, body: &[Stmt], depth: usize, out: &mut String) {
                 let _ = writeln!(
                     out,
                     "{pad}async_copy x{lanes} s{arr}[{shared_index}] <- {}[{index}]{}",
-                    param(k, *buf),
+                    buffer(k, *buf),
                     mask(m)
                 );
             }

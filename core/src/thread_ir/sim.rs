@@ -14,7 +14,7 @@
 mod coop;
 mod wgmma;
 
-use super::{Expr, MmaKind, ParamKind, Reg, Special, Stmt, ThreadKernel};
+use super::{Expr, MmaKind, ParamKind, Reg, Special, Stmt, ThreadKernel, FLAT};
 use crate::diag::{Diagnostic, ErrorKind, Result};
 use crate::interp::arith;
 use crate::interp::memory::{gather_into, scatter_from};
@@ -535,8 +535,12 @@ impl Sim<'_> {
         Ok(first)
     }
 
-    /// The buffer view of parameter `p` and the absolute element index of `i`.
-    fn element(&self, p: u32, i: i64) -> Result<(usize, usize, DType)> {
+    /// The buffer view of parameter `p` and the absolute element index of `i`; for
+    /// [`FLAT`], element `i` of `access` elements from address 0 (`crate::address`).
+    fn element(&self, p: u32, i: i64, access: DType) -> Result<(usize, usize, DType)> {
+        if p == FLAT {
+            return self.flat_element(i, access);
+        }
         let dtype = match self.k.params.get(p as usize).map(|x| &x.kind) {
             Some(ParamKind::Buffer { dtype, .. }) => *dtype,
             _ => return Err(bug(format!("parameter {p} is not a buffer"))),
@@ -561,6 +565,26 @@ impl Sim<'_> {
             _ => Err(Diagnostic::new(
                 ErrorKind::Launch,
                 format!("argument {p} is not a buffer"),
+            )),
+        }
+    }
+
+    /// The host buffer and element index of the access to `access` element `i` of the
+    /// flat address space: an address outside every buffer is an error, as the
+    /// interpreter's.
+    fn flat_element(&self, i: i64, access: DType) -> Result<(usize, usize, DType)> {
+        let size = access.size_bytes() as u64;
+        let address = (i as u64).wrapping_mul(size);
+        match crate::address::decode(address) {
+            Some((b, byte)) if b < self.buffers.len() && byte + size <= self.buffers[b].bytes.len() as u64 => {
+                Ok((b, (byte / size) as usize, access))
+            }
+            _ => Err(Diagnostic::new(
+                ErrorKind::Runtime,
+                format!(
+                    "out-of-bounds access in kernel `{}` (lowered), program {:?}: address {address:#x} ({access}) is in no buffer of this launch",
+                    self.k.name, self.pid
+                ),
             )),
         }
     }
@@ -599,6 +623,19 @@ impl Sim<'_> {
                 }
                 _ => return Err(bug(format!("parameter {p} is not a scalar"))),
             },
+            Expr::Address(p) => {
+                let size = match self.k.params.get(*p as usize).map(|x| &x.kind) {
+                    Some(ParamKind::Buffer { dtype, .. }) => dtype.size_bytes() as u64,
+                    _ => return Err(bug(format!("address of parameter {p}, not a buffer"))),
+                };
+                match self.args.get(*p as usize) {
+                    Some(RtArg::Buffer { buffer, offset, .. }) => splat_i(
+                        crate::address::encode(*buffer, *offset as u64 * size) as i64,
+                        t,
+                    ),
+                    _ => return Err(bug(format!("parameter {p} is not bound to a buffer"))),
+                }
+            }
             Expr::Copy(r) => self.reg(*r)?.clone(),
             Expr::Unary(op, r) => arith::unary(*op, dt, self.reg(*r)?).map_err(bug)?,
             Expr::Binary(op, a, b) => {
@@ -654,7 +691,7 @@ impl Sim<'_> {
                         return Err(bug(format!("misaligned {lanes}-wide load at {}", idx[i])));
                     }
                     for l in 0..lanes {
-                        let (b, e, bdt) = self.element(*buf, idx[i] + l as i64)?;
+                        let (b, e, bdt) = self.element(*buf, idx[i] + l as i64, dt)?;
                         let mut one = Data::zeros(bdt, 1);
                         self.load_global(b, bdt, e, &mut one);
                         set1(&mut out, i * lanes + l, &one);
@@ -862,7 +899,7 @@ impl Sim<'_> {
                         return Err(bug(format!("misaligned {lanes}-wide store at {}", idx[i])));
                     }
                     for l in 0..lanes {
-                        let (b, e, bdt) = self.element(*buf, idx[i] + l as i64)?;
+                        let (b, e, bdt) = self.element(*buf, idx[i] + l as i64, self.dt(*value))?;
                         let v =
                             arith::cast(self.dt(*value), bdt, &get1(&vals, i * lanes + l), false)
                                 .map_err(bug)?;
@@ -905,7 +942,7 @@ impl Sim<'_> {
                     }
                     for l in 0..lanes {
                         let v = if live {
-                            let (b, e, bdt) = self.element(*buf, idx[i] + l as i64)?;
+                            let (b, e, bdt) = self.element(*buf, idx[i] + l as i64, sdt)?;
                             let mut one = Data::zeros(bdt, 1);
                             self.load_global(b, bdt, e, &mut one);
                             arith::cast(bdt, sdt, &one, false).map_err(bug)?
@@ -1001,7 +1038,7 @@ impl Sim<'_> {
                     if !active[i] || m.as_ref().is_some_and(|m| m[i] == 0) {
                         continue;
                     }
-                    let (b, e, bdt) = self.element(*buf, idx[i])?;
+                    let (b, e, bdt) = self.element(*buf, idx[i], dt)?;
                     let mut old = Data::zeros(bdt, 1);
                     self.load_global(b, bdt, e, &mut old);
                     let v = get1(&vals, i);
@@ -1046,7 +1083,7 @@ impl Sim<'_> {
                     if !active[i] {
                         continue;
                     }
-                    let (b, e, bdt) = self.element(*buf, idx[i])?;
+                    let (b, e, bdt) = self.element(*buf, idx[i], dt)?;
                     let mut old = Data::zeros(bdt, 1);
                     self.load_global(b, bdt, e, &mut old);
                     if old == get1(&cmps, i) {

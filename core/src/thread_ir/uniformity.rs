@@ -118,7 +118,7 @@ impl Analysis<'_> {
 
     fn expr(&self, e: &Expr) -> Uniformity {
         match e {
-            Expr::Const(_) | Expr::Param(_) => Uniformity::Program,
+            Expr::Const(_) | Expr::Param(_) | Expr::Address(_) => Uniformity::Program,
             Expr::Special(Special::ProgramId(_) | Special::NumPrograms(_)) => Uniformity::Program,
             Expr::Special(Special::SubgroupId) => Uniformity::Warp,
             Expr::Special(Special::ThreadId | Special::SubgroupInvocationId) => Uniformity::Thread,

@@ -115,6 +115,9 @@ impl Verifier<'_> {
     }
 
     fn buffer(&mut self, buf: u32, written: bool, what: &str) {
+        if buf == super::FLAT {
+            return;
+        }
         match self.k.params.get(buf as usize).map(|p| &p.kind) {
             Some(ParamKind::Buffer { written: w, .. }) => {
                 if written && !w {
@@ -166,6 +169,21 @@ impl Verifier<'_> {
                 ) =>
             {
                 self.err(format!("{dst} reads parameter {i}, which is not a scalar"));
+            }
+            Expr::Address(i) => {
+                if !matches!(
+                    self.k.params.get(*i as usize).map(|p| &p.kind),
+                    Some(ParamKind::Buffer { .. })
+                ) {
+                    self.err(format!(
+                        "{dst} takes the address of parameter {i}, which is not a buffer"
+                    ));
+                }
+                if !matches!(d.dtype, DType::I64 | DType::U64) || d.lanes != 1 {
+                    self.err(format!(
+                        "{dst} holds an address in {d}, not a 64-bit integer"
+                    ));
+                }
             }
             Expr::Binary(op, a, b) => {
                 if let (Some(ta), Some(tb)) = (self.reg(*a), self.reg(*b)) {

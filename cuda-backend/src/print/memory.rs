@@ -6,7 +6,7 @@
 use super::vector::{is_wide, words};
 use super::{bty, class, fty, is_signed, ity, Class, Printer};
 use tilewise_core::ir::{AtomicOp, Const, DType};
-use tilewise_core::thread_ir::{ParamKind, Reg};
+use tilewise_core::thread_ir::{ParamKind, Reg, FLAT};
 use tilewise_core::{Diagnostic, Result};
 
 /// The PTX spelling of a memory access of `n` words: `.b32` or `.vN.b32`.
@@ -19,15 +19,29 @@ fn vec_suffix(n: u32) -> String {
 }
 
 impl Printer<'_> {
-    /// The global address of element `index` of buffer `buf`, in a fresh `.b64`.
-    pub(super) fn global_addr(&mut self, buf: u32, index: Reg) -> Result<String> {
+    /// The global address of element `index` of buffer `buf`, in a `.b64` the caller
+    /// only reads; for [`FLAT`], of element `index` of `access` elements from address 0.
+    pub(super) fn global_addr(&mut self, buf: u32, index: Reg, access: DType) -> Result<String> {
+        let a = self.tmp(Class::B64);
+        let idt = self.dt(index);
+        let ir = self.reg(index);
+        if buf == FLAT {
+            if class(idt) != Class::B64 {
+                return Err(Diagnostic::internal(
+                    "an address index narrower than 64 bits",
+                ));
+            }
+            let shift = access.size_bytes().trailing_zeros();
+            if shift == 0 {
+                return Ok(ir);
+            }
+            self.ins(format!("shl.b64 {a}, {ir}, {shift};"));
+            return Ok(a);
+        }
         let ParamKind::Buffer { dtype, .. } = self.k.params[buf as usize].kind else {
             return Err(Diagnostic::internal("memory access through a scalar"));
         };
         let size = dtype.size_bytes();
-        let a = self.tmp(Class::B64);
-        let idt = self.dt(index);
-        let ir = self.reg(index);
         match class(idt) {
             Class::B64 => self.ins(format!("mad.lo.s64 {a}, {ir}, {size}, %rb{buf};")),
             Class::B32 => {
@@ -113,7 +127,7 @@ impl Printer<'_> {
         value: Reg,
         mask: Option<Reg>,
     ) -> Result<()> {
-        let addr = self.global_addr(buf, index)?;
+        let addr = self.global_addr(buf, index, self.dt(value))?;
         let guard = mask
             .map(|m| format!("@{} ", self.reg(m)))
             .unwrap_or_default();
@@ -157,7 +171,7 @@ impl Printer<'_> {
         let dt = self.dt(dst);
         let d = self.reg(dst);
         if is_wide(self.k.reg_ty(dst)) {
-            let addr = self.global_addr(buf, index)?;
+            let addr = self.global_addr(buf, index, dt)?;
             let ty = self.k.reg_ty(dst);
             let n = words(ty).unwrap_or(1);
             let guard = match mask {
@@ -183,7 +197,7 @@ impl Printer<'_> {
             ));
             return Ok(());
         }
-        let addr = self.global_addr(buf, index)?;
+        let addr = self.global_addr(buf, index, dt)?;
         match mask {
             None => self.load_elem("global", dt, &addr, &d, ""),
             Some(m) => {
@@ -235,7 +249,7 @@ impl Printer<'_> {
         if class(dt) == Class::Pred || Self::needs_fix(dt) {
             return Err(self.err(format!("atomic {} on {dt} elements", op.name())));
         }
-        let addr = self.global_addr(buf, index)?;
+        let addr = self.global_addr(buf, index, dt)?;
         let (d, v) = (self.reg(dst), self.reg(value));
         let b = bty(dt);
         // Masked-off lanes read 0.
@@ -310,7 +324,7 @@ impl Printer<'_> {
         if class(dt) == Class::Pred || Self::needs_fix(dt) {
             return Err(self.err(format!("atomic_cas on {dt} elements")));
         }
-        let addr = self.global_addr(buf, index)?;
+        let addr = self.global_addr(buf, index, dt)?;
         let (d, c, v) = (self.reg(dst), self.reg(cmp), self.reg(value));
         self.ins(format!(
             "atom.acq_rel.gpu.global.cas.{} {d}, [{addr}], {c}, {v};",
@@ -342,7 +356,8 @@ impl Printer<'_> {
             )));
         }
         let dst = self.shared_addr(arr, shared_index);
-        let src = self.global_addr(buf, index)?;
+        let sdt = self.k.shared[arr as usize].dtype;
+        let src = self.global_addr(buf, index, sdt)?;
         // 16-byte copies bypass L1 (`.cg`); smaller ones may only go through it.
         let level = if bytes == 16 { "cg" } else { "ca" };
         // Masked off: a source size of 0 reads nothing and fills zeros.

@@ -399,6 +399,7 @@ impl Printer<'_> {
             Expr::Const(c) => self.constant(dt, *c, &d),
             Expr::Special(sp) => self.special(*sp, dt, &d),
             Expr::Param(i) => self.param(*i, dt, &d),
+            Expr::Address(i) => self.ins(format!("mov.b64 {d}, %rb{i};")),
             Expr::Copy(x) if words(self.k.reg_ty(dst)).is_some_and(|w| w > 1) => {
                 for w in 0..words(self.k.reg_ty(dst)).unwrap_or(1) {
                     self.ins(format!("mov.b32 %v{}_{w}, %v{}_{w};", dst.0, x.0));

@@ -4,7 +4,7 @@
 
 use super::{backend_err, Printer};
 use tilewise_core::ir::{AtomicOp, DType};
-use tilewise_core::thread_ir::{Expr, ParamKind, Reg, Stmt, ThreadKernel};
+use tilewise_core::thread_ir::{Expr, ParamKind, Reg, Stmt, ThreadKernel, FLAT};
 use tilewise_core::{Diagnostic, Result};
 
 /// How a buffer parameter is declared and accessed.
@@ -89,6 +89,35 @@ pub(super) fn shared_vec4_arrays(k: &ThreadKernel, b: &[Stmt], out: &mut [bool])
 }
 
 /// Buffer parameters used by atomics.
+/// Whether `body` reaches memory through an address (`thread_ir::FLAT`) or takes a
+/// buffer's address: WGSL has no addresses, and the lowering refuses what makes them.
+pub(super) fn uses_addresses(body: &[Stmt]) -> bool {
+    body.iter().any(|s| match s {
+        Stmt::Assign {
+            expr: Expr::Load { buf, .. },
+            ..
+        }
+        | Stmt::Store { buf, .. }
+        | Stmt::Atomic { buf, .. }
+        | Stmt::AtomicCas { buf, .. }
+        | Stmt::AsyncCopy { buf, .. } => *buf == FLAT,
+        Stmt::Assign {
+            expr: Expr::Address(_),
+            ..
+        } => true,
+        Stmt::For { body, .. } => uses_addresses(body),
+        Stmt::If {
+            then_body,
+            else_body,
+            ..
+        } => uses_addresses(then_body) || uses_addresses(else_body),
+        Stmt::While {
+            cond_body, body, ..
+        } => uses_addresses(cond_body) || uses_addresses(body),
+        _ => false,
+    })
+}
+
 pub(super) fn atomic_buffers(body: &[Stmt]) -> Vec<u32> {
     let mut out = vec![];
     fn go(b: &[Stmt], out: &mut Vec<u32>) {

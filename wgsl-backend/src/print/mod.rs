@@ -54,7 +54,9 @@ mod prelude;
 use crate::context::Capabilities;
 use crate::pipeline::{KernelLayout, StorageBinding, UniformLayout};
 use matrix::{coop_ifs, coop_uses, frag_type};
-use memory::{atomic_buffers, shared_vec4_arrays, wide_accesses, Repr, WideAccesses};
+use memory::{
+    atomic_buffers, shared_vec4_arrays, uses_addresses, wide_accesses, Repr, WideAccesses,
+};
 use std::fmt::Write;
 use tilewise_core::ir::DType;
 use tilewise_core::thread_ir::{Binding, Expr, ParamKind, Reg, Stmt, SubgroupOp, ThreadKernel};
@@ -182,6 +184,11 @@ pub fn print_wgsl(k: &ThreadKernel, caps: &Capabilities) -> Result<WgslKernel> {
                  vectorizes 32-bit and native f16 elements, up to 4)"
             )));
         }
+    }
+    if uses_addresses(&k.body) {
+        return Err(Diagnostic::internal(
+            "an access through an address reached the WGSL printer (the WGSL lowering refuses pointers as data)",
+        ));
     }
     let atomics = atomic_buffers(&k.body);
     let mut wide = WideAccesses::new();
@@ -338,6 +345,9 @@ impl Printer<'_> {
                     SubgroupOp::Min => "subgroupMin",
                 };
                 format!("{f}({})", r(value))
+            }
+            Expr::Address(_) => {
+                return Err(Diagnostic::internal("a buffer's address in WGSL"));
             }
             Expr::Param(p) => self.scalar(*p, dt),
             Expr::Copy(x) => r(x),

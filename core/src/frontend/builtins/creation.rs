@@ -133,30 +133,18 @@ pub(super) fn cast(t: &mut Tracer<'_>, b: &Bound) -> Result<Val> {
         }
     }
     if let Val::PtrType(target) = &b.req(1)?.0 {
-        // A pointer cast: the identity when the element type is the same;
-        // pointers as data (int64 <-> pointer, reinterpretation) are not there yet.
-        if let Val::T(x) = &v {
-            if let Some(Elem::Ptr(d)) = t.ty(*x).elem() {
-                if d == *target {
-                    return Ok(v);
-                }
-            }
-        }
-        return Err(err(
-            ErrorKind::Unsupported,
-            format!(
-                "casting {} to pointer<{}> is not supported yet (pointers as data)",
-                t.describe(&v),
-                target.triton_name()
-            ),
-            span,
-        ));
+        return pointer_cast(t, &v, *target, span).map(Val::T);
     }
     let dt = const_dtype(&b.req(1)?.0, b.span_of(1))?;
     let bitcast = b
         .get(3)
         .map(|(v, _)| v.truthy().unwrap_or(false))
         .unwrap_or(false);
+    if let Val::T(x) = &v {
+        if t.ty(*x).elem().is_some_and(|e| e.is_ptr()) && !bitcast {
+            return pointer_to_int(t, *x, dt, span).map(Val::T);
+        }
+    }
     let x = if v.is_number() && !bitcast {
         t.materialize(&v, dt, span)?
     } else {
@@ -166,6 +154,51 @@ pub(super) fn cast(t: &mut Tracer<'_>, b: &Bound) -> Result<Val> {
         return Ok(Val::T(t.bitcast(x, dt, span)?));
     }
     Ok(Val::T(t.cast_checked(x, dt, span)?))
+}
+
+/// `x.to(tl.pointer_type(target))`: the identity on a pointer to `target`, a
+/// reinterpretation of any other pointer, and an address made a pointer from a 64-bit
+/// integer (pointers as data: an address a host wrote into a table).
+fn pointer_cast(t: &mut Tracer<'_>, v: &Val, target: DType, span: Span) -> Result<Value> {
+    let x = if v.is_number() {
+        t.materialize(v, DType::I64, span)?
+    } else {
+        t.tensor_of(v, span)?
+    };
+    let ty = t.ty(x);
+    let shape = ty.shape().to_vec();
+    match ty.elem() {
+        Some(Elem::Ptr(d)) if d == target => Ok(x),
+        Some(Elem::Ptr(_)) => Ok(t.push_cast(x, Type::ptr(target, shape), span)),
+        Some(Elem::Data(DType::I64 | DType::U64)) => {
+            Ok(t.push_cast(x, Type::ptr(target, shape), span))
+        }
+        _ => Err(err(
+            ErrorKind::Type,
+            format!(
+                "cannot cast {} to pointer<{}>: an address is a 64-bit integer (tl.int64 or tl.uint64)",
+                t.describe(v),
+                target.triton_name()
+            ),
+            span,
+        )),
+    }
+}
+
+/// `ptr.to(tl.int64)`: a pointer's address as a 64-bit integer.
+fn pointer_to_int(t: &mut Tracer<'_>, x: Value, dt: DType, span: Span) -> Result<Value> {
+    if !matches!(dt, DType::I64 | DType::U64) {
+        return Err(err(
+            ErrorKind::Type,
+            format!(
+                "cannot cast a pointer to {}: an address converts to tl.int64 or tl.uint64",
+                dt.triton_name()
+            ),
+            span,
+        ));
+    }
+    let shape = t.ty(x).shape().to_vec();
+    Ok(t.push_cast(x, Type::tile(dt, shape), span))
 }
 
 /// `tl.pointer_type(element_ty, address_space=1, const=False)`.

@@ -400,8 +400,16 @@ impl Expander<'_> {
             at,
             lanes,
         } = site;
+        // An access through an address (pointers as data) has no view to test
+        // against: checked mode tests buffer arguments only (the interpreter's checked
+        // mode tests every buffer).
         if !self.opt.checked || index.is_empty() {
             return Ok((mask.to_vec(), vec![]));
+        }
+        if root == crate::thread_ir::FLAT {
+            // Callers in checked mode access under a mask: the given one, or all true.
+            let on = self.constant(DType::I1, Const::Bool(true));
+            return Ok((mask.iter().map(|m| Some(m.unwrap_or(on))).collect(), vec![]));
         }
         let shape = layout.map(|l| l.shape().to_vec()).unwrap_or_default();
         let site = self.new_site(CheckKind::Access { what, param: root }, shape);
@@ -559,6 +567,9 @@ impl Expander<'_> {
                 ))
             }
         };
+        if root == crate::thread_ir::FLAT {
+            return Ok(());
+        }
         let dt = if self.opt.native_i64 {
             DType::I64
         } else {

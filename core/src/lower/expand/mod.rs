@@ -27,6 +27,7 @@
 // Registers of several operands are walked in parallel by index throughout.
 #![allow(clippy::needless_range_loop)]
 
+mod address;
 mod checked;
 mod control;
 mod dist;
@@ -124,6 +125,10 @@ pub struct ExpandOptions {
     /// Whether `exp` and `log` are instructions of the target (WGSL). Without them
     /// (PTX has only `ex2` and `lg2`), [`crate::lower::math`] writes them in base 2.
     pub native_exp_log: bool,
+    /// Whether global memory has addresses a kernel may compute with (PTX): pointers
+    /// as data, casts between pointers and integers. Without them (WGSL) those casts
+    /// are refused by name.
+    pub global_addresses: bool,
     /// The software-pipelining depth of `dot` loops that do not give their own
     /// (`tl.range(..., num_stages=)`): the launch's `num_stages` (Triton's config
     /// option); `None` chooses by tile size, 1 turns pipelining off.
@@ -166,6 +171,7 @@ impl ExpandOptions {
             num_stages: None,
             native_f16: false,
             native_exp_log: true,
+            global_addresses: false,
         }
     }
 
@@ -194,6 +200,7 @@ impl ExpandOptions {
             num_stages: None,
             native_f16: false,
             native_exp_log: false,
+            global_addresses: true,
         }
     }
 }
@@ -237,6 +244,7 @@ impl Default for ExpandOptions {
             num_stages: None,
             native_f16: false,
             native_exp_log: true,
+            global_addresses: true,
         }
     }
 }
@@ -767,6 +775,16 @@ impl<'k> Expander<'k> {
                 let out =
                     self.elementwise(&[*a, *b, *c], |_, r| Expr::Fma(r[0], r[1], r[2]), dt)?;
                 self.set(inst.results[0], TVal::Data(out));
+            }
+            Op::Cast { value, .. }
+                if self.k.ty(*value).elem().is_some_and(|e| e.is_ptr())
+                    || self
+                        .k
+                        .ty(inst.results[0])
+                        .elem()
+                        .is_some_and(|e| e.is_ptr()) =>
+            {
+                self.pointer_cast(inst, *value)?
             }
             Op::Cast { value, bitcast } => {
                 let dt = self.dtype(inst.results[0]);
