@@ -16,7 +16,8 @@
 //! `TILEWISE_BLESS=1` rewrites everything below `; expect:` with what the pass prints
 //! now (a new case is written without it and blessed once). Passes:
 //! - tile IR to tile IR, printed as tile IR: `block_ptr`, `fp8`, `narrow_i64`,
-//!   `simplify`, `pipeline` (with the options), `prepare` (the whole tile-IR pipeline);
+//!   `split_k_tile` (with the options; its notes follow as comments), `simplify`,
+//!   `pipeline` (with the options), `prepare` (the whole tile-IR pipeline);
 //! - `axis_info`: the input, then one line per integer or pointer value with its
 //!   contiguity, divisibility, constancy and constant (the facts the lowering reads);
 //! - tile IR to Thread IR, printed as Thread IR: `expand` (layouts and dot plans; the
@@ -27,7 +28,8 @@
 //! Options (`; options: NAME WARPS`): `wgsl` (WebGPU's lowering: scalar accesses, FMA
 //! dots), `coop` (WGSL with 16x16 f16 cooperative matrices and subgroup reductions),
 //! `ptx` (sm_80: `mma.sync`, `cp.async`, wide accesses), `hopper` (sm_90a: `wgmma`);
-//! `checked` after them turns checked mode on. Default: `ptx 4`.
+//! `checked` after them turns checked mode on, `slices=N` sets the K slices of
+//! `split_k_tile`. Default: `ptx 4`.
 
 use std::path::{Path, PathBuf};
 use tilewise_core::ir::{self, DType};
@@ -73,6 +75,11 @@ fn options(spec: &str) -> Result<ExpandOptions, String> {
         }
     };
     o.checked = words.contains(&"checked");
+    for w in &words {
+        if let Some(n) = w.strip_prefix("slices=") {
+            o.k_slices = n.parse().map_err(|_| format!("`{w}`: not a slice count"))?;
+        }
+    }
     Ok(o)
 }
 
@@ -120,6 +127,12 @@ fn run(pass: &str, input: &str, opts: &ExpandOptions) -> Result<String, String> 
         "fp8" => ir::print(&lower::fp8::lower_fp8(&tile()?).map_err(render)?),
         "narrow_i64" => ir::print(&lower::narrow_i64::narrow_i64(&tile()?)),
         "simplify" => ir::print(&lower::simplify::simplify(&tile()?).map_err(render)?),
+        "split_k_tile" => {
+            let (k, notes) = lower::split_k_tile::split_k_tiles(&tile()?, opts).map_err(render)?;
+            ir::verify::verify(&k).map_err(render)?;
+            let notes: String = notes.iter().map(|n| format!("; {n}\n")).collect();
+            format!("{}{notes}", ir::print(&k))
+        }
         "pipeline" => {
             ir::print(&lower::pipeline::pipeline_dot_loads(&tile()?, opts).map_err(render)?)
         }

@@ -6,6 +6,7 @@
 use crate::print::{print_ptx, PtxKernel, PtxTarget};
 use tilewise_core::ir::Kernel;
 use tilewise_core::lower::expand::{ExpandOptions, DEFAULT_RING_BUDGET};
+use tilewise_core::thread_ir::ThreadKernel;
 use tilewise_core::{Diagnostic, ErrorKind, Result};
 
 /// What a PTX compilation is for.
@@ -57,43 +58,93 @@ pub fn expand_options(options: &PtxOptions) -> ExpandOptions {
 
 /// Lowers `kernel` for `options` and prints it as PTX. Where the device's shared
 /// memory is known and the kernel needs more, the pipelines' rings shrink (fewer
-/// stages, then none: loads go through registers) before it fails, with the need and
-/// the limit in the message; the notes say what was given up.
+/// stages, then none: loads go through registers), then the K tiles of the dots fed by
+/// loads are split into 2, 4, ... slices (`ExpandOptions::k_slices`, while that lowers
+/// the need) before it fails, with the need and the limit in the message; the notes
+/// say what was given up.
 pub fn compile(kernel: &Kernel, options: &PtxOptions) -> Result<PtxKernel> {
+    compile_with_thread_ir(kernel, options).map(|(_, ptx)| ptx)
+}
+
+/// [`compile`], with the Thread IR the PTX was printed from (which the simulator runs).
+pub fn compile_with_thread_ir(
+    kernel: &Kernel,
+    options: &PtxOptions,
+) -> Result<(ThreadKernel, PtxKernel)> {
     let mut expand = expand_options(options);
     let mut needs: Vec<u32> = vec![];
+    // With the rings gone: the need of each K split tried (whole tiles first).
+    let mut split_needs: Vec<u32> = vec![];
     loop {
         let thread = tilewise_core::lower::to_thread_ir(kernel, &expand)?;
         let mut ptx = print_ptx(&thread, options.target)?;
         let Some(limit) = options.max_shared_per_block else {
-            return Ok(ptx);
+            return Ok((thread, ptx));
         };
         if ptx.shared_bytes <= limit {
             if !needs.is_empty() {
                 ptx.notes.push(format!(
-                    "pipelines shortened to fit {limit} bytes of shared memory a block                      (ring budget {} bytes; the longer plans needed {})",
+                    "pipelines shortened to fit {limit} bytes of shared memory a block \
+                     (ring budget {} bytes; the longer plans needed {})",
                     expand.ring_budget,
-                    needs.iter().map(|b| b.to_string()).collect::<Vec<_>>().join(", ")
+                    list(&needs)
+                ));
+            }
+            if !split_needs.is_empty() {
+                ptx.notes.push(format!(
+                    "K tiles split into up to {} slices to fit {limit} bytes of shared memory \
+                     a block (the larger slices needed {})",
+                    expand.k_slices,
+                    list(&split_needs)
                 ));
             }
             ptx.notes
                 .push(format!("{} bytes of shared memory", ptx.shared_bytes));
-            return Ok(ptx);
+            return Ok((thread, ptx));
         }
-        if expand.ring_budget == 0 {
-            return Err(Diagnostic::new(
-                ErrorKind::Backend,
-                format!(
-                    "kernel `{}` needs {} bytes of shared memory a block, more than the {limit} this device allows, even without pipelined loads and with arrays sharing memory by lifetime; use smaller blocks",
-                    ptx.name, ptx.shared_bytes
-                ),
-            ));
+        if expand.ring_budget > 0 {
+            needs.push(ptx.shared_bytes);
+            // Give the rings less by what is over, and at least a quarter less each time.
+            let over = ptx.shared_bytes - limit;
+            expand.ring_budget = expand
+                .ring_budget
+                .saturating_sub(over.max(expand.ring_budget / 4).max(1));
+            continue;
         }
-        needs.push(ptx.shared_bytes);
-        // Give the rings less by what is over, and at least a quarter less each time.
-        let over = ptx.shared_bytes - limit;
-        expand.ring_budget = expand
-            .ring_budget
-            .saturating_sub(over.max(expand.ring_budget / 4).max(1));
+        // Without rings: halve the K tiles while that lowers the need (a dot keeps its
+        // form, so its slices stop at the instruction's K).
+        let helped = split_needs.last().is_none_or(|&b| ptx.shared_bytes < b);
+        if helped && expand.k_slices < MAX_K_SLICES {
+            split_needs.push(ptx.shared_bytes);
+            expand.k_slices *= 2;
+            continue;
+        }
+        let (need, slices) = match split_needs.last() {
+            Some(&b) if !helped => (b, expand.k_slices / 2),
+            _ => (ptx.shared_bytes, expand.k_slices),
+        };
+        let split = if slices > 1 {
+            format!("with the K tiles of its dots split into up to {slices} slices")
+        } else {
+            "with the K tiles of its dots split where a dot allows it (none helped)".to_string()
+        };
+        return Err(Diagnostic::new(
+            ErrorKind::Backend,
+            format!(
+                "kernel `{}` needs {need} bytes of shared memory a block, more than the {limit} this device allows, even without pipelined loads, {split}, and with arrays sharing memory by lifetime; use smaller blocks",
+                ptx.name
+            ),
+        ));
     }
+}
+
+/// The most slices a K tile is split into (the form of each dot stops it sooner).
+const MAX_K_SLICES: u32 = 64;
+
+fn list(bytes: &[u32]) -> String {
+    bytes
+        .iter()
+        .map(|b| b.to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
 }

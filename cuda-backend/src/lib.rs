@@ -14,7 +14,7 @@ pub mod driver;
 pub mod print;
 pub mod ptxas;
 
-pub use compile::{compile, expand_options, PtxOptions};
+pub use compile::{compile, compile_with_thread_ir, expand_options, PtxOptions};
 pub use cublas::{Cublas, GemmPrecision};
 pub use driver::{
     lost_in_process, mark_context_lost, CudaRuntime, DeviceMemory, Event, KernelArg, LoadedFunction,

@@ -28,9 +28,12 @@ pub fn expand_options(caps: &Capabilities, num_warps: u32) -> ExpandOptions {
 
 /// Lowers `kernel` for a device with `caps` and prints it as WGSL, within the device's
 /// workgroup memory where a smaller plan fits: a cooperative-matrix dot first reads its
-/// accumulator back one fragment a round instead of several, then takes the FMA form.
-/// The kernel's `notes` say what was chosen and why. A kernel that still does not fit
-/// is returned as is; creating its pipeline says how much it needs.
+/// accumulator back one fragment a round instead of several, then takes the FMA form,
+/// then the K tiles of the dots fed by loads are split into 2, 4, ... slices
+/// (`ExpandOptions::k_slices`, while that lowers the need; WGSL has no shared-memory
+/// rings to shorten first). The kernel's `notes` say what was chosen and why. A kernel
+/// that still does not fit is returned as is; creating its pipeline says how much it
+/// needs.
 pub fn compile(kernel: &Kernel, caps: &Capabilities, num_warps: u32) -> Result<WgslKernel> {
     compile_with(kernel, caps, &WgslOptions::new(num_warps))
 }
@@ -94,26 +97,70 @@ pub fn compile_with(
         let thread = tilewise_core::lower::to_thread_ir(kernel, &options)?;
         let uses_coop = !thread.frags.is_empty();
         let mut printed = print_wgsl(&thread, caps)?;
-        if let Some(why) = why {
-            printed.notes.push(format!(
+        let why = why.map(|why| {
+            format!(
                 "{why} (the adapter allows {limit} bytes of workgroup memory; the larger plans \
                  need {})",
-                tried
-                    .iter()
-                    .map(|b| format!("{b}"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ));
-        }
-        printed.notes.push(format!(
-            "{} bytes of workgroup memory",
-            printed.workgroup_bytes
-        ));
-        if printed.workgroup_bytes <= limit || !uses_coop {
-            return Ok(printed);
+                list(&tried)
+            )
+        });
+        printed.notes.extend(why.clone());
+        if printed.workgroup_bytes <= limit {
+            return Ok(total(printed));
         }
         tried.push(printed.workgroup_bytes);
-        last = Some(printed);
+        last = Some((printed, options, why));
+        if !uses_coop {
+            break;
+        }
     }
-    last.ok_or_else(|| tilewise_core::Diagnostic::internal("no WGSL compile attempt ran"))
+    let Some((mut best, mut options, why)) = last else {
+        return Err(tilewise_core::Diagnostic::internal(
+            "no WGSL compile attempt ran",
+        ));
+    };
+    // Still over: halve the K tiles while that lowers the need.
+    let mut split_needs = vec![best.workgroup_bytes];
+    while options.k_slices < MAX_K_SLICES {
+        options.k_slices *= 2;
+        let thread = tilewise_core::lower::to_thread_ir(kernel, &options)?;
+        let mut printed = print_wgsl(&thread, caps)?;
+        if printed.workgroup_bytes >= best.workgroup_bytes {
+            break;
+        }
+        printed.notes.extend(why.clone());
+        printed.notes.push(format!(
+            "K tiles split into up to {} slices (the adapter allows {limit} bytes of workgroup \
+             memory; the larger slices need {})",
+            options.k_slices,
+            list(&split_needs)
+        ));
+        split_needs.push(printed.workgroup_bytes);
+        let fits = printed.workgroup_bytes <= limit;
+        best = printed;
+        if fits {
+            break;
+        }
+    }
+    Ok(total(best))
+}
+
+/// The most slices a K tile is split into (the form of each dot stops it sooner).
+const MAX_K_SLICES: u32 = 64;
+
+/// `kernel` with its workgroup memory in its notes.
+fn total(mut kernel: WgslKernel) -> WgslKernel {
+    kernel.notes.push(format!(
+        "{} bytes of workgroup memory",
+        kernel.workgroup_bytes
+    ));
+    kernel
+}
+
+fn list(bytes: &[u32]) -> String {
+    bytes
+        .iter()
+        .map(|b| b.to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
 }

@@ -5,6 +5,8 @@
 //! - [`fp8`]: 8-bit floats become their codes (`u8`) and integer arithmetic.
 //! - [`narrow_i64`]: without 64-bit integers (WGSL), 64-bit address arithmetic in 32
 //!   bits where that is exact.
+//! - [`split_k_tile`]: where [`expand::ExpandOptions::k_slices`] asks, the K tile of
+//!   each `dot` fed by loads becomes a chain of dots over K slices (less shared memory).
 //! - [`simplify`]: folds round-trip integer casts, removes dead code.
 //! - [`pipeline`]: issues the loads feeding a `dot` iterations ahead (registers, or
 //!   shared-memory rings filled by asynchronous copies).
@@ -32,6 +34,7 @@ pub mod pipeline;
 pub mod rewrite;
 pub mod shared_reuse;
 pub mod simplify;
+pub mod split_k_tile;
 pub mod value_numbering;
 
 use crate::diag::Result;
@@ -39,10 +42,20 @@ use crate::ir::{DType, Kernel};
 
 /// The tile-IR passes a GPU backend runs before expansion, in order: block pointers to
 /// pointer tiles (address arithmetic in `index`), fp8 to its codes, 64-bit address
-/// arithmetic narrowed where the device has no 64-bit integers, simplification, then
-/// pipelining of the loads that feed `dot`s (in registers, or staged in shared memory
-/// where `options` allow asynchronous copies).
+/// arithmetic narrowed where the device has no 64-bit integers, the K tiles of dots
+/// split where `options` ask, simplification, then pipelining of the loads that feed
+/// `dot`s (in registers, or staged in shared memory where `options` allow asynchronous
+/// copies).
 pub fn prepare(kernel: &Kernel, index: DType, options: &expand::ExpandOptions) -> Result<Kernel> {
+    prepare_with_notes(kernel, index, options).map(|(k, _)| k)
+}
+
+/// [`prepare`], with what it chose for the compiled kernel's notes (`line N: ...`).
+pub fn prepare_with_notes(
+    kernel: &Kernel,
+    index: DType,
+    options: &expand::ExpandOptions,
+) -> Result<(Kernel, Vec<String>)> {
     // In debug builds and tests, the tile IR verifier runs after every pass.
     let check = |k: Kernel, pass: &str| -> Result<Kernel> {
         if cfg!(debug_assertions) {
@@ -65,8 +78,11 @@ pub fn prepare(kernel: &Kernel, index: DType, options: &expand::ExpandOptions) -
     } else {
         check(narrow_i64::narrow_i64(&k), "narrow_i64")?
     };
+    let (k, notes) = split_k_tile::split_k_tiles(&k, options)?;
+    let k = check(k, "split_k_tile")?;
     let k = check(simplify::simplify(&k)?, "simplify")?;
-    check(pipeline::pipeline_dot_loads(&k, options)?, "pipeline")
+    let k = check(pipeline::pipeline_dot_loads(&k, options)?, "pipeline")?;
+    Ok((k, notes))
 }
 
 /// The whole shared lowering of a GPU backend: [`prepare`] with 32-bit indices (every
@@ -78,8 +94,9 @@ pub fn to_thread_ir(
     kernel: &Kernel,
     options: &expand::ExpandOptions,
 ) -> Result<crate::thread_ir::ThreadKernel> {
-    let k = prepare(kernel, DType::I32, options)?;
+    let (k, notes) = prepare_with_notes(kernel, DType::I32, options)?;
     let mut t = expand::expand(&k, options)?;
+    t.notes.splice(0..0, notes);
     let check = |t: &crate::thread_ir::ThreadKernel, pass: &str| -> Result<()> {
         if cfg!(debug_assertions) {
             crate::thread_ir::verify::verify(t, options, pass)?;

@@ -32,7 +32,7 @@ mod checked;
 mod control;
 mod dist;
 pub(crate) mod dot;
-mod dot_coop;
+pub(crate) mod dot_coop;
 pub(crate) mod dot_wgmma;
 mod elementwise;
 mod memory;
@@ -133,6 +133,12 @@ pub struct ExpandOptions {
     /// (`tl.range(..., num_stages=)`): the launch's `num_stages` (Triton's config
     /// option); `None` chooses by tile size, 1 turns pipelining off.
     pub num_stages: Option<u32>,
+    /// Into how many slices (a power of two) the K tile of each `dot` fed by loads is
+    /// split, its operands staged a slice at a time in less shared memory
+    /// ([`crate::lower::split_k_tile`]); fewer where a slice would change the dot's
+    /// form. 1 (the default) leaves dots whole; the backends raise it when a kernel
+    /// does not fit the device's shared memory otherwise.
+    pub k_slices: u32,
 }
 
 /// A cooperative-matrix product a device offers: `size x size x size`, fragments of
@@ -169,6 +175,7 @@ impl ExpandOptions {
             native_i64: false,
             checked: false,
             num_stages: None,
+            k_slices: 1,
             native_f16: false,
             native_exp_log: true,
             global_addresses: false,
@@ -198,6 +205,7 @@ impl ExpandOptions {
             native_i64: true,
             checked: false,
             num_stages: None,
+            k_slices: 1,
             native_f16: false,
             native_exp_log: false,
             global_addresses: true,
@@ -242,6 +250,7 @@ impl Default for ExpandOptions {
             native_i64: true,
             checked: false,
             num_stages: None,
+            k_slices: 1,
             native_f16: false,
             native_exp_log: true,
             global_addresses: true,
