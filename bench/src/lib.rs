@@ -50,6 +50,9 @@ pub enum Suite {
     Launch,
     /// Compile time: source to WGSL, to PTX, and (CUDA) to a loaded module.
     Compile,
+    /// Triton's tutorials' own performance cases (06's attention forward, 09's
+    /// persistent matmul) from the tutorial files (`--tutorials`); skipped without them.
+    Tutorials,
     All,
 }
 
@@ -96,6 +99,10 @@ pub struct BenchArgs {
     /// "(checked)"), to measure what checked mode costs.
     #[arg(long)]
     checked: bool,
+    /// The directory of Triton's tutorial files (python/tutorials/*.py) for the
+    /// `tutorials` suite; default: `TILEWISE_TRITON_TUTORIALS`.
+    #[arg(long)]
+    tutorials: Option<std::path::PathBuf>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -133,6 +140,7 @@ pub fn run(cli: &BenchArgs) -> bool {
     if cli.timer == TimerChoice::Host {
         std::env::set_var("TILEWISE_BENCH_TIMER", "host");
     }
+    cases::tutorials::set_dir(cli.tutorials.clone());
     let mut failed = false;
     let mut devices = vec![];
     if matches!(cli.device, DeviceChoice::Interp | DeviceChoice::All) {

@@ -13,6 +13,7 @@ pub mod layer_norm;
 mod matmul;
 mod seeds;
 pub mod softmax;
+pub mod tutorials;
 mod vector_add;
 
 use crate::inputs::Rng;
@@ -89,6 +90,15 @@ pub enum Case {
     /// JIT cache off (see `crate::run`): everything compiled. `warm: true`: a persistent cache
     /// the first (untimed) run filled: what a second process pays.
     CompileLoad { warm: bool },
+    /// Triton tutorial 06's `_attn_fwd` from the tutorial file: f16 attention forward
+    /// over (batch, heads, n_ctx, head_dim).
+    TutorialAttention {
+        shape: (usize, usize, usize, usize),
+        causal: bool,
+    },
+    /// Triton tutorial 09's `matmul_kernel_persistent` from the tutorial file: an f16
+    /// `m x n x k` product.
+    TutorialPersistentMatmul { m: usize, n: usize, k: usize },
 }
 
 impl Case {
@@ -119,6 +129,12 @@ impl Case {
             Case::CompileLoad { warm: true } => {
                 "compile matmul: same, persistent cache warm".into()
             }
+            Case::TutorialAttention { shape, causal } => {
+                format!("tutorial 06 _attn_fwd f16 d{} causal={causal}", shape.3)
+            }
+            Case::TutorialPersistentMatmul { .. } => {
+                "tutorial 09 matmul_kernel_persistent f16".into()
+            }
         }
     }
 
@@ -140,7 +156,13 @@ impl Case {
             } => {
                 format!("{rows}x{cols}")
             }
-            Case::Matmul { m, n, k, .. } => format!("{m}x{n}x{k}"),
+            Case::Matmul { m, n, k, .. } | Case::TutorialPersistentMatmul { m, n, k } => {
+                format!("{m}x{n}x{k}")
+            }
+            Case::TutorialAttention {
+                shape: (z, h, n, d),
+                ..
+            } => format!("{z}x{h}x{n}x{d}"),
         }
     }
 
@@ -316,6 +338,50 @@ pub fn select(
         cases.push(Case::CompileLoad { warm: false });
         cases.push(Case::CompileLoad { warm: true });
     }
+    if want(Suite::Tutorials) {
+        if tutorials::dir().is_some() {
+            // 06's benchmark: batch 4, 32 heads, N_CTX 1024 to 16384 (here one length,
+            // --size), head dims 64 and 128, causal and not; 09's: 8192 x 8192 with
+            // K 512 (its default) and 4096.
+            let (z, h) = if smoke {
+                (1, 1)
+            } else if gpu {
+                (4, 32)
+            } else {
+                (1, 2)
+            };
+            let n_ctx = pick(4096, 256, 128);
+            for d in [64, 128] {
+                for causal in [false, true] {
+                    cases.push(Case::TutorialAttention {
+                        shape: (z, h, n_ctx, d),
+                        causal,
+                    });
+                }
+            }
+            let mn = if smoke {
+                200
+            } else if gpu {
+                8192
+            } else {
+                256
+            };
+            for k in if smoke {
+                vec![100]
+            } else if gpu {
+                vec![512, 4096]
+            } else {
+                vec![256]
+            } {
+                cases.push(Case::TutorialPersistentMatmul { m: mn, n: mn, k });
+            }
+        } else if suite == Suite::Tutorials {
+            eprintln!(
+                "tutorial cases skipped: no tutorial directory (--tutorials DIR or {})",
+                tutorials::ENV_DIR
+            );
+        }
+    }
     cases.retain(|c| c.runs_on(kind));
     cases
 }
@@ -418,6 +484,12 @@ pub fn run(
             block,
             warps,
         } => matmul::run(&mut cx, r, ty, (m, n, k), block, warps)?,
+        Case::TutorialAttention { shape, causal } => {
+            tutorials::attention(&mut cx, r, shape, causal)?
+        }
+        Case::TutorialPersistentMatmul { m, n, k } => {
+            tutorials::persistent_matmul(&mut cx, r, (m, n, k))?
+        }
     }
     let mut out = vec![row];
     out.extend(cx.reference_rows);
