@@ -768,6 +768,9 @@ impl Kernel {
                 num_stages: c.num_stages,
             })
             .collect();
+        for w in &decl.warnings {
+            log::warn!(target: "tilewise::autotune", "{}", w.render());
+        }
         let mut tuner = self.autotune(configs);
         tuner.key = decl.key.clone();
         tuner.reset_to_zero = decl.reset_to_zero.clone();
@@ -807,7 +810,11 @@ impl Kernel {
 
 /// What configuration code is told about `device` (see [`Kernel::autotuner`]).
 fn host_target(device: &Device) -> HostTarget {
-    HostTarget::cuda(device.compute_capability().unwrap_or(80))
+    let t = HostTarget::cuda(device.compute_capability().unwrap_or(80));
+    match device.multiprocessor_count() {
+        Some(n) => t.with_multiprocessors(n),
+        None => t,
+    }
 }
 
 fn tune_config(c: &Config) -> TuneConfig {

@@ -327,6 +327,10 @@ impl Backend for CudaBackend {
         Some(major * 10 + minor)
     }
 
+    fn multiprocessor_count(&self) -> Option<u32> {
+        Some(self.rt.multiprocessor_count())
+    }
+
     fn alloc(&self, dtype: DType, len: usize) -> Result<BufferId> {
         self.alive()?;
         let mem = self.watch(self.rt.alloc_zeroed(len * dtype.size_bytes()))?;

@@ -146,6 +146,10 @@ pub(crate) trait Backend: Send + Sync {
     fn compute_capability(&self) -> Option<u32> {
         None
     }
+    /// A CUDA device's streaming multiprocessors.
+    fn multiprocessor_count(&self) -> Option<u32> {
+        None
+    }
     fn alloc(&self, dtype: DType, len: usize) -> Result<BufferId>;
     fn write(&self, id: BufferId, bytes: &[u8]) -> Result<()>;
     fn read(&self, id: BufferId) -> Result<Vec<u8>>;
@@ -400,14 +404,20 @@ impl Device {
         self.backend.kind()
     }
 
-    /// For a wgpu device, what it can do: features, limits, subgroup sizes, the
-    /// cooperative-matrix products `dot` may use. `None` for the other executors.
     /// A CUDA device's compute capability times ten (90 for the H200's sm_90); `None`
     /// on the other executors.
     pub fn compute_capability(&self) -> Option<u32> {
         self.backend.compute_capability()
     }
 
+    /// A CUDA device's streaming multiprocessors (what a persistent kernel's grid is
+    /// sized by); `None` elsewhere.
+    pub fn multiprocessor_count(&self) -> Option<u32> {
+        self.backend.multiprocessor_count()
+    }
+
+    /// For a wgpu device, what it can do: features, limits, subgroup sizes, the
+    /// cooperative-matrix products `dot` may use. `None` for the other executors.
     pub fn wgpu_capabilities(&self) -> Option<tilewise_wgsl::Capabilities> {
         self.backend.wgpu_capabilities().cloned()
     }

@@ -112,6 +112,15 @@ impl<'a> Host<'a> {
                     _ => Err(no_attr(&v, name, span)),
                 }
             }
+            V::DeviceProperties => {
+                return match name {
+                    "multi_processor_count" => Ok(V::Int(self.target.multiprocessors as i64)),
+                    "major" => Ok(V::Int((self.target.arch / 10) as i64)),
+                    "minor" => Ok(V::Int((self.target.arch % 10) as i64)),
+                    "warp_size" => Ok(V::Int(self.target.warp_size as i64)),
+                    _ => Err(no_attr(&v, name, span)),
+                }
+            }
             V::Tensor(d, _) => match name {
                 "dtype" => return Ok(V::DType(*d, Flavor::Torch)),
                 "element_size" => Some("element_size"),

@@ -50,6 +50,8 @@ pub(super) enum Builtin {
     NextPow2,
     Cdiv,
     GetTarget,
+    DeviceProperties,
+    DeviceCapability,
     Product,
     Ceil,
     Floor,
@@ -93,6 +95,8 @@ impl Builtin {
             Builtin::NextPow2 => "triton.next_power_of_2",
             Builtin::Cdiv => "triton.cdiv",
             Builtin::GetTarget => "get_current_target",
+            Builtin::DeviceProperties => "torch.cuda.get_device_properties",
+            Builtin::DeviceCapability => "torch.cuda.get_device_capability",
             Builtin::Product => "itertools.product",
             Builtin::Ceil => "math.ceil",
             Builtin::Floor => "math.floor",
@@ -548,6 +552,30 @@ impl<'a> Host<'a> {
                     return Err(arity(fname, "0", n, span));
                 }
                 Ok(V::Target)
+            }
+            // The device argument (an index, "cuda", a device) names the launch's
+            // device: configuration code is evaluated for one.
+            Builtin::DeviceProperties | Builtin::DeviceCapability => {
+                if n > 1 {
+                    return Err(arity(fname, "0 or 1", n, span));
+                }
+                if self.target.backend != "cuda" {
+                    return Err(err(
+                        ErrorKind::Unsupported,
+                        format!(
+                            "`{fname}(...)` on a {} target: torch.cuda describes CUDA devices",
+                            self.target.backend
+                        ),
+                        span,
+                    ));
+                }
+                Ok(match b {
+                    Builtin::DeviceProperties => V::DeviceProperties,
+                    _ => V::Tuple(Rc::new(vec![
+                        V::Int((self.target.arch / 10) as i64),
+                        V::Int((self.target.arch % 10) as i64),
+                    ])),
+                })
             }
             Builtin::Ceil | Builtin::Floor => {
                 let [Some(a), None] = [next(), next()] else {

@@ -141,7 +141,7 @@ impl<'a> Host<'a> {
                 format!("`{p}(...)` cannot be evaluated: tilewise evaluates configuration code without Python and does not know this function"),
                 span,
             )
-            .with_note("configuration code may use Python builtins, triton.Config, triton.cdiv, triton.next_power_of_2, triton.runtime.driver.active.get_current_target(), itertools.product, math and functions of this file")),
+            .with_note("configuration code may use Python builtins, triton.Config, triton.cdiv, triton.next_power_of_2, triton.runtime.driver.active.get_current_target(), torch.cuda.get_device_capability(), torch.cuda.get_device_properties(..), itertools.product, math and functions of this file")),
             V::Jit(n) => Err(err(
                 ErrorKind::Unsupported,
                 format!("the jit function `{n}` cannot be called from configuration code"),

@@ -23,7 +23,7 @@ fn hashable(v: &V) -> bool {
     match v {
         V::None | V::Bool(_) | V::Int(_) | V::Float(_) | V::Str(_) | V::DType(..) => true,
         V::Tuple(t) => t.iter().all(hashable),
-        V::Config(_) | V::Func(_) | V::Builtin(_) | V::Target => true,
+        V::Config(_) | V::Func(_) | V::Builtin(_) | V::Target | V::DeviceProperties => true,
         _ => false,
     }
 }

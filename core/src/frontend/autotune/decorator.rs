@@ -216,7 +216,10 @@ impl<'a> Host<'a> {
             )
             .with_note(param_note(jf)))
         };
-        let names = |this: &mut Self, what: &str| -> Result<Vec<String>> {
+        // Triton skips `key` names that are not parameters (08's `gropup_c_ptrs`): so
+        // does tilewise, with a warning; the other lists must name parameters.
+        let mut warnings = vec![];
+        let mut names = |this: &mut Self, what: &str| -> Result<Vec<String>> {
             let Some(a) = get(what) else {
                 return Ok(vec![]);
             };
@@ -244,6 +247,20 @@ impl<'a> Host<'a> {
                         at,
                     ));
                 };
+                if what == "key" && params_check(&s, at, what).is_err() {
+                    warnings.push(
+                        err(
+                            ErrorKind::Name,
+                            format!(
+                                "`key` names `{s}`, which is not a parameter of `{}`: it keys nothing (Triton ignores it too)",
+                                jf.name
+                            ),
+                            at,
+                        )
+                        .with_note(param_note(jf)),
+                    );
+                    continue;
+                }
                 params_check(&s, at, what)?;
                 out.push(s.to_string());
             }
@@ -403,6 +420,7 @@ impl<'a> Host<'a> {
             warmup_ms,
             rep_ms,
             span,
+            warnings,
         })
     }
 }

@@ -9,8 +9,9 @@
 //! `triton.Config`, `triton.cdiv`, `triton.next_power_of_2`, `itertools.product`,
 //! a few `math` functions, and the target query
 //! `triton.runtime.driver.active.get_current_target()` (answered from a
-//! [`HostTarget`]). Whatever it cannot evaluate (`torch.cuda.get_device_capability()`,
-//! `os.environ`, a class) is a [`Diagnostic`] at the expression, never a guess; loops and
+//! [`HostTarget`], as are `torch.cuda.get_device_capability()` and
+//! `torch.cuda.get_device_properties(..)`). Whatever it cannot evaluate
+//! (`torch.cuda.current_device()`, `os.environ`, a class) is a [`Diagnostic`] at the expression, never a guess; loops and
 //! recursion are bounded (one million steps a statement or call, 100 levels of nesting).
 //!
 //! **The module as Python sees it.** To evaluate the decorator of `kernel`, the module's
@@ -109,6 +110,9 @@ pub struct AutotuneDecl {
     pub rep_ms: Option<f64>,
     /// The decorator.
     pub span: Span,
+    /// What was accepted but is likely a mistake (a `key` naming no parameter), as
+    /// located diagnostics; the library logs them.
+    pub warnings: Vec<Diagnostic>,
 }
 
 /// One `triton.Config`.
@@ -166,21 +170,40 @@ pub enum HostArg {
 
 /// The target configuration code asks about:
 /// `triton.runtime.driver.active.get_current_target()` gives an object with
-/// `.backend` (str), `.arch` (int, e.g. 90) and `.warp_size`.
+/// `.backend` (str), `.arch` (int, e.g. 90) and `.warp_size`; on a CUDA target,
+/// `torch.cuda.get_device_capability()` gives `(arch / 10, arch % 10)` and
+/// `torch.cuda.get_device_properties(..)` an object with `.multi_processor_count`,
+/// `.major` and `.minor` (as the tutorials size persistent grids).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HostTarget {
     pub backend: String,
     pub arch: u32,
     pub warp_size: u32,
+    /// Streaming multiprocessors: the device's, or, on the CPU executors, those of the
+    /// GPU they answer as (see [`HostTarget::cuda`]).
+    pub multiprocessors: u32,
 }
 
 impl HostTarget {
-    /// A CUDA target of compute capability `arch` (90 for sm_90).
+    /// A CUDA target of compute capability `arch` (90 for sm_90), with the
+    /// multiprocessors of that generation's data-center part (108 for the A100's
+    /// sm_80, 132 for the H100's and H200's sm_90): what the CPU executors, which
+    /// model such a GPU, answer. [`HostTarget::with_multiprocessors`] gives a real
+    /// device's count.
     pub fn cuda(arch: u32) -> HostTarget {
         HostTarget {
             backend: "cuda".into(),
             arch,
             warp_size: 32,
+            multiprocessors: if arch >= 90 { 132 } else { 108 },
+        }
+    }
+
+    /// The same target with `n` multiprocessors.
+    pub fn with_multiprocessors(self, n: u32) -> HostTarget {
+        HostTarget {
+            multiprocessors: n,
+            ..self
         }
     }
 }
@@ -249,7 +272,14 @@ pub(super) fn declaration(
         };
         h.interpret(&call, jf, dspan)
     })();
-    r.map(Some).map_err(|d| {
+    r.map(|mut decl| {
+        decl.warnings = std::mem::take(&mut decl.warnings)
+            .into_iter()
+            .map(with_src)
+            .collect();
+        Some(decl)
+    })
+    .map_err(|d| {
         with_src(d.with_note(format!(
             "while evaluating the `@triton.autotune` decorator of `{kernel}`"
         )))

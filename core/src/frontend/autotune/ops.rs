@@ -124,7 +124,7 @@ pub(super) fn py_eq<'a>(a: &V<'a>, b: &V<'a>, span: Span) -> Result<bool> {
                 && x.num_warps.unwrap_or(4) == y.num_warps.unwrap_or(4)
                 && x.num_stages.unwrap_or(3) == y.num_stages.unwrap_or(3)
         }
-        (V::Target, V::Target) => true,
+        (V::Target, V::Target) | (V::DeviceProperties, V::DeviceProperties) => true,
         (V::Func(x), V::Func(y)) => Rc::ptr_eq(x, y),
         (V::Builtin(x), V::Builtin(y)) => x == y,
         (V::Path(x), V::Path(y)) => x == y,

@@ -82,6 +82,8 @@ pub(super) fn resolve<'a>(path: &str) -> V<'a> {
         "triton.next_power_of_2" => Builtin::NextPow2,
         "triton.cdiv" => Builtin::Cdiv,
         "triton.runtime.driver.active.get_current_target" => Builtin::GetTarget,
+        "torch.cuda.get_device_properties" => Builtin::DeviceProperties,
+        "torch.cuda.get_device_capability" => Builtin::DeviceCapability,
         "triton.language.constexpr" | "triton.language.core.constexpr" => Builtin::Constexpr,
         "itertools.product" => Builtin::Product,
         "math.ceil" => Builtin::Ceil,

@@ -46,6 +46,8 @@ pub(super) enum V<'a> {
     Config(Rc<RefCell<ConfigObj<'a>>>),
     /// `get_current_target()`.
     Target,
+    /// `torch.cuda.get_device_properties(..)`.
+    DeviceProperties,
     Func(Rc<Func<'a>>),
     Builtin(Builtin),
     /// A bound method: receiver and method name.
@@ -142,6 +144,7 @@ pub(super) fn type_name(v: &V) -> &'static str {
         V::Tensor(..) => "tensor",
         V::Config(_) => "triton.Config",
         V::Target => "GPUTarget",
+        V::DeviceProperties => "torch.cuda._CudaDeviceProperties",
         V::Func(_) => "function",
         V::Builtin(_) => "builtin function",
         V::Method(_) => "method",
