@@ -140,22 +140,36 @@ fn kernel_and_buffers(
     Ok((kernel, bufs))
 }
 
-/// The program's launch: its grid and warps, the buffers, then the scalars.
-fn launch<'a>(p: &Program, kernel: &'a Kernel, dev: &'a Device, bufs: &[Buffer]) -> Launch<'a> {
+/// The program's launch: its grid and warps, the buffers (or, for an addressed
+/// program, a table of their addresses), then the scalars.
+fn launch<'a>(
+    p: &Program,
+    kernel: &'a Kernel,
+    dev: &'a Device,
+    bufs: &[Buffer],
+) -> tilewise::Result<Launch<'a>> {
     let mut launch = kernel.launch(dev, p.grid).num_warps(p.num_warps);
-    for b in bufs {
-        launch = launch.arg(b);
+    if p.addressed {
+        let addrs = bufs
+            .iter()
+            .map(|b| b.address().map(|a| a as i64))
+            .collect::<tilewise::Result<Vec<i64>>>()?;
+        launch = launch.arg(&dev.upload(&addrs)?);
+    } else {
+        for b in bufs {
+            launch = launch.arg(b);
+        }
     }
     for &s in &p.scalars {
         launch = launch.arg(s);
     }
-    launch
+    Ok(launch)
 }
 
 /// Runs `p` on `dev` and returns its outputs.
 pub fn run_on(p: &Program, src: &str, dev: &Device) -> tilewise::Result<Vec<Data>> {
     let (kernel, bufs) = kernel_and_buffers(p, src, dev)?;
-    launch(p, &kernel, dev, &bufs).run()?;
+    launch(p, &kernel, dev, &bufs)?.run()?;
     bufs[p.inputs.len()..]
         .iter()
         .map(|b| download(dev, b))
@@ -166,7 +180,7 @@ pub fn run_on(p: &Program, src: &str, dev: &Device) -> tilewise::Result<Vec<Data
 pub fn assemble(p: &Program, src: &str) -> tilewise::Result<()> {
     let dev = Device::interpreter();
     let (kernel, bufs) = kernel_and_buffers(p, src, &dev)?;
-    let compiled = launch(p, &kernel, &dev, &bufs).compile()?;
+    let compiled = launch(p, &kernel, &dev, &bufs)?.compile()?;
     for sm in [80, 90] {
         let ptx = compiled.ptx_for(PtxTarget { sm }, p.num_warps)?;
         tilewise::cuda::assemble(&ptx.source, &ptx.arch)?;
@@ -230,8 +244,13 @@ fn expected_refusal(p: &Program, exec: &Executor, e: &Diagnostic) -> bool {
     let text = e.to_string();
     // The adapter's limits (issue: smaller tiles for small adapters) and WGSL's lack of
     // 64-bit types are documented refusals, not wrong answers.
+    // Addresses are for targets that have them: the WGSL lowering (wgpu, and the
+    // simulator of that lowering) refuses them by name.
     (wgpu && uses_i64 && text.contains("64-bit"))
         || (wgpu && text.contains("bytes of workgroup memory, but the adapter"))
+        || (p.addressed
+            && (text.contains("needs global memory addresses")
+                || text.contains("address is not available on wgpu")))
 }
 
 fn compare(want: &[Data], got: &[Data], tol: &[f64]) -> Option<Mismatch> {

@@ -96,6 +96,8 @@ pub fn generate(seed: u64, opt: &Options) -> Program {
                 scalars: vec![],
                 body: vec![],
                 num_vars: 0,
+                // From the seed, not the stream: every other program stays as it was.
+                addressed: seed % 8 == 5,
             },
             opt: opt.clone(),
             info: vec![],

@@ -79,8 +79,12 @@ impl Program {
             "@triton.jit\ndef _comb_first_nonzero(a, b):\n    return tl.where(a != 0, a, b)\n\n\n",
         );
         let mut params: Vec<String> = vec![];
-        params.extend((0..self.inputs.len()).map(|k| format!("in{k}")));
-        params.extend((0..self.outputs.len()).map(|k| format!("out{k}")));
+        if self.addressed {
+            params.push("addrs".to_string());
+        } else {
+            params.extend((0..self.inputs.len()).map(|k| format!("in{k}")));
+            params.extend((0..self.outputs.len()).map(|k| format!("out{k}")));
+        }
         params.extend((0..self.scalars.len()).map(|k| format!("s{k}")));
         writeln!(
             s,
@@ -90,6 +94,18 @@ impl Program {
         )
         .unwrap();
         s.push_str("    pid = tl.program_id(0)\n");
+        if self.addressed {
+            let names = (0..self.inputs.len()).map(|k| (format!("in{k}"), self.inputs[k].dtype));
+            let outs = (0..self.outputs.len()).map(|k| (format!("out{k}"), self.outputs[k].dtype));
+            for (i, (name, dt)) in names.chain(outs).enumerate() {
+                writeln!(
+                    s,
+                    "    {name} = tl.load(addrs + {i}).to(tl.pointer_type({}))",
+                    dt_name(dt)
+                )
+                .unwrap();
+            }
+        }
         let info = check(self).map(|c| c.seen).unwrap_or_default();
         self.block(&mut s, &self.body, 1, &info);
         s

@@ -332,4 +332,8 @@ pub struct Program {
     pub body: Vec<Stmt>,
     /// The number of variables (`v0 .. v{n-1}`).
     pub num_vars: usize,
+    /// The kernel takes its buffers as addresses (pointers as data): one `int64` table
+    /// `addrs` replaces `in0.., out0..`, which the kernel loads and casts back to
+    /// pointers first. Executors without addresses (the WGSL lowering) refuse it.
+    pub addressed: bool,
 }

@@ -1082,6 +1082,7 @@ mod tests {
     fn an_atomic_in_a_loop_reads_back_what_it_stored() {
         let shape = vec![16];
         let p = Program {
+            addressed: false,
             seed: 0,
             num_warps: 1,
             grid: 1,
