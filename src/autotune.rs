@@ -40,17 +40,25 @@
 //! **Where timing means nothing** (the interpreter and the simulators, whose speed says
 //! nothing about a GPU's) the first configuration left after pruning is used, untimed.
 //!
+//! **Pre-hooks.** A configuration's [`PreHook`] (Triton's `triton.Config(pre_hook=...)`)
+//! runs once per configuration and launch call, before its first launch; what it asks
+//! (a host descriptor's block shape, a buffer zeroed) applies to every launch of that
+//! configuration, the timed ones included, so a hook that zeroes an accumulator keeps
+//! the timed runs and the result right.
+//!
 //! **From source**: [`crate::Kernel::autotuner`] reads `@triton.autotune(configs=...,
-//! key=..., prune_configs_by=..., reset_to_zero=..., restore_value=...)` from the file.
+//! key=..., prune_configs_by=..., reset_to_zero=..., restore_value=...)` from the file,
+//! with the configs' `pre_hook=` functions.
 
 use crate::buffer::{Buffer, BufferView};
 use crate::device::{Device, DeviceKind};
 use crate::disk_cache::{DiskCache, Entry, COMPILER_ID};
 use crate::kernel::{Arg, Kernel};
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
-use tilewise_core::frontend::{HostArg, HostTarget, TuneConfig};
+use tilewise_core::frontend::{HostArg, HostTarget, PreHookAction, TuneConfig};
 use tilewise_core::launch::{ConstValue, Grid, ScalarValue};
 use tilewise_core::{Diagnostic, ErrorKind, Result};
 
@@ -65,6 +73,52 @@ pub struct Config {
     /// Pipelining depth of the `dot` loops that do not give their own; `None`: by
     /// tile size.
     pub num_stages: Option<u32>,
+    /// What to change before each launch of this configuration (Triton's
+    /// `triton.Config(pre_hook=...)`).
+    pub pre_hook: Option<PreHook>,
+}
+
+type PreHookFn = dyn Fn(&Config, &[(String, ArgValue)]) -> Result<Vec<PreHookAction>> + Send + Sync;
+
+/// A configuration's pre-launch hook: from the configuration and the launch's arguments
+/// by parameter name, what to change before every launch of it: a host descriptor's
+/// block shape ([`PreHookAction::BlockShape`], as Triton's tutorials size their
+/// descriptors per configuration) or a buffer to zero ([`PreHookAction::Zero`]). It runs
+/// once per configuration and launch call; its actions apply to every launch of the
+/// configuration that call makes (timed ones included).
+#[derive(Clone)]
+pub struct PreHook {
+    name: String,
+    f: Arc<PreHookFn>,
+}
+
+impl PreHook {
+    /// A hook called `name` (for messages and [`Config`]'s display).
+    pub fn new(
+        name: &str,
+        f: impl Fn(&Config, &[(String, ArgValue)]) -> Result<Vec<PreHookAction>> + Send + Sync + 'static,
+    ) -> PreHook {
+        PreHook {
+            name: name.to_string(),
+            f: Arc::new(f),
+        }
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+impl PartialEq for PreHook {
+    fn eq(&self, other: &PreHook) -> bool {
+        self.name == other.name && Arc::ptr_eq(&self.f, &other.f)
+    }
+}
+
+impl std::fmt::Debug for PreHook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "PreHook({})", self.name)
+    }
 }
 
 impl Default for Config {
@@ -80,7 +134,14 @@ impl Config {
             constexprs: vec![],
             num_warps: 4,
             num_stages: None,
+            pre_hook: None,
         }
+    }
+
+    /// Sets the pre-launch hook (see [`PreHook`]).
+    pub fn pre_hook(mut self, hook: PreHook) -> Config {
+        self.pre_hook = Some(hook);
+        self
     }
 
     /// Sets constexpr `name` (replacing an earlier value).
@@ -131,6 +192,9 @@ impl std::fmt::Display for Config {
         if let Some(s) = self.num_stages {
             write!(f, ", num_stages={s}")?;
         }
+        if let Some(h) = &self.pre_hook {
+            write!(f, ", pre_hook={}", h.name)?;
+        }
         Ok(())
     }
 }
@@ -143,6 +207,15 @@ pub enum ArgValue {
     Buffer {
         dtype: tilewise_core::ir::DType,
         len: usize,
+    },
+    /// A host tensor descriptor: its buffer's element type and length, and the
+    /// descriptor's shape, strides and block shape.
+    Descriptor {
+        dtype: tilewise_core::ir::DType,
+        len: usize,
+        shape: Vec<i64>,
+        strides: Vec<i64>,
+        block_shape: Vec<u32>,
     },
     /// A constexpr given with the launch (not by the configurations).
     Constexpr(ConstValue),
@@ -274,6 +347,7 @@ impl Autotuner {
             grid: Box::new(grid),
             args: vec![],
             constexprs: vec![],
+            hooked: RefCell::new(HashMap::new()),
         }
     }
 }
@@ -286,6 +360,15 @@ pub struct TunedLaunch<'a> {
     grid: Box<dyn Fn(&Config) -> Grid + 'a>,
     args: Vec<Arg>,
     constexprs: Vec<(String, ConstValue)>,
+    /// Per configuration (by index) with a pre-hook: the arguments its actions give and
+    /// the buffers to zero before each launch (with a zeroed buffer to copy from).
+    hooked: RefCell<HashMap<usize, Arc<Hooked>>>,
+}
+
+/// A configuration's arguments after its pre-hook.
+struct Hooked {
+    args: Vec<Arg>,
+    zero: Vec<(Buffer, Buffer)>,
 }
 
 /// Device copies of buffers, to put them back.
@@ -354,18 +437,125 @@ impl<'a> TunedLaunch<'a> {
         if let Ok(mut c) = t.chosen.lock() {
             c.insert(key, index);
         }
-        let config = t.configs[index].clone();
-        self.launch_with(&config)?;
-        Ok(config)
+        self.launch_with(&t.configs[index])?;
+        Ok(t.configs[index].clone())
     }
 
-    /// The launch of one configuration.
+    /// The arguments of `config` (one of the tuner's) after its pre-hook, computed once.
+    fn hooked(&self, config: &Config, hook: &PreHook) -> Result<Arc<Hooked>> {
+        let index = self
+            .tuner
+            .configs
+            .iter()
+            .position(|c| std::ptr::eq(c, config));
+        if let Some(h) = index.and_then(|i| self.hooked.borrow().get(&i).cloned()) {
+            return Ok(h);
+        }
+        let named = self.named_args()?;
+        let actions = (hook.f)(config, &named)
+            .map_err(|e| e.with_note(format!("in the pre_hook `{}` of {config}", hook.name)))?;
+        let mut args = self.args.clone();
+        let mut zero = vec![];
+        for a in actions {
+            let param = match &a {
+                PreHookAction::BlockShape { param, .. } | PreHookAction::Zero { param } => {
+                    param.clone()
+                }
+            };
+            let param = param.as_str();
+            let Some(pos) = self.positional_index(param) else {
+                return Err(Diagnostic::new(
+                    ErrorKind::Launch,
+                    format!(
+                        "the pre_hook `{}` of {config} changes `{param}`, which is not an argument of this launch",
+                        hook.name
+                    ),
+                ));
+            };
+            match (a, &mut args[pos]) {
+                (PreHookAction::BlockShape { block_shape, .. }, Arg::Descriptor(d)) => {
+                    if block_shape.len() != d.shape.len() {
+                        return Err(Diagnostic::new(
+                            ErrorKind::Launch,
+                            format!(
+                                "the pre_hook `{}` of {config} gives `{param}` the block shape {block_shape:?}, of {} dimensions, but the descriptor has {}",
+                                hook.name,
+                                block_shape.len(),
+                                d.shape.len()
+                            ),
+                        ));
+                    }
+                    d.block_shape = block_shape;
+                }
+                (PreHookAction::Zero { .. }, Arg::Buffer(v)) => {
+                    let b = v.buffer.clone();
+                    let zeros = self.device.alloc(b.dtype(), b.len())?;
+                    zero.push((b, zeros));
+                }
+                (PreHookAction::Zero { .. }, Arg::Descriptor(d)) => {
+                    let b = d.view.buffer.clone();
+                    let zeros = self.device.alloc(b.dtype(), b.len())?;
+                    zero.push((b, zeros));
+                }
+                (a, _) => {
+                    return Err(Diagnostic::new(
+                        ErrorKind::Launch,
+                        format!(
+                            "the pre_hook `{}` of {config}: {a:?} does not apply to `{param}`, a {} argument",
+                            hook.name,
+                            match &args[pos] {
+                                Arg::Scalar(_) => "scalar",
+                                Arg::Buffer(_) => "buffer",
+                                Arg::Descriptor(_) => "descriptor",
+                            }
+                        ),
+                    ))
+                }
+            }
+        }
+        let h = Arc::new(Hooked { args, zero });
+        if let Some(i) = index {
+            self.hooked.borrow_mut().insert(i, h.clone());
+        }
+        Ok(h)
+    }
+
+    /// The position among the launch's positional arguments of parameter `name`.
+    fn positional_index(&self, name: &str) -> Option<usize> {
+        let set_by_configs = |n: &str| self.tuner.configs.iter().any(|c| c.get(n).is_some());
+        let mut pos = 0;
+        for p in &self.tuner.kernel.signature().params {
+            if self.constexprs.iter().any(|(n, _)| n == &p.name) || set_by_configs(&p.name) {
+                continue;
+            }
+            if p.name == name {
+                return (pos < self.args.len()).then_some(pos);
+            }
+            pos += 1;
+        }
+        None
+    }
+
+    /// The launch of one configuration (after its pre-hook's actions).
     fn launch_with(&self, config: &Config) -> Result<()> {
+        let hooked = match &config.pre_hook {
+            Some(h) => Some(self.hooked(config, h)?),
+            None => None,
+        };
+        let args = match &hooked {
+            Some(h) => {
+                for (target, zeros) in &h.zero {
+                    self.device.copy(zeros, target)?;
+                }
+                &h.args
+            }
+            None => &self.args,
+        };
         let mut l = self
             .tuner
             .kernel
             .launch(self.device, (self.grid)(config))
-            .args(self.args.iter().cloned())
+            .args(args.iter().cloned())
             .num_warps(config.num_warps);
         if let Some(s) = config.num_stages {
             l = l.num_stages(s);
@@ -402,9 +592,12 @@ impl<'a> TunedLaunch<'a> {
                         dtype: v.buffer.dtype(),
                         len: v.len,
                     },
-                    Arg::Descriptor(d) => ArgValue::Buffer {
+                    Arg::Descriptor(d) => ArgValue::Descriptor {
                         dtype: d.view.buffer.dtype(),
                         len: d.view.len,
+                        shape: d.shape.clone(),
+                        strides: d.strides.clone(),
+                        block_shape: d.block_shape.clone(),
                     },
                 },
             ));
@@ -742,6 +935,7 @@ fn describe(v: &ArgValue) -> String {
         ArgValue::Scalar(ScalarValue::Float(_, f)) => format!("{f:?}"),
         ArgValue::Scalar(ScalarValue::Bool(b)) => b.to_string(),
         ArgValue::Buffer { dtype, .. } => format!("*{dtype}"),
+        ArgValue::Descriptor { dtype, shape, .. } => format!("desc<{dtype}{shape:?}>"),
         ArgValue::Constexpr(c) => c.key(),
     }
 }
@@ -759,6 +953,8 @@ impl Kernel {
         let Some(decl) = self.module().autotune(self.name(), &target)? else {
             return Ok(None);
         };
+        let module = self.module().clone();
+        let decl = Arc::new(decl);
         let configs: Vec<Config> = decl
             .configs
             .iter()
@@ -766,6 +962,15 @@ impl Kernel {
                 constexprs: c.constexprs.clone(),
                 num_warps: c.num_warps.unwrap_or(4),
                 num_stages: c.num_stages,
+                pre_hook: c.pre_hook.as_ref().map(|h| {
+                    let (module, decl, target, tc) =
+                        (module.clone(), decl.clone(), target.clone(), c.clone());
+                    PreHook::new(&h.name, move |_: &Config, args: &[(String, ArgValue)]| {
+                        let named: Vec<(String, HostArg)> =
+                            args.iter().map(|(n, v)| (n.clone(), host_arg(v))).collect();
+                        decl.run_pre_hook(&module, &tc, &named, &target)
+                    })
+                }),
             })
             .collect();
         for w in &decl.warnings {
@@ -782,11 +987,17 @@ impl Kernel {
             .as_ref()
             .is_some_and(|p| p.early_config_prune.is_some())
         {
-            let module = self.module().clone();
-            let decl = Arc::new(decl);
+            let originals = tuner.configs.clone();
             tuner.prune = Some(Arc::new(
                 move |configs: &[Config], args: &[(String, ArgValue)]| {
-                    let tune: Vec<TuneConfig> = configs.iter().map(tune_config).collect();
+                    // The declaration's own configs (hooks included), by position.
+                    let tune: Vec<TuneConfig> = configs
+                        .iter()
+                        .map(|c| match originals.iter().position(|o| o == c) {
+                            Some(i) => decl.configs[i].clone(),
+                            None => tune_config(c),
+                        })
+                        .collect();
                     let mut named = vec![];
                     let mut kwargs = vec![];
                     for (n, v) in args {
@@ -822,6 +1033,7 @@ fn tune_config(c: &Config) -> TuneConfig {
         constexprs: c.constexprs.clone(),
         num_warps: Some(c.num_warps),
         num_stages: c.num_stages,
+        pre_hook: None,
     }
 }
 
@@ -833,6 +1045,19 @@ fn host_arg(v: &ArgValue) -> HostArg {
         ArgValue::Buffer { dtype, len } => HostArg::Tensor {
             dtype: *dtype,
             numel: *len,
+        },
+        ArgValue::Descriptor {
+            dtype,
+            len,
+            shape,
+            strides,
+            block_shape,
+        } => HostArg::Descriptor {
+            dtype: *dtype,
+            numel: *len,
+            shape: shape.clone(),
+            strides: strides.clone(),
+            block_shape: block_shape.clone(),
         },
         ArgValue::Constexpr(c) => const_arg(c),
     }

@@ -47,11 +47,12 @@ mod slots;
 mod wgpu_device;
 pub mod worker;
 
-pub use autotune::{ArgValue, Autotuner, Config, Progress, TunedLaunch};
+pub use autotune::{ArgValue, Autotuner, Config, PreHook, Progress, TunedLaunch};
 pub use buffer::{Buffer, BufferView};
 pub use device::{Device, DeviceKind};
 pub use element::{Element, F8E4M3, F8E5M2};
 pub use kernel::{Arg, Compiled, Kernel, Launch, Module, TensorDescriptor};
+pub use tilewise_core::frontend::PreHookAction;
 pub use tilewise_core::ir::DType;
 pub use tilewise_core::launch::{ConstValue, Grid};
 pub use tilewise_core::{Diagnostic, ErrorKind, Result};

@@ -264,3 +264,118 @@ fn pruning_sees_arguments_by_name_and_the_cpu_takes_the_first_untimed() {
         }
     );
 }
+
+/// `triton.Config(pre_hook=...)`: the hook sizes a host descriptor's block per
+/// configuration (the launch passes a dummy `[1]` block, as Triton's tutorials do) and
+/// zeroes the accumulated output before every launch, so the result is one launch's
+/// sum however often tuning ran the kernel.
+const HOOKED: &str = r#"
+import triton
+import triton.language as tl
+
+def _size_and_zero(nargs):
+    nargs['x_desc'].block_shape = [nargs['BLOCK']]
+    nargs['out'].zero_()
+
+@triton.autotune(configs=[triton.Config({'BLOCK': 64}, pre_hook=_size_and_zero),
+                          triton.Config({'BLOCK': 256}, num_warps=8, pre_hook=_size_and_zero)],
+                 key=['n'])
+@triton.jit
+def gather_add(x_desc, out, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    x = x_desc.load([pid * BLOCK])
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    tl.atomic_add(out + offs, x, mask=offs < n)
+"#;
+
+#[test]
+fn config_pre_hooks_size_descriptors_and_zero_outputs() {
+    private_cache();
+    let mut devices = vec![Device::interpreter()];
+    devices.extend(gpus());
+    let m = module("hooked.py", HOOKED);
+    let n = 1_000;
+    let x = input(n);
+    for dev in devices {
+        let tuner = ok(ok(m.kernel("gather_add")).autotuner(&dev))
+            .expect("autotuned")
+            .timing(1.0, 3.0);
+        let dx = ok(dev.upload(&x));
+        let out = ok(dev.upload(&vec![i32::MIN; n]));
+        for _ in 0..2 {
+            let used = ok(tuner
+                .launch(&dev, grid(n))
+                .arg(tilewise::TensorDescriptor::new(
+                    &dx,
+                    &[n as i64],
+                    &[1],
+                    &[1],
+                ))
+                .arg(&out)
+                .arg(n as i32)
+                .run());
+            assert_eq!(
+                used.pre_hook.as_ref().map(|h| h.name()),
+                Some("_size_and_zero")
+            );
+            assert_eq!(ok(dev.download::<i32>(&out)), x, "{}", dev.name());
+        }
+    }
+}
+
+/// A hook written in Rust ([`tilewise::PreHook`]) gives the same actions; an action on
+/// an argument that cannot take it is a launch error naming the hook.
+#[test]
+fn rust_pre_hooks_and_their_errors() {
+    use tilewise::{PreHook, PreHookAction};
+    private_cache();
+    let dev = Device::interpreter();
+    let m = module("hooked.py", HOOKED);
+    let size = PreHook::new("size", |c: &Config, args: &[(String, ArgValue)]| {
+        assert!(matches!(
+            args[0],
+            (ref name, ArgValue::Descriptor { ref block_shape, .. }) if name == "x_desc" && block_shape == &[1]
+        ));
+        Ok(vec![
+            PreHookAction::BlockShape {
+                param: "x_desc".into(),
+                block_shape: vec![c.int("BLOCK") as u32],
+            },
+            PreHookAction::Zero {
+                param: "out".into(),
+            },
+        ])
+    });
+    let tuner = ok(m.kernel("gather_add"))
+        .autotune([Config::new().constexpr("BLOCK", 128).pre_hook(size)])
+        .key(&["n"]);
+    let n = 500;
+    let x = input(n);
+    let dx = ok(dev.upload(&x));
+    let out = ok(dev.upload(&vec![7i32; n]));
+    let desc = tilewise::TensorDescriptor::new(&dx, &[n as i64], &[1], &[1]);
+    ok(tuner
+        .launch(&dev, grid(n))
+        .arg(desc.clone())
+        .arg(&out)
+        .arg(n as i32)
+        .run());
+    assert_eq!(ok(dev.download::<i32>(&out)), x);
+    // Zeroing the scalar `n` is no action a hook can take.
+    let bad = PreHook::new("bad", |_: &Config, _: &[(String, ArgValue)]| {
+        Ok(vec![PreHookAction::Zero { param: "n".into() }])
+    });
+    let e = ok(m.kernel("gather_add"))
+        .autotune([Config::new().constexpr("BLOCK", 128).pre_hook(bad)])
+        .launch(&dev, grid(n))
+        .arg(desc)
+        .arg(&out)
+        .arg(n as i32)
+        .run()
+        .unwrap_err();
+    assert_eq!(e.kind, tilewise::ErrorKind::Launch, "{e}");
+    assert!(
+        e.message.contains("`bad`") && e.message.contains("scalar"),
+        "{e}"
+    );
+}

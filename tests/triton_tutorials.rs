@@ -187,9 +187,9 @@ fn nan32(dev: &Device, n: usize) -> tilewise::Result<Buffer> {
 }
 
 /// The configuration the source's `@triton.autotune` lists first (after the
-/// tutorial's own filters): what a launch of a kernel whose arguments depend on the
-/// configuration (host descriptors' block shapes) uses, as Triton's `pre_hook` would
-/// set them.
+/// tutorial's own filters): for kernels whose host code builds arguments from the
+/// chosen configuration itself (09's descriptors, 08's grid), as the tutorial's host
+/// helper does.
 fn first_config(module: &Module, kernel: &str, dev: &Device) -> tilewise::Result<Config> {
     let tuner = module.kernel(kernel)?.autotuner(dev)?;
     let tuner = tuner.unwrap_or_else(|| panic!("{kernel} has no @triton.autotune"));
@@ -686,50 +686,41 @@ fn t06_attention_forward() {
         );
         let what = format!("_attn_fwd_tma [STAGE={}]", if causal { 3 } else { 1 });
         on_each("06", &what, |dev| {
-            // The decorator's configs carry `pre_hook=_tma_pre_hook`, which tilewise
-            // refuses; then the first config the tutorial keeps on sm_90 (its
-            // `keep_tma`), written out.
-            let c = match first_config(&m, "_attn_fwd_tma", dev) {
-                Err(e) if e.kind == ErrorKind::Unsupported && e.message.contains("pre_hook") => {
-                    Config::new()
-                        .constexpr("BLOCK_M", 64)
-                        .constexpr("BLOCK_N", 32)
-                        .num_stages(2)
-                        .num_warps(4)
-                }
-                other => other?,
-            };
-            let (bm, bn) = (c.int("BLOCK_M") as u32, c.int("BLOCK_N") as u32);
-            let kern = m.kernel("_attn_fwd_tma")?;
+            // As the tutorial launches it: descriptors with a dummy [1, 1] block, which
+            // the configurations' `pre_hook=_tma_pre_hook` sizes per configuration.
+            let tuner = m
+                .kernel("_attn_fwd_tma")?
+                .autotuner(dev)?
+                .expect("autotuned");
+            let tuner = tuner.timing(2.0, 10.0);
             let (qb, kb, vb) = (dev.upload(q)?, dev.upload(k)?, dev.upload(v)?);
             let o = nan16(dev, len)?;
             let lse = nan32(dev, z * h * n)?;
             let y_dim = (z * h * n) as i64;
-            let desc = |b: &Buffer, rows: u32| {
-                TensorDescriptor::new(b, &[y_dim, d as i64], &[d as i64, 1], &[rows, d as u32])
-            };
-            let mut launch = kern
-                .launch(dev, [n.div_ceil(bm as usize) as u32, (z * h) as u32, 1])
+            let desc =
+                |b: &Buffer| TensorDescriptor::new(b, &[y_dim, d as i64], &[d as i64, 1], &[1, 1]);
+            let launch = tuner
+                .launch(dev, move |c: &Config| {
+                    [
+                        n.div_ceil(c.int("BLOCK_M") as usize) as u32,
+                        (z * h) as u32,
+                        1,
+                    ]
+                    .into()
+                })
                 .arg(sm_scale)
                 .arg(&lse)
                 .arg(z as i32)
                 .arg(h as i32)
-                .arg(desc(&qb, bm))
-                .arg(desc(&kb, bn))
-                .arg(desc(&vb, bn))
-                .arg(desc(&o, bm))
+                .arg(desc(&qb))
+                .arg(desc(&kb))
+                .arg(desc(&vb))
+                .arg(desc(&o))
                 .constexpr("N_CTX", n)
                 .constexpr("HEAD_DIM", d)
                 .constexpr("FP8_OUTPUT", false)
-                .constexpr("STAGE", if causal { 3 } else { 1 })
-                .num_warps(c.num_warps);
-            for (name, value) in &c.constexprs {
-                launch = launch.constexpr(name, value.clone());
-            }
-            if let Some(s) = c.num_stages {
-                launch = launch.num_stages(s);
-            }
-            launch.run()?;
+                .constexpr("STAGE", if causal { 3 } else { 1 });
+            let c = launch.run()?;
             let e = close(&what, &get16(dev, &o)?, &r.o, 1e-2);
             close("M", &get32(dev, &lse)?, &r.lse2, 1e-3);
             Ok(format!("{c}; max rel err {e:.1e}"))

@@ -33,7 +33,7 @@ mod semantic;
 mod tracer;
 mod value;
 
-pub use autotune::{AutotuneDecl, HostArg, HostTarget, PruneBy, PruneFn, TuneConfig};
+pub use autotune::{AutotuneDecl, HostArg, HostFn, HostTarget, PreHookAction, PruneBy, TuneConfig};
 pub use semantic::computation_type;
 
 use crate::diag::{Diagnostic, ErrorKind, Result, SourceFile};

@@ -20,6 +20,26 @@ impl<'a> Host<'a> {
         v: V<'a>,
         span: Span,
     ) -> Result<()> {
+        if let V::HookArg(a) = base {
+            let mut a = a.borrow_mut();
+            if let (Some(d), "block_shape") = (a.descriptor.as_mut(), name) {
+                let items = match &v {
+                    V::List(l) => l.borrow().clone(),
+                    V::Tuple(t) => t.to_vec(),
+                    other => {
+                        return Err(type_err(
+                            format!(
+                                "a descriptor's `block_shape` must be a list of ints, not {}",
+                                describe(other)
+                            ),
+                            span,
+                        ))
+                    }
+                };
+                d.2 = V::list(items);
+                return Ok(());
+            }
+        }
         if let V::Config(c) = base {
             let mut c = c.borrow_mut();
             match name {
@@ -96,7 +116,8 @@ impl<'a> Host<'a> {
                     "num_warps" => Ok(V::Int(c.num_warps.unwrap_or(4) as i64)),
                     "num_stages" => Ok(V::Int(c.num_stages.unwrap_or(3) as i64)),
                     "num_ctas" => Ok(V::Int(1)),
-                    "maxnreg" | "pre_hook" | "ir_override" => Ok(V::None),
+                    "pre_hook" => Ok(c.pre_hook.clone().map_or(V::None, V::Func)),
+                    "maxnreg" | "ir_override" => Ok(V::None),
                     "all_kwargs" => {
                         drop(c);
                         Ok(V::Method(Rc::new((v, "all_kwargs"))))
@@ -121,6 +142,29 @@ impl<'a> Host<'a> {
                     _ => Err(no_attr(&v, name, span)),
                 }
             }
+            V::HookArg(a) => {
+                let o = a.borrow();
+                return match (&o.descriptor, name) {
+                    (Some(d), "block_shape") => Ok(d.2.clone()),
+                    (Some(d), "shape") => Ok(V::list(d.0.iter().map(|&x| V::Int(x)).collect())),
+                    (Some(d), "strides") => Ok(V::list(d.1.iter().map(|&x| V::Int(x)).collect())),
+                    (Some(_), "base") => Ok(V::Tensor(o.dtype, o.numel)),
+                    (Some(_), _) => Err(err(
+                        ErrorKind::Unsupported,
+                        format!("a tensor descriptor's `.{name}` is not known to configuration code (it has .block_shape, .shape, .strides and .base)"),
+                        span,
+                    )),
+                    (None, "zero_") => {
+                        drop(o);
+                        Ok(V::Method(Rc::new((v, "zero_"))))
+                    }
+                    (None, _) => {
+                        let t = V::Tensor(o.dtype, o.numel);
+                        drop(o);
+                        self.getattr(t, name, span)
+                    }
+                };
+            }
             V::Tensor(d, _) => match name {
                 "dtype" => return Ok(V::DType(*d, Flavor::Torch)),
                 "element_size" => Some("element_size"),
@@ -128,7 +172,7 @@ impl<'a> Host<'a> {
                 _ => {
                     return Err(err(
                         ErrorKind::Unsupported,
-                        format!("a tensor argument's `.{name}` is not known to configuration code (it has .dtype, .element_size() and .numel())"),
+                        format!("a tensor argument's `.{name}` is not known to configuration code (it has .dtype, .element_size() and .numel(), and in a pre_hook .zero_())"),
                         span,
                     ))
                 }
@@ -419,6 +463,11 @@ impl<'a> Host<'a> {
                     dict_set(&out, k, v, span)?;
                 }
                 Ok(V::Dict(out))
+            }
+            V::HookArg(a) if name == "zero_" => {
+                want(0)?;
+                a.borrow_mut().zeroed = true;
+                Ok(recv.clone())
             }
             V::Tensor(d, numel) => {
                 want(0)?;

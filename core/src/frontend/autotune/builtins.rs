@@ -815,15 +815,38 @@ impl<'a> Host<'a> {
                 ));
             }
         }
-        for what in ["maxnreg", "pre_hook", "ir_override"] {
-            if let Some(a) = p.next().flatten() {
-                if !matches!(a.v, V::None) {
-                    return Err(err(
-                        ErrorKind::Unsupported,
-                        format!("`{what}=` in triton.Config is not supported by tilewise"),
+        if let Some(a) = p.next().flatten() {
+            if !matches!(a.v, V::None) {
+                return Err(err(
+                    ErrorKind::Unsupported,
+                    "`maxnreg=` in triton.Config is not supported by tilewise",
+                    a.at,
+                ));
+            }
+        }
+        let pre_hook = match p.next().flatten() {
+            None => None,
+            Some(a) => match a.v {
+                V::None => None,
+                V::Func(f) => Some(f),
+                other => {
+                    return Err(type_err(
+                        format!(
+                            "`pre_hook` must be a function of this file, not {}",
+                            describe(&other)
+                        ),
                         a.at,
-                    ));
+                    ))
                 }
+            },
+        };
+        if let Some(a) = p.next().flatten() {
+            if !matches!(a.v, V::None) {
+                return Err(err(
+                    ErrorKind::Unsupported,
+                    "`ir_override=` in triton.Config is not supported by tilewise",
+                    a.at,
+                ));
             }
         }
         let Some(kw) = kw else {
@@ -842,6 +865,7 @@ impl<'a> Host<'a> {
             kwargs: kw.v,
             num_warps,
             num_stages,
+            pre_hook,
             span,
         }))))
     }

@@ -5,8 +5,8 @@
 use super::errors::type_err;
 use super::host::Host;
 use super::repr::py_repr;
-use super::values::{describe, to_const, truthy, AutotuneCall, ConfigObj, Site, A, V};
-use super::{AutotuneDecl, OwnedFn, PruneBy, PruneFn, TuneConfig};
+use super::values::{describe, to_const, truthy, AutotuneCall, ConfigObj, Func, Site, A, V};
+use super::{AutotuneDecl, HostFn, OwnedFn, PruneBy, TuneConfig};
 use crate::diag::{ErrorKind, Result, Span};
 use crate::frontend::parse::{dotted, span_of, JitFn, ParsedModule, TopLevel};
 use crate::frontend::tracer::err;
@@ -50,7 +50,31 @@ fn param_note(jf: &JitFn) -> String {
 }
 
 /// A config as the declaration keeps it, checking that it sets only parameters of `jf`.
-pub(super) fn tune_config(c: &ConfigObj, jf: &JitFn) -> Result<TuneConfig> {
+/// `f` kept for a later call: a module-level function or a lambda written at module
+/// level (`what` names the argument it was given as, at `at`).
+pub(super) fn host_fn(f: &Func, what: &str, at: Span, m: &ParsedModule) -> Result<HostFn> {
+    if !f.closure.is_empty() {
+        return Err(err(
+            ErrorKind::Unsupported,
+            format!("`{what}` is `{}`, a function defined inside another function; tilewise needs a module-level function or a lambda written at module level", f.name),
+            at,
+        ));
+    }
+    let def = match f.site {
+        Site::Def(d) => OwnedFn::Def(d.clone()),
+        Site::Lambda(l) => OwnedFn::Lambda(l.clone()),
+    };
+    Ok(HostFn {
+        name: f.name.to_string(),
+        span: match f.site {
+            Site::Def(d) => def_line(d, f.span, m),
+            Site::Lambda(_) => f.span,
+        },
+        def: Arc::new(def),
+    })
+}
+
+pub(super) fn tune_config(c: &ConfigObj, jf: &JitFn, m: &ParsedModule) -> Result<TuneConfig> {
     let V::Dict(d) = &c.kwargs else {
         return Err(err(
             ErrorKind::Type,
@@ -93,10 +117,15 @@ pub(super) fn tune_config(c: &ConfigObj, jf: &JitFn) -> Result<TuneConfig> {
         };
         constexprs.push((name.to_string(), cv));
     }
+    let pre_hook = match &c.pre_hook {
+        Some(f) => Some(host_fn(f, "pre_hook", c.span, m)?),
+        None => None,
+    };
     Ok(TuneConfig {
         constexprs,
         num_warps: c.num_warps,
         num_stages: c.num_stages,
+        pre_hook,
     })
 }
 
@@ -302,7 +331,7 @@ impl<'a> Host<'a> {
                         elem_span(a, i),
                     ));
                 };
-                configs.push(tune_config(&c.borrow(), jf)?);
+                configs.push(tune_config(&c.borrow(), jf, self.m)?);
             }
         }
         if configs.is_empty() {
@@ -311,6 +340,7 @@ impl<'a> Host<'a> {
                 constexprs: vec![],
                 num_warps: Some(4),
                 num_stages: Some(3),
+                pre_hook: None,
             });
         }
         let ms = |name: &str| -> Result<Option<f64>> {
@@ -365,27 +395,7 @@ impl<'a> Host<'a> {
                     "early_config_prune" => {
                         p.early_config_prune = match v {
                             V::None => None,
-                            V::Func(f) => {
-                                if !f.closure.is_empty() {
-                                    return Err(err(
-                                        ErrorKind::Unsupported,
-                                        format!("`early_config_prune` is `{}`, a function defined inside another function; tilewise needs a module-level function or a lambda written at module level", f.name),
-                                        at,
-                                    ));
-                                }
-                                let def = match f.site {
-                                    Site::Def(d) => OwnedFn::Def(d.clone()),
-                                    Site::Lambda(l) => OwnedFn::Lambda(l.clone()),
-                                };
-                                Some(PruneFn {
-                                    name: f.name.to_string(),
-                                    span: match f.site {
-                                        Site::Def(d) => def_line(d, f.span, self.m),
-                                        Site::Lambda(_) => f.span,
-                                    },
-                                    def: Arc::new(def),
-                                })
-                            }
+                            V::Func(f) => Some(host_fn(f, "early_config_prune", at, self.m)?),
                             other => {
                                 return Err(err(
                                     ErrorKind::Unsupported,

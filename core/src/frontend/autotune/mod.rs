@@ -28,7 +28,7 @@
 //! of the kernel, and every name a config sets must be one. Autotune keywords tilewise
 //! does not implement (`pre_hook`, `post_hook`, `do_bench`, `use_cuda_graph=True`,
 //! `cache_results=True`) and `triton.Config` keywords other than the meta-parameter
-//! dict, `num_warps`, `num_stages` and `num_ctas=1` (`maxnreg`, `pre_hook`,
+//! dict, `num_warps`, `num_stages`, `num_ctas=1` and `pre_hook` (`maxnreg`,
 //! `ir_override`, `num_ctas` > 1) are diagnostics naming the keyword; a keyword given its
 //! Triton default (`pre_hook=None`) is accepted. `prune_configs_by` may hold
 //! `early_config_prune` and `top_k`; `perf_model` is refused (tilewise times every
@@ -53,6 +53,13 @@
 //! arguments separately, and the target. [`TuneConfig::num_warps`] and
 //! [`TuneConfig::num_stages`] are `None` where the source does not give them (Triton's
 //! defaults, 4 and 3, are what Python code reading `config.num_warps` sees).
+//!
+//! **Config hooks.** `triton.Config(..., pre_hook=f)` keeps `f` (a module-level
+//! function or lambda); [`AutotuneDecl::run_pre_hook`] calls it as Triton does before
+//! each launch of the config, with the launch's arguments merged with the config's
+//! `all_kwargs()`. A hook may read them, set a host descriptor's `.block_shape` (06's
+//! `_tma_pre_hook`) and zero a tensor (`.zero_()`); what it did comes back as
+//! [`PreHookAction`]s for the launcher. Anything else it touches is a diagnostic.
 //!
 //! **Files.** This file holds the declaration's types and the two entry points;
 //! `decorator` finds the autotune decorator and reads the evaluated call into an
@@ -87,8 +94,10 @@ use crate::launch::ConstValue;
 use decorator::{autotune_aliases, looks_like_autotune, tune_config};
 use host::{Frame, Host};
 use rustpython_parser::ast::{self, Expr};
+use std::cell::RefCell;
+use std::rc::Rc;
 use std::sync::Arc;
-use values::{config_value, describe, host_arg, A, V};
+use values::{config_value, const_value, describe, host_arg, HookArgObj, A, V};
 
 /// What `@triton.autotune(...)` on a jit function says.
 #[derive(Clone, Debug, PartialEq)]
@@ -124,21 +133,38 @@ pub struct TuneConfig {
     pub num_warps: Option<u32>,
     /// `num_stages=`, `None` where not given (Triton's default is 3).
     pub num_stages: Option<u32>,
+    /// `pre_hook=`: called with the launch's named arguments before every launch of
+    /// this config ([`AutotuneDecl::run_pre_hook`]).
+    pub pre_hook: Option<HostFn>,
+}
+
+/// What a config's `pre_hook` did to the launch's arguments, for the launcher to apply.
+#[derive(Clone, Debug, PartialEq)]
+pub enum PreHookAction {
+    /// `nargs["desc"].block_shape = [...]`: the host descriptor argument `param` is
+    /// read and written in blocks of this shape.
+    BlockShape {
+        param: String,
+        block_shape: Vec<u32>,
+    },
+    /// `nargs["c"].zero_()`: the buffer argument `param` is zeroed before the launch.
+    Zero { param: String },
 }
 
 /// `prune_configs_by={'early_config_prune': fn, 'top_k': k}`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PruneBy {
-    pub early_config_prune: Option<PruneFn>,
+    pub early_config_prune: Option<HostFn>,
     /// `top_k` as written; ignored, as Triton ignores it without a `perf_model`.
     pub top_k: Option<ConstValue>,
     /// The `prune_configs_by=` argument.
     pub span: Span,
 }
 
-/// A prune function, kept so that [`AutotuneDecl::prune`] can call it at launch time.
+/// A function of the module's configuration code (a prune function, a config's
+/// `pre_hook`), kept so that it can be called at launch time.
 #[derive(Clone, Debug)]
-pub struct PruneFn {
+pub struct HostFn {
     /// Its name (`<lambda>` for a lambda).
     pub name: String,
     /// Its definition (`def` line or lambda).
@@ -146,8 +172,8 @@ pub struct PruneFn {
     def: Arc<OwnedFn>,
 }
 
-impl PartialEq for PruneFn {
-    fn eq(&self, other: &PruneFn) -> bool {
+impl PartialEq for HostFn {
+    fn eq(&self, other: &HostFn) -> bool {
         self.name == other.name && self.span == other.span
     }
 }
@@ -164,7 +190,19 @@ pub enum HostArg {
     Int(i64),
     Float(f64),
     Bool(bool),
-    Tensor { dtype: DType, numel: usize },
+    Tensor {
+        dtype: DType,
+        numel: usize,
+    },
+    /// A host tensor descriptor (Triton's `TensorDescriptor`): its tensor's dtype and
+    /// element count, shape, strides and block shape.
+    Descriptor {
+        dtype: DType,
+        numel: usize,
+        shape: Vec<i64>,
+        strides: Vec<i64>,
+        block_shape: Vec<u32>,
+    },
     None,
 }
 
@@ -321,7 +359,14 @@ impl AutotuneDecl {
         let span = self.span;
         let r = (|| {
             let func = h.owned_func(&pf.def)?;
-            let cfgs: Vec<V> = configs.iter().map(|c| config_value(c, span)).collect();
+            let mut cfgs: Vec<V> = vec![];
+            for c in configs {
+                let hook = match &c.pre_hook {
+                    Some(f) => Some(h.owned_func(&f.def)?),
+                    None => None,
+                };
+                cfgs.push(config_value(c, hook, span));
+            }
             let nargs: Vec<(V, V)> = named_args
                 .iter()
                 .map(|(n, a)| (V::Str(n.as_str().into()), host_arg(a)))
@@ -370,7 +415,7 @@ impl AutotuneDecl {
                         pf.span,
                     ));
                 };
-                kept.push(tune_config(&c.borrow(), jf)?);
+                kept.push(tune_config(&c.borrow(), jf, m)?);
             }
             if kept.is_empty() {
                 return Err(err(
@@ -385,6 +430,153 @@ impl AutotuneDecl {
             d.with_note(format!(
                 "while pruning the autotune configs of `{}`",
                 self.kernel
+            ))
+            .with_source(&module.source)
+        })
+    }
+}
+
+impl AutotuneDecl {
+    /// Runs `config`'s `pre_hook` (nothing without one) as Triton does before each
+    /// launch of the config: with one dict, the launch's named arguments
+    /// (`named_args`, tensors and host descriptors by parameter name) merged with the
+    /// config's `all_kwargs()` (its meta-parameters, `num_warps`, `num_ctas`,
+    /// `num_stages`). A hook may read anything there, assign a descriptor's
+    /// `.block_shape` (a list of ints, also changed in place) and call a tensor's
+    /// `.zero_()`; what it did comes back as [`PreHookAction`]s, in argument order, for
+    /// the launcher to apply. What it returns is ignored, as in Triton. `module` must
+    /// be the module the declaration was read from.
+    pub fn run_pre_hook(
+        &self,
+        module: &Module,
+        config: &TuneConfig,
+        named_args: &[(String, HostArg)],
+        target: &HostTarget,
+    ) -> Result<Vec<PreHookAction>> {
+        let Some(hook) = &config.pre_hook else {
+            return Ok(vec![]);
+        };
+        let m = &module.parsed;
+        let mut h = Host::new(m, target);
+        h.run_module(m.top_level.len());
+        h.steps = 0;
+        let span = hook.span;
+        let r = (|| {
+            let func = h.owned_func(&hook.def)?;
+            let mut objs: Vec<Rc<RefCell<HookArgObj>>> = vec![];
+            let nargs: values::DictRef = Rc::new(RefCell::new(vec![]));
+            for (name, a) in named_args {
+                let v = match a {
+                    HostArg::Tensor { dtype, numel } => Some((*dtype, *numel, None)),
+                    HostArg::Descriptor {
+                        dtype,
+                        numel,
+                        shape,
+                        strides,
+                        block_shape,
+                    } => Some((
+                        *dtype,
+                        *numel,
+                        Some((
+                            shape.clone(),
+                            strides.clone(),
+                            V::list(block_shape.iter().map(|&b| V::Int(b as i64)).collect()),
+                        )),
+                    )),
+                    _ => None,
+                };
+                let v = match v {
+                    Some((dtype, numel, descriptor)) => {
+                        let o = Rc::new(RefCell::new(HookArgObj {
+                            name: name.clone(),
+                            dtype,
+                            numel,
+                            descriptor,
+                            zeroed: false,
+                        }));
+                        objs.push(o.clone());
+                        V::HookArg(o)
+                    }
+                    None => host_arg(a),
+                };
+                containers::dict_set(&nargs, V::str(name), v, span)?;
+            }
+            let mut extra: Vec<(String, V)> = config
+                .constexprs
+                .iter()
+                .map(|(n, c)| (n.clone(), const_value(c)))
+                .collect();
+            extra.push((
+                "num_warps".into(),
+                V::Int(config.num_warps.unwrap_or(4) as i64),
+            ));
+            extra.push(("num_ctas".into(), V::Int(1)));
+            extra.push((
+                "num_stages".into(),
+                V::Int(config.num_stages.unwrap_or(3) as i64),
+            ));
+            for (n, v) in extra {
+                containers::dict_set(&nargs, V::str(&n), v, span)?;
+            }
+            let arg = A {
+                v: V::Dict(nargs),
+                span,
+                at: span,
+                expr: None,
+            };
+            h.call_func(&func, vec![arg], vec![], span)?;
+            let mut actions = vec![];
+            for o in &objs {
+                let o = o.borrow();
+                if let Some((_, _, list)) = &o.descriptor {
+                    let items = match list {
+                        V::List(l) => l.borrow().clone(),
+                        _ => vec![],
+                    };
+                    let mut block_shape = vec![];
+                    for x in &items {
+                        match x {
+                            V::Int(i) if *i >= 1 && *i <= u32::MAX as i64 => {
+                                block_shape.push(*i as u32)
+                            }
+                            other => {
+                                return Err(err(
+                                    ErrorKind::Type,
+                                    format!(
+                                        "`{}` got the block shape element {}; block dimensions are positive ints",
+                                        o.name,
+                                        repr::py_repr(other)
+                                    ),
+                                    span,
+                                ))
+                            }
+                        }
+                    }
+                    let before = named_args.iter().find_map(|(n, a)| match a {
+                        HostArg::Descriptor { block_shape, .. } if *n == o.name => {
+                            Some(block_shape)
+                        }
+                        _ => None,
+                    });
+                    if before != Some(&block_shape) {
+                        actions.push(PreHookAction::BlockShape {
+                            param: o.name.clone(),
+                            block_shape,
+                        });
+                    }
+                }
+                if o.zeroed {
+                    actions.push(PreHookAction::Zero {
+                        param: o.name.clone(),
+                    });
+                }
+            }
+            Ok(actions)
+        })();
+        r.map_err(|d| {
+            d.with_note(format!(
+                "while running `{}`, the pre_hook of a config of `{}`",
+                hook.name, self.kernel
             ))
             .with_source(&module.source)
         })

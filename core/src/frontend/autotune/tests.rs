@@ -40,6 +40,7 @@ fn cfg(kv: &[(&str, ConstValue)], warps: Option<u32>, stages: Option<u32>) -> Tu
         constexprs: kv.iter().map(|(k, v)| (k.to_string(), v.clone())).collect(),
         num_warps: warps,
         num_stages: stages,
+        pre_hook: None,
     }
 }
 
@@ -548,6 +549,177 @@ def k2(a_ptr, b_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr):
     assert!(e.message.contains("torch dtype"), "{e}");
 }
 
+const HOOKED: &str = "import torch
+import triton
+import triton.language as tl
+
+def _desc_hook(nargs):
+    BM = nargs['BM']
+    nargs['desc_a'].block_shape = [BM, nargs['BN']]
+    nargs['desc_b'].block_shape[0] = nargs['num_warps'] * 8
+    if nargs['ZERO'] and nargs['out'].dtype == torch.float32:
+        nargs['out'].zero_()
+
+
+def _make(bm, w):
+    return triton.Config({'BM': bm, 'BN': 32}, num_warps=w, pre_hook=_desc_hook)
+
+
+def _keep(configs, named_args, **kwargs):
+    return [c for c in configs if c.pre_hook is not None and c.kwargs['BM'] > 16]
+
+
+@triton.autotune(configs=[_make(16, 4), _make(64, 8), triton.Config({'BM': 32, 'BN': 16})],
+                 key=['M'], prune_configs_by={'early_config_prune': _keep})
+@triton.jit
+def k(desc_a, desc_b, out, M, ZERO: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr):
+    pass
+
+
+def _bad_shape(nargs):
+    nargs['desc_a'].block_shape = [nargs['BM'], 'x']
+
+
+def _bad_attr(nargs):
+    return nargs['desc_a'].layout
+
+
+def _outer():
+    def inner(nargs):
+        pass
+    return triton.Config({'BM': 1, 'BN': 1}, pre_hook=inner)
+
+
+@triton.autotune(configs=[triton.Config({'BM': 16, 'BN': 16}, pre_hook=_bad_shape),
+                          triton.Config({'BM': 16, 'BN': 16}, pre_hook=_bad_attr),
+                          triton.Config({'BM': 8, 'BN': 8}, pre_hook=lambda nargs: nargs['out'].zero_())],
+                 key=['M'])
+@triton.jit
+def k2(desc_a, desc_b, out, M, ZERO: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr):
+    pass
+
+
+@triton.autotune(configs=[_outer()], key=['M'])
+@triton.jit
+def k3(desc_a, desc_b, out, M, ZERO: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr):
+    pass
+";
+
+fn hook_args(zero: bool) -> Vec<(String, HostArg)> {
+    let desc = |block: Vec<u32>| HostArg::Descriptor {
+        dtype: DType::F16,
+        numel: 4096,
+        shape: vec![64, 64],
+        strides: vec![64, 1],
+        block_shape: block,
+    };
+    vec![
+        ("desc_a".to_string(), desc(vec![1, 1])),
+        ("desc_b".to_string(), desc(vec![1, 32])),
+        (
+            "out".to_string(),
+            HostArg::Tensor {
+                dtype: DType::F32,
+                numel: 64,
+            },
+        ),
+        ("M".to_string(), HostArg::Int(64)),
+        ("ZERO".to_string(), HostArg::Bool(zero)),
+    ]
+}
+
+#[test]
+fn config_pre_hooks_set_block_shapes_and_zero_tensors() {
+    use super::PreHookAction::{BlockShape, Zero};
+    let m = Module::parse("t.py", HOOKED).unwrap();
+    let d = m.autotune("k", &cuda()).unwrap().unwrap();
+    assert_eq!(d.configs.len(), 3);
+    let hook = d.configs[0].pre_hook.as_ref().unwrap();
+    assert_eq!(hook.name, "_desc_hook");
+    assert_eq!(m.source().line_col(hook.span.start).0, 5);
+    assert!(d.configs[2].pre_hook.is_none());
+    // The hook reads the config's meta-parameters and num_warps from nargs, assigns
+    // one block shape and changes another in place; zero_() is recorded.
+    let a = d
+        .run_pre_hook(&m, &d.configs[1], &hook_args(true), &cuda())
+        .unwrap();
+    assert_eq!(
+        a,
+        vec![
+            BlockShape {
+                param: "desc_a".into(),
+                block_shape: vec![64, 32]
+            },
+            BlockShape {
+                param: "desc_b".into(),
+                block_shape: vec![64, 32]
+            },
+            Zero {
+                param: "out".into()
+            },
+        ]
+    );
+    // An unchanged block shape is no action; without ZERO nothing is zeroed.
+    let mut args = hook_args(false);
+    if let HostArg::Descriptor { block_shape, .. } = &mut args[1].1 {
+        *block_shape = vec![32, 32];
+    }
+    let a = d.run_pre_hook(&m, &d.configs[0], &args, &cuda()).unwrap();
+    assert_eq!(
+        a,
+        vec![BlockShape {
+            param: "desc_a".into(),
+            block_shape: vec![16, 32]
+        }]
+    );
+    // A config without a hook does nothing.
+    assert!(d
+        .run_pre_hook(&m, &d.configs[2], &hook_args(true), &cuda())
+        .unwrap()
+        .is_empty());
+    // A prune function sees `.pre_hook`, and the configs it keeps keep their hooks.
+    let kept = d
+        .prune(&m, &d.configs, &hook_args(true), &[], &cuda())
+        .unwrap();
+    assert_eq!(kept, vec![d.configs[1].clone()]);
+    assert!(kept[0].pre_hook.is_some());
+}
+
+#[test]
+fn pre_hook_errors_are_located() {
+    let m = Module::parse("t.py", HOOKED).unwrap();
+    let d = m.autotune("k2", &cuda()).unwrap().unwrap();
+    let e = d
+        .run_pre_hook(&m, &d.configs[0], &hook_args(false), &cuda())
+        .unwrap_err();
+    assert_eq!((e.kind, e.line()), (ErrorKind::Type, Some(28)), "{e}");
+    assert!(e.message.contains("'x'"), "{e}");
+    assert!(e.render().contains("pre_hook"), "{}", e.render());
+    let e = d
+        .run_pre_hook(&m, &d.configs[1], &hook_args(false), &cuda())
+        .unwrap_err();
+    assert_eq!(
+        (e.kind, e.line()),
+        (ErrorKind::Unsupported, Some(33)),
+        "{e}"
+    );
+    assert!(e.message.contains("layout"), "{e}");
+    // A lambda hook.
+    let a = d
+        .run_pre_hook(&m, &d.configs[2], &hook_args(false), &cuda())
+        .unwrap();
+    assert_eq!(
+        a,
+        vec![super::PreHookAction::Zero {
+            param: "out".into()
+        }]
+    );
+    // A hook defined inside a function cannot be kept.
+    let e = m.autotune("k3", &cuda()).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Unsupported, "{e}");
+    assert!(e.message.contains("inside another function"), "{e}");
+}
+
 #[test]
 fn perf_model_is_refused() {
     let src = format!(
@@ -600,8 +772,13 @@ fn unknown_and_unsupported_keywords_are_named() {
             ErrorKind::Unsupported,
         ),
         (
-            "@triton.autotune(configs=[triton.Config({'BM': 1}, pre_hook=hook)], key=['M'])",
+            "@triton.autotune(configs=[triton.Config({'BM': 1}, pre_hook=3)], key=['M'])",
             "pre_hook",
+            ErrorKind::Type,
+        ),
+        (
+            "@triton.autotune(configs=[triton.Config({'BM': 1}, ir_override='x.ttgir')], key=['M'])",
+            "ir_override",
             ErrorKind::Unsupported,
         ),
         (

@@ -43,6 +43,9 @@ pub(super) enum V<'a> {
     DType(DType, Flavor),
     /// A tensor launch argument: dtype and element count.
     Tensor(DType, usize),
+    /// A tensor or descriptor argument as a `pre_hook` sees it, which records what the
+    /// hook does to it.
+    HookArg(Rc<RefCell<HookArgObj<'a>>>),
     Config(Rc<RefCell<ConfigObj<'a>>>),
     /// `get_current_target()`.
     Target,
@@ -81,8 +84,23 @@ pub(super) struct ConfigObj<'a> {
     pub(super) kwargs: V<'a>,
     pub(super) num_warps: Option<u32>,
     pub(super) num_stages: Option<u32>,
+    /// `pre_hook=`, where given (not `None`).
+    pub(super) pre_hook: Option<Rc<Func<'a>>>,
     /// Where the config was made.
     pub(super) span: Span,
+}
+
+/// A launch argument handed to a config's `pre_hook` (`nargs["name"]`).
+pub(super) struct HookArgObj<'a> {
+    /// The parameter.
+    pub(super) name: String,
+    pub(super) dtype: DType,
+    pub(super) numel: usize,
+    /// A host descriptor's shape, strides and `.block_shape` (a list value, so that
+    /// the hook may assign it or change it in place).
+    pub(super) descriptor: Option<(Vec<i64>, Vec<i64>, V<'a>)>,
+    /// Whether the hook called `.zero_()` on it.
+    pub(super) zeroed: bool,
 }
 
 /// The definition a function value was made from.
@@ -142,6 +160,8 @@ pub(super) fn type_name(v: &V) -> &'static str {
         V::DType(_, Flavor::Torch) => "torch.dtype",
         V::DType(_, Flavor::Triton) => "triton.language.dtype",
         V::Tensor(..) => "tensor",
+        V::HookArg(a) if a.borrow().descriptor.is_some() => "TensorDescriptor",
+        V::HookArg(_) => "tensor",
         V::Config(_) => "triton.Config",
         V::Target => "GPUTarget",
         V::DeviceProperties => "torch.cuda._CudaDeviceProperties",
@@ -170,11 +190,28 @@ pub(super) fn host_arg<'a>(a: &HostArg) -> V<'a> {
         HostArg::Float(f) => V::Float(*f),
         HostArg::Bool(b) => V::Bool(*b),
         HostArg::Tensor { dtype, numel } => V::Tensor(*dtype, *numel),
+        HostArg::Descriptor {
+            dtype,
+            numel,
+            shape,
+            strides,
+            block_shape,
+        } => V::HookArg(Rc::new(RefCell::new(HookArgObj {
+            name: String::new(),
+            dtype: *dtype,
+            numel: *numel,
+            descriptor: Some((
+                shape.clone(),
+                strides.clone(),
+                V::list(block_shape.iter().map(|&b| V::Int(b as i64)).collect()),
+            )),
+            zeroed: false,
+        }))),
         HostArg::None => V::None,
     }
 }
 
-fn const_value<'a>(c: &ConstValue) -> V<'a> {
+pub(super) fn const_value<'a>(c: &ConstValue) -> V<'a> {
     match c {
         ConstValue::Int(i) => V::Int(*i),
         ConstValue::Float(f) => V::Float(*f),
@@ -199,7 +236,12 @@ pub(super) fn to_const(v: &V) -> Option<ConstValue> {
     })
 }
 
-pub(super) fn config_value<'a>(c: &TuneConfig, span: Span) -> V<'a> {
+/// `c` as a `triton.Config` object; `pre_hook` is its hook made live again.
+pub(super) fn config_value<'a>(
+    c: &TuneConfig,
+    pre_hook: Option<Rc<Func<'a>>>,
+    span: Span,
+) -> V<'a> {
     let kwargs = c
         .constexprs
         .iter()
@@ -209,6 +251,7 @@ pub(super) fn config_value<'a>(c: &TuneConfig, span: Span) -> V<'a> {
         kwargs: V::dict(kwargs),
         num_warps: c.num_warps,
         num_stages: c.num_stages,
+        pre_hook,
         span,
     })))
 }
