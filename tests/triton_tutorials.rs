@@ -4,7 +4,8 @@
 //! tutorial's host code launches it (argument order, strides, grids, constexprs,
 //! `num_warps`; autotuned kernels through the source's own `@triton.autotune`), on
 //! random inputs with poisoned outputs, against float64 references, on the
-//! interpreter, the simulators of the WGSL, PTX and sm_90 (`wgmma`) lowerings, and on
+//! interpreter, the simulators of the WGSL (with and without cooperative matrices),
+//! PTX and sm_90 (`wgmma`) lowerings, and on
 //! wgpu and CUDA when present.
 //!
 //! The tutorial files are not part of tilewise: the test reads them from the directory
@@ -13,7 +14,7 @@
 //! code (torch, benchmarks, classes) is not traced.
 //!
 //! - `TILEWISE_TUTORIALS_ONLY=01,06`: only those tutorials (by number).
-//! - `TILEWISE_TUTORIALS_EXECUTORS=interp,sim,sim-ptx,sim-hopper,wgpu,cuda`: only those
+//! - `TILEWISE_TUTORIALS_EXECUTORS=interp,sim,sim-ptx,sim-hopper,sim-coop,wgpu,cuda`: only those
 //!   executors (the default is all of them; wgpu and CUDA where present).
 //!
 //! On wgpu a kernel may be refused for the adapter's limits (lavapipe's 32 KiB of
@@ -80,6 +81,7 @@ fn executors() -> Vec<Exec> {
     add("sim", Some(Device::simulator()));
     add("sim-ptx", Some(Device::simulator_ptx()));
     add("sim-hopper", Some(Device::simulator_hopper()));
+    add("sim-coop", Some(Device::simulator_coop()));
     if on("wgpu") {
         add("wgpu", wgpu_device());
     }
@@ -130,7 +132,7 @@ fn on_each(number: &str, what: &str, case: impl Fn(&Device) -> tilewise::Result<
             }
             // The WGSL lowering (on the simulator as on wgpu) has no addresses: pointers
             // as data are refused by name.
-            Err(e) if label == "sim" && is_address_refusal(&e) => {
+            Err(e) if matches!(label, "sim" | "sim-coop") && is_address_refusal(&e) => {
                 eprintln!(
                     "TUTORIAL {number} {what} on {label}: refused ({})",
                     e.message

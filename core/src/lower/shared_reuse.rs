@@ -39,7 +39,8 @@ pub fn reuse_shared(k: &mut ThreadKernel) -> u64 {
     }
     let mut fixed = vec![false; k.shared.len()];
     mark_async_targets(&k.body, &mut fixed);
-    let slots = block_slots(&k.body, k, &fixed, false);
+    let mut inserts = vec![];
+    let slots = block_slots(&k.body, k, &fixed, false, &[], &mut inserts);
     // Arrays no statement uses (none in practice) keep their own slot.
     let mut placed = vec![false; k.shared.len()];
     for s in &slots {
@@ -84,6 +85,7 @@ pub fn reuse_shared(k: &mut ThreadKernel) -> u64 {
     }
     k.shared = shared;
     renumber(&mut k.body, &map);
+    insert_barriers(&mut k.body, inserts);
     let after = k.shared_bytes();
     if after < before {
         k.notes.push(format!(
@@ -91,6 +93,24 @@ pub fn reuse_shared(k: &mut ThreadKernel) -> u64 {
         ));
     }
     before.saturating_sub(after)
+}
+
+/// Inserts the barriers the merges rely on: `(path, position)`, the path the statement
+/// indices of the `For` loops leading to the block.
+fn insert_barriers(body: &mut Vec<Stmt>, mut inserts: Vec<(Vec<usize>, usize)>) {
+    // Deepest and latest first, so that no insertion moves another's position.
+    inserts.sort_by(|a, b| b.cmp(a));
+    inserts.dedup();
+    for (path, pos) in inserts {
+        let mut block = &mut *body;
+        for &i in &path {
+            match &mut block[i] {
+                Stmt::For { body, .. } => block = body,
+                _ => unreachable!("barrier paths go through loops"),
+            }
+        }
+        block.insert(pos, Stmt::Barrier);
+    }
 }
 
 fn mark_async_targets(body: &[Stmt], fixed: &mut [bool]) {
@@ -124,8 +144,19 @@ fn arrays_within(s: &Stmt, out: &mut Vec<u32>) {
 }
 
 /// The slots of a block: arrays (or inner loops' slots) placed by their lifetimes in
-/// this block. `cyclic`: the block is a loop body.
-fn block_slots(body: &[Stmt], k: &ThreadKernel, fixed: &[bool], cyclic: bool) -> Vec<Slot> {
+/// this block. `cyclic`: the block is a loop body; `path`: the positions of the loops
+/// leading to it. In a block whose threads are known to run it together (it has a
+/// barrier of its own), two slots of one dtype whose uses do not overlap but lack a
+/// barrier between them share anyway, with a barrier inserted before the second's first
+/// use (recorded in `inserts`; `insert_barriers` places them).
+fn block_slots(
+    body: &[Stmt],
+    k: &ThreadKernel,
+    fixed: &[bool],
+    cyclic: bool,
+    path: &[usize],
+    inserts: &mut Vec<(Vec<usize>, usize)>,
+) -> Vec<Slot> {
     // Which statements of this block each array (or inner slot) is used by.
     let mut uses: BTreeMap<u32, (usize, usize)> = BTreeMap::new();
     let mut inner: Vec<(Slot, usize)> = vec![];
@@ -150,7 +181,8 @@ fn block_slots(body: &[Stmt], k: &ThreadKernel, fixed: &[bool], cyclic: bool) ->
                 .copied()
                 .filter(|a| !outside.contains(a))
                 .collect();
-            for slot in block_slots(b, k, fixed, true) {
+            let inner_path: Vec<usize> = path.iter().copied().chain([i]).collect();
+            for slot in block_slots(b, k, fixed, true, &inner_path, inserts) {
                 if slot.members.iter().all(|m| local.contains(m)) {
                     for &m in &slot.members {
                         inner_members[m as usize] = true;
@@ -187,22 +219,41 @@ fn block_slots(body: &[Stmt], k: &ThreadKernel, fixed: &[bool], cyclic: bool) ->
         ));
     }
     cands.sort_by_key(|c| (c.1, c.2));
-    let separated = |from: usize, to: usize| barriers.iter().any(|&p| from < p && p < to);
-    let n = body.len();
-    let around = |last: usize, first: usize| barriers.iter().any(|&p| p > last || p < first);
+    // Barrier positions in half steps: `2p` a barrier at statement `p`, `2i - 1` one
+    // inserted before statement `i`.
+    let mut barriers: Vec<usize> = barriers.iter().map(|&p| 2 * p).collect();
+    let uniform = !barriers.is_empty();
+    let separated =
+        |b: &[usize], from: usize, to: usize| b.iter().any(|&p| 2 * from < p && p < 2 * to);
+    let around =
+        |b: &[usize], last: usize, first: usize| b.iter().any(|&p| p > 2 * last || p < 2 * first);
     // Greedy: each slot keeps (first start, last end) of what it holds.
     let mut out: Vec<(Slot, usize, usize)> = vec![];
     for (c, first, last) in cands {
-        let fit = (!c.fixed)
+        let can_share = |b: &[usize], s: &Slot, s_first: usize, s_last: usize| {
+            !s.fixed
+                && s.dtype == c.dtype
+                && separated(b, s_last, first)
+                && (!cyclic || around(b, last, s_first))
+        };
+        let mut fit = (!c.fixed)
             .then(|| {
-                out.iter().position(|(s, s_first, s_last)| {
-                    !s.fixed
-                        && s.dtype == c.dtype
-                        && separated(*s_last, first)
-                        && (!cyclic || around(last, *s_first))
-                })
+                out.iter()
+                    .position(|(s, s_first, s_last)| can_share(&barriers, s, *s_first, *s_last))
             })
             .flatten();
+        if fit.is_none() && !c.fixed && uniform && first > 0 {
+            // With a barrier before this slot's first use.
+            let mut with = barriers.clone();
+            with.push(2 * first - 1);
+            fit = out.iter().position(|(s, s_first, s_last)| {
+                *s_last < first && can_share(&with, s, *s_first, *s_last)
+            });
+            if fit.is_some() {
+                barriers = with;
+                inserts.push((path.to_vec(), first));
+            }
+        }
         match fit {
             Some(j) => {
                 let (s, _, s_last) = &mut out[j];
@@ -214,7 +265,6 @@ fn block_slots(body: &[Stmt], k: &ThreadKernel, fixed: &[bool], cyclic: bool) ->
             None => out.push((c, first, last)),
         }
     }
-    let _ = n;
     out.into_iter().map(|(s, _, _)| s).collect()
 }
 
@@ -350,27 +400,37 @@ mod tests {
             .collect())
     }
 
+    fn barriers(body: &[Stmt]) -> usize {
+        body.iter()
+            .map(|s| {
+                matches!(s, Stmt::Barrier) as usize
+                    + s.bodies().iter().map(|b| barriers(b)).sum::<usize>()
+            })
+            .sum()
+    }
+
     #[test]
     fn arrays_separated_by_a_barrier_share() {
         let want: Vec<f32> = (0..32).map(|t| ((t + 2) % 32) as f32).collect();
-        for (middle, in_loop, leading, shares) in [
-            (false, false, false, false),
-            (true, false, false, true),
+        for (middle, in_loop, leading, shares, inserted) in [
+            // Without the middle barrier, one is inserted (the block has barriers of
+            // its own, so its threads run it together).
+            (false, false, false, true, true),
+            (true, false, false, true, false),
             // In a loop the body repeats: array 1's last use and array 0's first use
             // of the next trip need a barrier between them too.
-            (true, true, false, false),
-            (true, true, true, true),
-            (false, true, true, false),
+            (true, true, false, false, false),
+            (true, true, true, true, false),
+            (false, true, true, true, true),
         ] {
             let mut k = kernel(middle, in_loop, leading);
+            let before = barriers(&k.body);
             let saved = reuse_shared(&mut k);
-            assert_eq!(
-                k.shared.len(),
-                if shares { 1 } else { 2 },
-                "{middle} {in_loop} {leading}"
-            );
+            let what = format!("{middle} {in_loop} {leading}");
+            assert_eq!(k.shared.len(), if shares { 1 } else { 2 }, "{what}");
             assert_eq!(saved, if shares { 128 } else { 0 });
-            assert_eq!(run(&k).unwrap(), want, "{middle} {in_loop} {leading}");
+            assert_eq!(barriers(&k.body), before + inserted as usize, "{what}");
+            assert_eq!(run(&k).unwrap(), want, "{what}");
         }
     }
 

@@ -296,10 +296,41 @@ impl Expander<'_> {
     /// or the canonical layout of its shape.
     fn predict_layout(&self, v: Value) -> Result<LinearLayout> {
         let shape = self.shape(v);
-        if let Some(dot) = self.defining_dot(v) {
-            return Ok(self.dot_plan(&dot)?.layout().clone());
+        if let Some(layout) = self.dot_layout_through_elementwise(v, 3)? {
+            return Ok(layout);
         }
         self.canonical(&shape)
+    }
+
+    /// The layout of the dot `v` is computed from through up to `depth` elementwise ops
+    /// of its shape (`acc + tl.dot(a, b)`, `acc * alpha + tl.dot(p, v)`): an
+    /// accumulator carried in it takes the dot's result without moving it between
+    /// threads each trip.
+    fn dot_layout_through_elementwise(&self, v: Value, depth: u32) -> Result<Option<LinearLayout>> {
+        if let Some(dot) = self.defining_dot(v) {
+            return Ok(Some(self.dot_plan(&dot)?.layout().clone()));
+        }
+        if depth == 0 {
+            return Ok(None);
+        }
+        let operands = match self.defs.get(&v) {
+            Some(Op::Binary { lhs, rhs, .. }) => vec![*lhs, *rhs],
+            Some(Op::Unary { value, .. }) | Some(Op::Cast { value, .. }) => vec![*value],
+            Some(Op::Fma { a, b, c }) => vec![*a, *b, *c],
+            Some(Op::Select {
+                on_true, on_false, ..
+            }) => vec![*on_true, *on_false],
+            _ => return Ok(None),
+        };
+        let shape = self.shape(v);
+        for o in operands {
+            if self.shape(o) == shape {
+                if let Some(l) = self.dot_layout_through_elementwise(o, depth - 1)? {
+                    return Ok(Some(l));
+                }
+            }
+        }
+        Ok(None)
     }
 
     /// The cooperative-matrix tiling `v` will be held in: that of the dot defining it.
