@@ -93,8 +93,8 @@ fn executors() -> Vec<Exec> {
 
 /// Whether `e` is wgpu refusing a kernel for the adapter's limits or for a construct
 /// WGSL lacks (both are `Backend` errors that say so), or the autotuner finding that
-/// every configuration was refused so (one note per configuration), rather than a
-/// failure.
+/// every configuration was refused so or ruled out by the kernel's static assertions
+/// (one note per configuration), rather than a failure.
 fn is_wgpu_refusal(e: &Diagnostic) -> bool {
     let refusal = |msg: &str| {
         msg.contains("the adapter's")
@@ -103,10 +103,14 @@ fn is_wgpu_refusal(e: &Diagnostic) -> bool {
     };
     match e.kind {
         ErrorKind::Backend => refusal(&e.message),
+        // Configurations a kernel's own `tl.static_assert` rules out are skipped too,
+        // as Triton's autotuner skips them.
         ErrorKind::Launch => {
             e.message.contains("configurations runs on")
-                && !e.notes.is_empty()
-                && e.notes.iter().all(|n| refusal(n))
+                && e.notes.iter().any(|n| refusal(n))
+                && e.notes
+                    .iter()
+                    .all(|n| refusal(n) || n.ends_with("static_assert failed"))
         }
         _ => false,
     }

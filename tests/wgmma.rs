@@ -24,7 +24,8 @@ import triton.language as tl
 
 @triton.jit
 def mm(A, B, C, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
-       INIT: tl.constexpr, RESCALE: tl.constexpr, TRANS_B: tl.constexpr, TWICE_A: tl.constexpr):
+       INIT: tl.constexpr, RESCALE: tl.constexpr, TRANS_B: tl.constexpr, TWICE_A: tl.constexpr,
+       KMAJ_B: tl.constexpr):
     pid_m = tl.program_id(0)
     pid_n = tl.program_id(1)
     rm = pid_m * BM + tl.arange(0, BM)
@@ -42,6 +43,10 @@ def mm(A, B, C, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
             bt = tl.load(B + rn[:, None] * K + (k + rk)[None, :],
                          mask=(rn[:, None] < N) & ((k + rk)[None, :] < K), other=0.0)
             b = tl.trans(bt)
+        elif KMAJ_B:
+            # B stored (N, K), read as its (K, N) view: contiguous along K.
+            b = tl.load(B + (k + rk)[:, None] + rn[None, :] * K,
+                        mask=((k + rk)[:, None] < K) & (rn[None, :] < N), other=0.0)
         else:
             b = tl.load(B + (k + rk)[:, None] * N + rn[None, :],
                         mask=((k + rk)[:, None] < K) & (rn[None, :] < N), other=0.0)
@@ -103,6 +108,9 @@ struct Case {
     bf16: bool,
     /// f32 inputs at tf32 precision (`b` stored K-major).
     tf32: bool,
+    /// `b` read from memory contiguous along K (a transposed view): staged K-major and
+    /// copied 16 bytes at a time.
+    kmaj_b: bool,
 }
 
 fn run_case(case: &Case, seed: u64) {
@@ -146,7 +154,8 @@ fn run_case(case: &Case, seed: u64) {
             .constexpr("INIT", flag(case.init))
             .constexpr("RESCALE", flag(case.rescale))
             .constexpr("TRANS_B", flag(case.trans_b))
-            .constexpr("TWICE_A", flag(case.twice_a));
+            .constexpr("TWICE_A", flag(case.twice_a))
+            .constexpr("KMAJ_B", flag(case.kmaj_b));
         let compiled = l.compile().unwrap_or_else(|e| panic!("{case:?}: {e}"));
         if check_ptx {
             // The sm_90 PTX takes the warpgroup form and assembles.
@@ -160,6 +169,15 @@ fn run_case(case: &Case, seed: u64) {
                 "{case:?}: the sm_90 PTX does not use wgmma: {:?}",
                 ptx.notes
             );
+            // A 16-bit `b` contiguous along K, pipelined: staged K-major
+            // (`kmajor_b_is_copied_16_bytes_at_a_time` checks the copies).
+            if case.kmaj_b && !case.tf32 {
+                assert!(
+                    ptx.notes.iter().any(|n| n.contains("(b K-major)")),
+                    "{case:?}: {:?}",
+                    ptx.notes
+                );
+            }
             if tilewise::cuda::find_ptxas().is_some() {
                 tilewise::cuda::assemble(&ptx.source, &ptx.arch)
                     .unwrap_or_else(|e| panic!("{case:?}: ptxas: {e}"));
@@ -175,7 +193,7 @@ fn run_case(case: &Case, seed: u64) {
     // Every element is written (or was given), and the reference agrees with a direct
     // f64 product (exact here).
     let b_at = |kk: usize, j: usize| {
-        if case.trans_b {
+        if case.trans_b || case.kmaj_b {
             b[j * k + kk]
         } else {
             b[kk * n + j]
@@ -246,6 +264,11 @@ fn generated_matmuls_bit_exact() {
             twice_a: r.below(4) == 0,
             bf16: r.below(3) == 0,
             tf32: r.below(3) == 0,
+            kmaj_b: false,
+        };
+        let case = Case {
+            kmaj_b: !case.trans_b && r.below(3) == 0,
+            ..case
         };
         run_case(&case, 100 + i as u64);
     }
@@ -263,6 +286,7 @@ fn each_variant_on_one_shape() {
         twice_a: false,
         bf16: false,
         tf32: false,
+        kmaj_b: false,
     };
     let variants = [
         base.clone(),
@@ -295,6 +319,21 @@ fn each_variant_on_one_shape() {
             tf32: true,
             trans_b: true,
             init: true,
+            ..base.clone()
+        },
+        Case {
+            kmaj_b: true,
+            ..base.clone()
+        },
+        Case {
+            kmaj_b: true,
+            bf16: true,
+            rescale: true,
+            ..base.clone()
+        },
+        Case {
+            kmaj_b: true,
+            tf32: true,
             ..base.clone()
         },
     ];
@@ -412,6 +451,94 @@ def k(A, B, C, S):
                     .zip(&got)
                     .all(|(w, g)| w.to_bits() == g.to_bits()),
                 "S = {s} on {}",
+                dev.name()
+            );
+        }
+    }
+}
+
+/// A `b` read from memory contiguous along K (the `(K, N)` view of a row-major
+/// `(N, K)` matrix, as Triton's persistent-matmul tutorial passes `b.T`) is staged
+/// K-major for `wgmma` and copied 16 bytes at a time by `cp.async`, like `a`: before,
+/// the N-major staging took it element by element (192 16-bit loads a thread a K step
+/// at 128x256x64). Exact on the Hopper simulator (and an sm_90 GPU).
+#[test]
+fn kmajor_b_is_copied_16_bytes_at_a_time() {
+    const KT: &str = r#"
+import triton
+import triton.language as tl
+
+@triton.jit
+def mm_kt(A, B, C, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, K, BK):
+        a = tl.load(A + rm[:, None] * K + (k + rk)[None, :])
+        b = tl.load(B + (k + rk)[:, None] + rn[None, :] * K)
+        acc = tl.dot(a, b, acc)
+    tl.store(C + rm[:, None] * (BN * tl.num_programs(1)) + rn[None, :], acc)
+"#;
+    let module = Module::parse("kt", KT).unwrap();
+    let kernel = module.kernel("mm_kt").unwrap();
+    let (m, n, k, bm, bn, bk, warps) = (128usize, 256usize, 192usize, 64u32, 128u32, 64u32, 4u32);
+    let mut r = Rng(0x6b74);
+    let a: Vec<f16> = r.eighths(m * k).iter().map(|x| f16::from_f32(*x)).collect();
+    // B as (N, K), row-major.
+    let bt: Vec<f16> = r.eighths(n * k).iter().map(|x| f16::from_f32(*x)).collect();
+    let run = |dev: &Device, check: bool| -> Vec<f32> {
+        let (ab, bb) = (dev.upload(&a).unwrap(), dev.upload(&bt).unwrap());
+        let cb = dev.upload(&vec![f32::NAN; m * n]).unwrap();
+        let l = kernel
+            .launch(dev, [(m as u32) / bm, (n as u32) / bn, 1])
+            .num_warps(warps)
+            .arg(&ab)
+            .arg(&bb)
+            .arg(&cb)
+            .arg(k as i32)
+            .constexpr("BM", ConstValue::from(bm))
+            .constexpr("BN", ConstValue::from(bn))
+            .constexpr("BK", ConstValue::from(bk));
+        if check {
+            let ptx = l
+                .compile()
+                .unwrap()
+                .ptx_for(tilewise::cuda::PtxTarget { sm: 90 }, warps)
+                .unwrap();
+            assert!(
+                ptx.notes.iter().any(|n| n.contains("(b K-major)")),
+                "{:?}",
+                ptx.notes
+            );
+            assert!(
+                ptx.source.contains("cp.async.cg.shared.global")
+                    && !ptx.source.contains("ld.global.b16"),
+                "b is not copied 16 bytes at a time: {:?}",
+                ptx.notes
+            );
+            if tilewise::cuda::find_ptxas().is_some() {
+                tilewise::cuda::assemble(&ptx.source, &ptx.arch).unwrap();
+            }
+        }
+        l.run().unwrap();
+        dev.download::<f32>(&cb).unwrap()
+    };
+    let want = run(&Device::interpreter(), true);
+    for i in 0..m {
+        for j in 0..n {
+            let x: f64 = (0..k)
+                .map(|q| a[i * k + q].to_f64() * bt[j * k + q].to_f64())
+                .sum();
+            assert_eq!(want[i * n + j] as f64, x, "interpreter at ({i}, {j})");
+        }
+    }
+    for dev in devices() {
+        let got = run(&dev, false);
+        for (i, (w, g)) in want.iter().zip(&got).enumerate() {
+            assert!(
+                w.to_bits() == g.to_bits(),
+                "{}: element {i}: {g} (interpreter {w})",
                 dev.name()
             );
         }

@@ -200,11 +200,21 @@ impl AxisAnalysis {
     fn inst(&mut self, k: &Kernel, inst: &crate::ir::Inst) {
         let shape = |v: Value| k.ty(v).shape().to_vec();
         match &inst.op {
-            Op::For { init, body, .. } => {
-                // The induction variable is unknown; carried values join their initial
-                // facts with what the body yields, until nothing changes.
+            Op::For {
+                lower,
+                step,
+                init,
+                body,
+                ..
+            } => {
+                // The induction variable `lower + i * step` is divisible by what divides
+                // both (`for k in range(0, K, BK)`: by BK); carried values join their
+                // initial facts with what the body yields, until nothing changes.
                 if let Some(&iv) = body.args.first() {
-                    self.info.insert(iv, AxisInfo::unknown(k.ty(iv).rank()));
+                    let mut f = AxisInfo::unknown(k.ty(iv).rank());
+                    let (lo, st) = (self.get(k, *lower), self.get(k, *step));
+                    f.divisibility[0] = lo.divisibility[0].min(st.divisibility[0]);
+                    self.info.insert(iv, f);
                 }
                 let carried = &body.args[1.min(body.args.len())..];
                 let mut facts: Vec<AxisInfo> = init.iter().map(|v| self.get(k, *v)).collect();

@@ -41,6 +41,7 @@
 use crate::diag::Result;
 use crate::ir::ops::{BinaryOp, CmpPred, Const, Op, Staging};
 use crate::ir::{Block, DType, Inst, Kernel, Type, Value};
+use crate::lower::axis_info::AxisAnalysis;
 use crate::lower::expand::dot::staged_form;
 use crate::lower::expand::shared_tile::SharedTile;
 use crate::lower::expand::ExpandOptions;
@@ -69,6 +70,8 @@ fn forced_stages() -> Option<u32> {
 struct Env<'a> {
     defs: HashMap<Value, Op>,
     opt: &'a ExpandOptions,
+    /// Proven contiguity (no hints): which `b` tiles are contiguous along K.
+    axis: AxisAnalysis,
     /// The next ring id.
     rings: Cell<u32>,
 }
@@ -84,6 +87,7 @@ pub fn pipeline_dot_loads(kernel: &Kernel, opt: &ExpandOptions) -> Result<Kernel
     let env = Env {
         defs,
         opt,
+        axis: AxisAnalysis::new(kernel, false),
         rings: Cell::new(0),
     };
     let identity = |t: &Type| vec![t.clone()];
@@ -348,10 +352,40 @@ fn staged_operands(
         let dt = |x: Value| kernel.ty(x).dtype().unwrap_or(DType::F32);
         let types = (dt(a), dt(b), dt(inst.results[0]));
         let operand = if a == v { 0 } else { 1 };
-        let layout = staged_form(env.opt, types, precision, (sa[0], sb[1], sa[1]), operand);
+        let b_k_major = loads
+            .iter()
+            .find(|&&l| body.insts[l].results[0] == b)
+            .is_some_and(|&l| contiguous_along_k(kernel, &body.insts[l], env));
+        let layout = staged_form(
+            env.opt,
+            types,
+            precision,
+            (sa[0], sb[1], sa[1]),
+            operand,
+            b_k_major,
+        );
         operands.push((operand, layout));
     }
     Some(operands)
+}
+
+/// Whether the `[K, N]` tile `load` reads is contiguous in memory along K and not along
+/// N (a transposed view, e.g. `b.T` of a row-major `(N, K)` matrix), by at least 16
+/// bytes: staged K-major, it is copied 16 bytes at a time.
+fn contiguous_along_k(kernel: &Kernel, load: &Inst, env: &Env) -> bool {
+    let Op::Load { ptr, .. } = &load.op else {
+        return false;
+    };
+    let shape = kernel.ty(load.results[0]).shape();
+    let size = kernel
+        .ty(load.results[0])
+        .dtype()
+        .map_or(4, |d| d.size_bytes() as u64);
+    if shape.len() != 2 {
+        return false;
+    }
+    let info = env.axis.get(kernel, *ptr);
+    info.contiguity[0] * size >= 16 && info.contiguity[1] == 1
 }
 
 /// A scalar of `ty`: `x + n * step` (n >= 0).

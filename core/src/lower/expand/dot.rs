@@ -64,16 +64,18 @@ impl DotPlan {
 }
 
 /// The shared layout a dot of `[m, k] x [k, n]` reads its staged operand `operand`
-/// in: swizzled for `wgmma`, padded row-major for `mma.sync` and cooperative matrices,
-/// the FMA form otherwise.
+/// in: swizzled for `wgmma` (`b` K-major where `b_k_major`: it comes from memory
+/// contiguous along K), padded row-major for `mma.sync` and cooperative matrices, the
+/// FMA form otherwise.
 pub(crate) fn staged_form(
     opt: &super::ExpandOptions,
     types: (DType, DType, DType),
     precision: Precision,
     mnk: (u32, u32, u32),
     operand: u8,
+    b_k_major: bool,
 ) -> StagedLayout {
-    if let Some(plan) = super::dot_wgmma::wgmma_plan(opt, types, precision, mnk) {
+    if let Some(plan) = super::dot_wgmma::wgmma_plan(opt, types, precision, mnk, b_k_major) {
         return plan.staged(operand);
     }
     if mma_kind(opt, types, precision, mnk).is_some()
@@ -130,6 +132,32 @@ pub(crate) fn mma_kind(
 
 impl Expander<'_> {
     /// How `inst` (a dot) is computed, and its accumulator layout.
+    /// The shared layout the pipeline gave the loads of `v` (a staged load, or a loop's
+    /// carried tile whose first value is one), if any.
+    pub(crate) fn staged_layout_of(&self, v: crate::ir::Value) -> Option<StagedLayout> {
+        if let Some(Op::Load {
+            stage: Some(stage), ..
+        }) = self.defs.get(&v)
+        {
+            return Some(stage.layout);
+        }
+        let mut found = None;
+        self.k.walk(&mut |inst| {
+            if let Op::For { init, body, .. } = &inst.op {
+                // The body's arguments: the induction variable, then the carried values.
+                if let Some(i) = body.args.iter().skip(1).position(|a| *a == v) {
+                    found = init.get(i).copied();
+                }
+            }
+        });
+        match found.and_then(|i| self.defs.get(&i)) {
+            Some(Op::Load {
+                stage: Some(stage), ..
+            }) => Some(stage.layout),
+            _ => None,
+        }
+    }
+
     pub(crate) fn dot_plan(&self, inst: &Inst) -> Result<DotPlan> {
         let Op::Dot {
             a, b, precision, ..
@@ -140,7 +168,17 @@ impl Expander<'_> {
         let (sa, sb) = (self.shape(*a), self.shape(*b));
         let (m, k, n) = (sa[0], sa[1], sb[1]);
         let types = (self.dtype(*a), self.dtype(*b), self.dtype(inst.results[0]));
-        if let Some(plan) = super::dot_wgmma::wgmma_plan(&self.opt, types, *precision, (m, n, k)) {
+        // A `b` the pipeline staged K-major (a tile contiguous along K) keeps that plan.
+        let b_k_major = matches!(
+            self.staged_layout_of(*b),
+            Some(StagedLayout::Swizzled {
+                transposed: true,
+                ..
+            })
+        );
+        if let Some(plan) =
+            super::dot_wgmma::wgmma_plan(&self.opt, types, *precision, (m, n, k), b_k_major)
+        {
             return Ok(DotPlan::Wgmma(plan));
         }
         if let Some(kind) = mma_kind(&self.opt, types, *precision, (m, n, k)) {

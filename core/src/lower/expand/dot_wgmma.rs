@@ -36,11 +36,12 @@ pub(crate) struct WgmmaPlan {
     /// Warpgroups along M and N.
     pub wg_m: u32,
     pub wg_n: u32,
-    /// The swizzle widths of `a` (K-major) and `b` (N-major; K-major for tf32), in
-    /// bytes.
+    /// The swizzle widths of `a` (K-major) and `b` (N-major; K-major for tf32 or a `b`
+    /// contiguous along K), in bytes.
     pub a_bytes: u32,
     pub b_bytes: u32,
-    /// Whether `b` is stored K-major (transposed): tf32 has no N-major form.
+    /// Whether `b` is stored K-major (transposed): tf32 has no N-major form, and a `b`
+    /// contiguous along K in memory is copied 16 bytes at a time so.
     pub b_k_major: bool,
     pub layout: LinearLayout,
 }
@@ -66,12 +67,30 @@ impl WgmmaPlan {
 /// accumulator `acc` under `opt`, or `None` where it does not apply: f16 or bf16 inputs
 /// (or f32 at tf32 precision) into f32, whole warpgroups, `m` a multiple of 64, `k`
 /// of 16 (8 for tf32) and `n` of 16, and every warpgroup given a tile of at least 64
-/// rows and whole swizzle blocks of `b`.
+/// rows and whole swizzle blocks of `b`. `b_k_major`: `b` comes from memory contiguous
+/// along K (a transposed view): it is staged K-major, so that its copies move 16 bytes
+/// (where that plan does not apply, the N-major one is used).
 pub(crate) fn wgmma_plan(
+    opt: &super::ExpandOptions,
+    types: (DType, DType, DType),
+    precision: Precision,
+    mnk: (u32, u32, u32),
+    b_k_major: bool,
+) -> Option<WgmmaPlan> {
+    let plan = |k_major| plan_with(opt, types, precision, mnk, k_major);
+    if b_k_major {
+        plan(true).or_else(|| plan(false))
+    } else {
+        plan(false)
+    }
+}
+
+fn plan_with(
     opt: &super::ExpandOptions,
     (ta, tb, acc): (DType, DType, DType),
     precision: Precision,
     (m, n, k): (u32, u32, u32),
+    k_major_wanted: bool,
 ) -> Option<WgmmaPlan> {
     let tf32 = opt.wgmma_tf32 && ta == DType::F32 && precision == Precision::Tf32;
     let input_ok =
@@ -85,15 +104,18 @@ pub(crate) fn wgmma_plan(
     }
     let elem = ta.size_bytes() as u32;
     let a_bytes = SwizzledTile::width_for(k * elem)?;
-    // tf32 reads `b` K-major: its stored rows are N's, K long.
-    let b_bytes = SwizzledTile::width_for(if tf32 { k } else { n } * elem)?;
+    // tf32 reads `b` K-major (as does a `b` contiguous along K): its stored rows are
+    // N's, K long.
+    let b_k_major = tf32 || k_major_wanted;
+    let b_bytes = SwizzledTile::width_for(if b_k_major { k } else { n } * elem)?;
     let groups = opt.num_warps / 4;
     let (mut wg_m, mut wg_n) = (1u32, 1u32);
     while wg_m * wg_n < groups {
         let half_n = n / (wg_n * 2);
         if m / (wg_m * 2) >= WgmmaShape::M {
             wg_m *= 2;
-        } else if half_n >= 16 && half_n.is_multiple_of(if tf32 { 8 } else { b_bytes / elem }) {
+        } else if half_n >= 16 && half_n.is_multiple_of(if b_k_major { 8 } else { b_bytes / elem })
+        {
             wg_n *= 2;
         } else {
             return None;
@@ -109,7 +131,7 @@ pub(crate) fn wgmma_plan(
         wg_n,
         a_bytes,
         b_bytes,
-        b_k_major: tf32,
+        b_k_major,
         layout,
     })
 }

@@ -158,6 +158,32 @@ impl Expander<'_> {
             .ok()
     }
 
+    /// Whether the pointer tile `ptr` (rank 2) is proven contiguous along its first
+    /// dimension by at least 16 bytes and not along its last.
+    fn contiguous_along_first(&self, ptr: Value, dtype: DType) -> bool {
+        let info = self.axis_proven.get(self.k, ptr);
+        info.contiguity.len() == 2
+            && info.contiguity[0] * dtype.size_bytes() as u64 >= 16
+            && info.contiguity[1] == 1
+    }
+
+    /// A blocked layout of `shape` (rank 2) whose registers run along the first
+    /// dimension, 16 bytes a thread: for copies of a tile contiguous along it.
+    fn first_dim_access_layout(&self, shape: &[u32], dtype: DType) -> Option<LinearLayout> {
+        let lanes = self.opt.wide_lanes(dtype);
+        if shape.len() != 2 || lanes < 2 || shape[0] < lanes {
+            return None;
+        }
+        LinearLayout::default_blocked(
+            shape,
+            &[0, 1],
+            lanes,
+            self.opt.warp_size,
+            self.opt.num_warps,
+        )
+        .ok()
+    }
+
     /// How many consecutive registers of `layout` one access may cover for a tile of
     /// `dtype` through `ptr`: a power of two, 1 when nothing is proven. The registers
     /// must be a run along the last dimension, the addresses contiguous and aligned to
@@ -171,6 +197,24 @@ impl Expander<'_> {
         dtype: DType,
         hints: bool,
     ) -> usize {
+        let rank = layout.map_or(0, |l| l.rank());
+        if rank == 0 {
+            return 1;
+        }
+        self.vector_width_along(rank - 1, ptr, uniform, layout, dtype, hints)
+    }
+
+    /// [`Self::vector_width`] for a run along dimension `last` (the first dimension for
+    /// a tile stored transposed).
+    fn vector_width_along(
+        &self,
+        last: usize,
+        ptr: Value,
+        uniform: &[Option<Value>],
+        layout: Option<&LinearLayout>,
+        dtype: DType,
+        hints: bool,
+    ) -> usize {
         let axis = if hints { &self.axis } else { &self.axis_proven };
         let Some(layout) = layout else { return 1 };
         let max_lanes = self.opt.wide_lanes(dtype);
@@ -178,10 +222,9 @@ impl Expander<'_> {
             return 1;
         }
         let rank = layout.rank();
-        if rank == 0 {
+        if rank <= last {
             return 1;
         }
-        let last = rank - 1;
         let mut run = 0;
         for (i, b) in layout.reg_bases().iter().enumerate() {
             let unit: Vec<u32> = (0..rank)
@@ -449,11 +492,20 @@ impl Expander<'_> {
         let len = self.int_const(DType::I32, ring.slot_len as i64);
         let base = self.assign(DType::I32, Expr::Binary(BinaryOp::Mul, slot, len));
         let (root, mut off) = self.pointer(ptr)?;
+        // A tile stored transposed (`b` K-major) from memory contiguous along its first
+        // dimension (K) is copied in runs along K: its pointer tile is recomputed in a
+        // layout whose registers run along K.
+        let along_k = tile.transposed() && self.contiguous_along_first(ptr, dtype);
         // Copies move 16 bytes where the tile allows: a pointer tile in a layout of
         // shorter runs (a loop's first tiles, before the carried ones take the wide
         // layout) is recomputed in the wide one.
         if let Dist::Regs { layout, .. } = &off {
-            let wider = self.wider_access_layout(&self.k.ty(ptr).clone(), layout);
+            let wider = if along_k {
+                self.first_dim_access_layout(&shape, dtype)
+                    .filter(|l| l != layout)
+            } else {
+                self.wider_access_layout(&self.k.ty(ptr).clone(), layout)
+            };
             if let Some(wide) = wider {
                 let dims: super::remat::DimMap = (0..wide.rank()).map(Some).collect();
                 if let Some(regs) = self.remat_ptr(ptr, &wide, &dims, 0)? {
@@ -484,13 +536,21 @@ impl Expander<'_> {
         let (layout, regs) = self.align(&dists)?;
         let size = dtype.size_bytes() as u32;
         // Stored transposed, a thread's run along the last dimension is not contiguous
-        // in shared memory: one element a copy.
-        let mut width = if tile.transposed() {
+        // in shared memory: one element a copy, unless the runs go along the first
+        // dimension (then up to a 16-byte chunk of the stored row).
+        let mut width = if along_k {
+            self.vector_width_along(0, ptr, &[mask], layout.as_ref(), dtype, false) as u32
+        } else if tile.transposed() {
             1
         } else {
             self.vector_width(ptr, &[mask], layout.as_ref(), dtype, false) as u32
         };
-        while width > tile.contiguous() {
+        let contiguous = if along_k {
+            16 / dtype.size_bytes() as u32
+        } else {
+            tile.contiguous()
+        };
+        while width > contiguous {
             width /= 2;
         }
         // The copies' tile, for locating a reported element (in the load's layout,
