@@ -487,11 +487,12 @@ def mm_kt(A, B, C, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
     let a: Vec<f16> = r.eighths(m * k).iter().map(|x| f16::from_f32(*x)).collect();
     // B as (N, K), row-major.
     let bt: Vec<f16> = r.eighths(n * k).iter().map(|x| f16::from_f32(*x)).collect();
-    let run = |dev: &Device, check: bool| -> Vec<f32> {
+    let run = |dev: &Device, check: bool, checked: bool| -> Vec<f32> {
         let (ab, bb) = (dev.upload(&a).unwrap(), dev.upload(&bt).unwrap());
         let cb = dev.upload(&vec![f32::NAN; m * n]).unwrap();
         let l = kernel
             .launch(dev, [(m as u32) / bm, (n as u32) / bn, 1])
+            .checked(checked)
             .num_warps(warps)
             .arg(&ab)
             .arg(&bb)
@@ -524,7 +525,7 @@ def mm_kt(A, B, C, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
         l.run().unwrap();
         dev.download::<f32>(&cb).unwrap()
     };
-    let want = run(&Device::interpreter(), true);
+    let want = run(&Device::interpreter(), true, false);
     for i in 0..m {
         for j in 0..n {
             let x: f64 = (0..k)
@@ -533,14 +534,17 @@ def mm_kt(A, B, C, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
             assert_eq!(want[i * n + j] as f64, x, "interpreter at ({i}, {j})");
         }
     }
+    // Checked mode too: the copies along K are tested against the buffers' views.
     for dev in devices() {
-        let got = run(&dev, false);
-        for (i, (w, g)) in want.iter().zip(&got).enumerate() {
-            assert!(
-                w.to_bits() == g.to_bits(),
-                "{}: element {i}: {g} (interpreter {w})",
-                dev.name()
-            );
+        for checked in [false, true] {
+            let got = run(&dev, false, checked);
+            for (i, (w, g)) in want.iter().zip(&got).enumerate() {
+                assert!(
+                    w.to_bits() == g.to_bits(),
+                    "{} (checked {checked}): element {i}: {g} (interpreter {w})",
+                    dev.name()
+                );
+            }
         }
     }
 }
