@@ -305,12 +305,13 @@ import triton.language as tl
 
 @triton.jit
 def two_loops(a_ptr, b_ptr, c_ptr, d_ptr, K, BM: tl.constexpr, BN: tl.constexpr,
-              BK: tl.constexpr, PLUS: tl.constexpr, SECOND: tl.constexpr):
+              BK: tl.constexpr, PLUS: tl.constexpr, SECOND: tl.constexpr,
+              STAGES: tl.constexpr):
     rm = tl.arange(0, BM)
     rn = tl.arange(0, BN)
     rk = tl.arange(0, BK)
     acc = tl.zeros((BM, BN), dtype=tl.float32)
-    for k in range(0, K, BK):
+    for k in tl.range(0, K, BK, num_stages=STAGES):
         a = tl.load(a_ptr + rm[:, None] * K + (k + rk)[None, :]) * 2.0
         b = tl.load(b_ptr + (k + rk)[:, None] * BN + rn[None, :])
         if PLUS:
@@ -320,7 +321,7 @@ def two_loops(a_ptr, b_ptr, c_ptr, d_ptr, K, BM: tl.constexpr, BN: tl.constexpr,
     tl.store(c_ptr + rm[:, None] * BN + rn[None, :], acc)
     if SECOND:
         acc2 = tl.zeros((BM, BN), dtype=tl.float32)
-        for k in range(0, K, BK):
+        for k in tl.range(0, K, BK, num_stages=STAGES):
             a = tl.load(a_ptr + rm[:, None] * K + (k + rk)[None, :])
             b = tl.load(b_ptr + (k + rk)[:, None] * BN + rn[None, :]) * 0.5
             acc2 = acc2 * 0.5 + tl.dot(a, b.to(tl.float16))
@@ -331,7 +332,8 @@ def two_loops(a_ptr, b_ptr, c_ptr, d_ptr, K, BM: tl.constexpr, BN: tl.constexpr,
 /// trip through shared memory each iteration: the same shared memory as
 /// `tl.dot(.., acc)`), and a second dot loop after the first reuses the first loop's
 /// shared memory (a barrier is placed between them); both compute the right products
-/// on the simulators of every lowering and on the GPUs.
+/// on the simulators of every lowering and on the GPUs. The memory is compared without
+/// pipelining (`num_stages=1`): the rings of asynchronous copies keep their own memory.
 #[test]
 fn accumulating_dots_and_consecutive_dot_loops_share_memory() {
     let m = module("two_loops.py", ACCUMULATE);
@@ -365,6 +367,7 @@ fn accumulating_dots_and_consecutive_dot_loops_share_memory() {
     let launch = |dev: &Device,
                   plus: bool,
                   second: bool,
+                  stages: i64,
                   c: &tilewise::Buffer,
                   d: &tilewise::Buffer,
                   run: bool|
@@ -381,7 +384,8 @@ fn accumulating_dots_and_consecutive_dot_loops_share_memory() {
             .constexpr("BN", bn as i64)
             .constexpr("BK", bk as i64)
             .constexpr("PLUS", plus)
-            .constexpr("SECOND", second);
+            .constexpr("SECOND", second)
+            .constexpr("STAGES", stages);
         if run {
             l.run().unwrap();
             None
@@ -396,7 +400,7 @@ fn accumulating_dots_and_consecutive_dot_loops_share_memory() {
         interp.zeros::<f32>(bm * bn).unwrap(),
         interp.zeros::<f32>(bm * bn).unwrap(),
     );
-    let ir = |plus: bool, second: bool| launch(&interp, plus, second, &c0, &d0, false).unwrap();
+    let ir = |plus: bool, second: bool| launch(&interp, plus, second, 1, &c0, &d0, false).unwrap();
     let wgsl = tilewise::wgsl::Capabilities::offline(true, false);
     let coop = tilewise::wgsl::Capabilities::offline_coop();
     let bytes = |c: &tilewise::Compiled| -> Vec<u64> {
@@ -438,11 +442,11 @@ fn accumulating_dots_and_consecutive_dot_loops_share_memory() {
     devices.extend(common::wgpu_device().map(|d| ("wgpu", d)));
     devices.extend(common::cuda_device().map(|d| ("cuda", d)));
     for (name, dev) in devices {
-        for plus in [true, false] {
+        for (plus, stages) in [(true, 1), (false, 1), (true, 3), (false, 3)] {
             let c = dev.upload(&vec![POISON_F32; bm * bn]).unwrap();
             let d = dev.upload(&vec![POISON_F32; bm * bn]).unwrap();
-            launch(&dev, plus, true, &c, &d, true);
-            let what = format!("{name} (PLUS={plus})");
+            launch(&dev, plus, true, stages, &c, &d, true);
+            let what = format!("{name} (PLUS={plus}, STAGES={stages})");
             assert_close(&what, &dev.download::<f32>(&c).unwrap(), &want_c, 1e-5);
             assert_close(&what, &dev.download::<f32>(&d).unwrap(), &want_d, 1e-5);
         }

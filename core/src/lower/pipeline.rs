@@ -306,8 +306,8 @@ pub(crate) fn is_zero(defs: &HashMap<Value, Op>, v: Value) -> bool {
 
 /// Each load's operand position and whether its `dot` runs on tensor cores, when every
 /// load can be staged in shared memory: the backend copies asynchronously, each load
-/// is used once, as an operand of a `dot` whose other operand is staged too, with no
-/// `other` but zero.
+/// is used once, as an operand of a `dot` (whose other operand is staged too or comes
+/// from registers), with no `other` but zero.
 fn staged_operands(
     kernel: &Kernel,
     body: &Block,
@@ -345,7 +345,9 @@ fn staged_operands(
             _ => None,
         })?;
         let (inst, a, b, precision) = dot;
-        if !loaded.contains(&a) || !loaded.contains(&b) || a == b {
+        // The other operand may come from registers (attention's `q` and `p`): the dot
+        // stages it by stores, as it does without rings.
+        if a == b {
             return None;
         }
         let (sa, sb) = (kernel.ty(a).shape(), kernel.ty(b).shape());
