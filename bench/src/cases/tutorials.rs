@@ -5,7 +5,7 @@
 //! `@triton.autotune` configurations. The files are not part of tilewise: the
 //! directory comes from `--tutorials DIR` or `TILEWISE_TRITON_TUTORIALS`, and without
 //! it the cases are skipped with a note. Results are checked against float64 on sampled
-//! rows (attention) or elements (matmul). `.dev/triton_tutorials.py` times Triton on
+//! rows (attention) or elements (matmul). `bench/reference_tutorials.py` times Triton on
 //! the same kernels and shapes and prints the same JSON fields.
 
 use super::{record, CaseRun};
