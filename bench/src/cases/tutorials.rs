@@ -6,7 +6,7 @@
 //! directory comes from `--tutorials DIR` or `TILEWISE_TRITON_TUTORIALS`, and without
 //! it the cases are skipped with a note. Results are checked against float64 on sampled
 //! rows (attention) or elements (matmul). `bench/reference_tutorials.py` times Triton on
-//! the same kernels and shapes and prints the same JSON fields.
+//! the same kernels and shapes (one JSON object a case).
 
 use super::{record, CaseRun};
 use crate::measured::Measured;
