@@ -270,7 +270,10 @@ impl Device {
     /// The simulator of the WGSL backend's lowering (for a device without f16,
     /// subgroups or cooperative matrices): kernels go through the same lowering as the
     /// WGSL backend (layouts, shared memory, barriers) and run thread by thread on the
-    /// CPU. Slow; for checking the lowering where there is no GPU.
+    /// CPU. Slow; for checking the lowering where there is no GPU. Its device has
+    /// little workgroup memory: layout conversions and reductions move in rounds of at
+    /// most 512 bytes (`ExpandOptions::scratch_bytes`), as the WGSL and PTX backends
+    /// plan them for a kernel that does not fit otherwise.
     pub fn simulator() -> Device {
         Device::of(Arc::new(
             crate::interp_device::InterpreterBackend::simulator(SimLowering::Wgsl),

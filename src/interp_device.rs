@@ -96,11 +96,17 @@ impl InterpreterBackend {
             SimLowering::PtxHopper => tilewise_cuda::expand_options(
                 &tilewise_cuda::PtxOptions::new(tilewise_cuda::PtxTarget { sm: 90 }, num_warps),
             ),
-            // A WGSL device without f16, subgroups or cooperative matrices.
-            SimLowering::Wgsl => tilewise_wgsl::expand_options(
-                &tilewise_wgsl::Capabilities::offline(false, false),
-                num_warps,
-            ),
+            // A WGSL device without f16, subgroups or cooperative matrices, and with
+            // little workgroup memory: layout conversions and reductions move in
+            // rounds of at most 512 bytes, the plan such a device gets, so that the
+            // suites and the fuzzer check it (the other lowerings move whole tiles).
+            SimLowering::Wgsl => ExpandOptions {
+                scratch_bytes: Some(SIM_SCRATCH_BYTES),
+                ..tilewise_wgsl::expand_options(
+                    &tilewise_wgsl::Capabilities::offline(false, false),
+                    num_warps,
+                )
+            },
             SimLowering::WgslCoop => tilewise_wgsl::expand_options(
                 &tilewise_wgsl::Capabilities::offline_coop(),
                 num_warps,
@@ -123,6 +129,9 @@ impl InterpreterBackend {
         self.buffers.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
+
+/// The scratch bound of the WGSL lowering's simulator (`ExpandOptions::scratch_bytes`).
+const SIM_SCRATCH_BYTES: u32 = 512;
 
 fn missing(id: BufferId) -> Diagnostic {
     Diagnostic::internal(format!("interpreter buffer {} does not exist", id.0))

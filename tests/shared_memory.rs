@@ -1,8 +1,10 @@
 //! Kernels fit the device's shared memory (issue 14): arrays share memory by lifetime
 //! (see `attention_shares_shared_memory_between_its_dots` in conformance.rs), the PTX
-//! backend shortens its pipelines, then splits the K tiles of its dots
-//! (`lower/split_k_tile.rs`) before it gives up, and a kernel that cannot fit is an
-//! error with the need and the limit.
+//! backend shortens its pipelines, then moves layout conversions and reductions in
+//! rounds of bounded scratch, then splits the K tiles of its dots
+//! (`lower/split_k_tile.rs`) before it gives up (the WGSL backend, without rings, does
+//! the same from rounds on), and a kernel that cannot fit is an error with the need and
+//! the limit.
 
 mod common;
 
@@ -217,15 +219,25 @@ fn k_tiles_split_to_fit_and_compute_the_same_product() {
             "{:?}",
             whole.notes
         );
+        let has = |notes: &[String], text: &str| notes.iter().any(|n| n.contains(text));
         // 20 KiB: one 64x64x64 f16 step needs 21-22 KiB without rings (its operands,
-        // the accumulator's and the masks' layout conversions taking turns); halves of
-        // the K tile fit (11-12 KiB).
+        // the accumulator's and the masks' layout conversions taking turns); with the
+        // conversions in rounds of 1280 bytes, whole K tiles fit (18-19.5 KiB).
         let limit = 20 * 1024;
         let (thread, ptx) = compile_with_thread_ir(c.ir(), &opts(Some(limit)))
             .unwrap_or_else(|e| panic!("sm_{sm}: {}", e.render()));
         assert!(ptx.shared_bytes <= limit, "{}", ptx.shared_bytes);
-        let has = |notes: &[String], text: &str| notes.iter().any(|n| n.contains(text));
         assert!(has(&ptx.notes, "pipelines shortened"), "{:?}", ptx.notes);
+        assert!(has(&ptx.notes, "at most 1280 bytes"), "{:?}", ptx.notes);
+        assert!(!has(&ptx.notes, "split"), "{:?}", ptx.notes);
+        let total = format!("{} bytes of shared memory", ptx.shared_bytes);
+        assert!(has(&ptx.notes, &total), "{:?}", ptx.notes);
+        check_tutorial(&format!("sm_{sm}, in rounds"), &thread, seed);
+        // 12 KiB: halves of the K tile fit, with rounds of 768 bytes.
+        let limit = 12 * 1024;
+        let (thread, ptx) = compile_with_thread_ir(c.ir(), &opts(Some(limit)))
+            .unwrap_or_else(|e| panic!("sm_{sm}: {}", e.render()));
+        assert!(ptx.shared_bytes <= limit, "{}", ptx.shared_bytes);
         assert!(
             has(&ptx.notes, "split into 2 slices of 32"),
             "{:?}",
@@ -236,11 +248,10 @@ fn k_tiles_split_to_fit_and_compute_the_same_product() {
             "{:?}",
             ptx.notes
         );
-        let total = format!("{} bytes of shared memory", ptx.shared_bytes);
-        assert!(has(&ptx.notes, &total), "{:?}", ptx.notes);
-        check_tutorial(&format!("sm_{sm}, K tile split in 2"), &thread, seed);
-        // 10 KiB: quarters (16, the f16 instruction's K) fit (6-6.5 KiB).
-        let (thread, ptx) = compile_with_thread_ir(c.ir(), &opts(Some(10 * 1024)))
+        assert!(has(&ptx.notes, "at most 768 bytes"), "{:?}", ptx.notes);
+        check_tutorial(&format!("sm_{sm}, K tile split in 2"), &thread, seed + 5);
+        // 7 KiB: quarters (16, the f16 instruction's K) fit (4.5-6 KiB).
+        let (thread, ptx) = compile_with_thread_ir(c.ir(), &opts(Some(7 * 1024)))
             .unwrap_or_else(|e| panic!("sm_{sm}: {}", e.render()));
         assert!(
             has(&ptx.notes, "split into 4 slices of 16"),
@@ -450,5 +461,216 @@ fn accumulating_dots_and_consecutive_dot_loops_share_memory() {
             assert_close(&what, &dev.download::<f32>(&c).unwrap(), &want_c, 1e-5);
             assert_close(&what, &dev.download::<f32>(&d).unwrap(), &want_d, 1e-5);
         }
+    }
+}
+
+/// A matmul whose epilogue moves the whole accumulator between threads: a sub-tiled
+/// store through `reshape` / `permute` / `split` (as 09's persistent matmul writes
+/// it), column sums (a reduction across the warps along M) and the row maxima of a
+/// transpose. Each takes 64 KiB of scratch as whole tiles.
+const EPILOGUE: &str = r#"
+import triton
+import triton.language as tl
+
+@triton.jit
+def epilogue(a_ptr, b_ptr, c_ptr, s_ptr, K, BM: tl.constexpr, BN: tl.constexpr,
+             BK: tl.constexpr):
+    rm = tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, K, BK):
+        a = tl.load(a_ptr + rm[:, None] * K + (k + rk)[None, :])
+        b = tl.load(b_ptr + (k + rk)[:, None] * BN + rn[None, :])
+        acc = tl.dot(a, b, acc)
+    halves = tl.permute(tl.reshape(acc, (BM, 2, BN // 2)), (0, 2, 1))
+    lo, hi = tl.split(halves)
+    rh = tl.arange(0, BN // 2)
+    tl.store(c_ptr + rm[:, None] * BN + rh[None, :], lo)
+    tl.store(c_ptr + rm[:, None] * BN + (BN // 2 + rh)[None, :], hi)
+    tl.store(s_ptr + rn, tl.sum(acc, axis=0))
+    tl.store(s_ptr + BN + rn, tl.max(tl.trans(acc), axis=1))
+"#;
+
+/// Layout conversions and cross-thread reductions move in rounds of bounded scratch
+/// where whole tiles do not fit (`ExpandOptions::scratch_bytes`): the epilogue above
+/// needs far more than 48 KiB as whole tiles; with rounds the cooperative-matrix plan
+/// fits the H200's 48 KiB through Vulkan (09's sub-tiled epilogue did not), and the PTX
+/// backend fits a small limit the same way before it splits K tiles. The plans each
+/// backend chose run in the simulator and compute the same values as a float64
+/// reference, as do the simulators (the WGSL one moves at most 512 bytes a round) and
+/// the GPUs.
+#[test]
+fn conversions_and_reductions_move_in_rounds_to_fit() {
+    let m = module("epilogue.py", EPILOGUE);
+    let kern = m.kernel("epilogue").unwrap();
+    let (bm, bn, bk, k) = (128usize, 128usize, 32usize, 64usize);
+    let mut rng = Rng::new(2024);
+    let a: Vec<f16> = (0..bm * k)
+        .map(|_| f16::from_f64(rng.uniform(-1.0, 1.0)))
+        .collect();
+    let b: Vec<f16> = (0..k * bn)
+        .map(|_| f16::from_f64(rng.uniform(-1.0, 1.0)))
+        .collect();
+    let wide = |v: &[f16]| v.iter().map(|x| x.to_f64()).collect::<Vec<f64>>();
+    let want_c = matmul_ref(&wide(&a), &wide(&b), bm, bn, k);
+    let mut want_s: Vec<f64> = (0..bn)
+        .map(|j| (0..bm).map(|i| want_c[i * bn + j]).sum())
+        .collect();
+    want_s.extend((0..bn).map(|j| (0..bm).map(|i| want_c[i * bn + j]).fold(f64::MIN, f64::max)));
+    let check = |what: &str, c: &[f32], s: &[f32]| {
+        assert_close(&format!("{what}: c"), c, &want_c, 1e-5);
+        assert_close(&format!("{what}: sums and maxima"), s, &want_s, 1e-5);
+    };
+    // Runs the kernel on `dev`, or only compiles it (`run` false).
+    let launch = |dev: &Device,
+                  c: &tilewise::Buffer,
+                  s: &tilewise::Buffer,
+                  run: bool|
+     -> tilewise::Result<Option<tilewise::Compiled>> {
+        let (ab, bb) = (dev.upload(&a)?, dev.upload(&b)?);
+        let l = kern
+            .launch(dev, 1)
+            .arg(&ab)
+            .arg(&bb)
+            .arg(c)
+            .arg(s)
+            .arg(k as i32)
+            .constexpr("BM", bm as i64)
+            .constexpr("BN", bn as i64)
+            .constexpr("BK", bk as i64);
+        if run {
+            l.run().map(|_| None)
+        } else {
+            l.compile().map(Some)
+        }
+    };
+    // Runs a Thread IR kernel of this specialization in the simulator.
+    let simulate = |what: &str, thread: &tilewise::core::thread_ir::ThreadKernel| {
+        let poisoned = |n: usize| HostBuffer {
+            dtype: DType::F32,
+            bytes: vec![POISON_F32; n]
+                .iter()
+                .flat_map(|x| x.to_le_bytes())
+                .collect(),
+        };
+        let mut buffers = vec![
+            f16_buffer(&a),
+            f16_buffer(&b),
+            poisoned(bm * bn),
+            poisoned(2 * bn),
+        ];
+        let buffer = |i: usize, len: usize| RtArg::Buffer {
+            buffer: i,
+            offset: 0,
+            len,
+        };
+        let args = [
+            buffer(0, bm * k),
+            buffer(1, k * bn),
+            buffer(2, bm * bn),
+            buffer(3, 2 * bn),
+            RtArg::Scalar(ScalarValue::Int(DType::I32, k as i64)),
+        ];
+        tilewise::core::thread_ir::sim::simulate(thread, Grid([1, 1, 1]), &args, &mut buffers)
+            .unwrap_or_else(|e| panic!("{what}: {}", e.render()));
+        let f32s = |h: &HostBuffer| -> Vec<f32> {
+            h.bytes
+                .chunks(4)
+                .map(|w| f32::from_le_bytes([w[0], w[1], w[2], w[3]]))
+                .collect()
+        };
+        check(what, &f32s(&buffers[2]), &f32s(&buffers[3]));
+    };
+    let interp = Device::interpreter();
+    let (c0, s0) = (
+        interp.zeros::<f32>(bm * bn).unwrap(),
+        interp.zeros::<f32>(2 * bn).unwrap(),
+    );
+    let compiled = launch(&interp, &c0, &s0, false).unwrap().unwrap();
+
+    // WGSL with the H200's cooperative matrices: whole tiles need more than 48 KiB;
+    // with rounds the fragment plan fits.
+    let mut caps = tilewise::wgsl::Capabilities::offline_coop();
+    caps.max_compute_workgroup_storage_size = 1 << 20;
+    let whole = tilewise::wgsl::compile(compiled.ir(), &caps, 4).unwrap();
+    let limit = 48 * 1024;
+    assert!(whole.workgroup_bytes > limit, "{}", whole.workgroup_bytes);
+    caps.max_compute_workgroup_storage_size = limit;
+    let fitted = tilewise::wgsl::compile(compiled.ir(), &caps, 4).unwrap();
+    let has = |notes: &[String], text: &str| notes.iter().any(|n| n.contains(text));
+    assert!(fitted.workgroup_bytes <= limit, "{:?}", fitted.notes);
+    assert!(has(&fitted.notes, "a round"), "{:?}", fitted.notes);
+    assert!(
+        has(&fitted.notes, "cooperative matrices"),
+        "{:?}",
+        fitted.notes
+    );
+    assert!(!has(&fitted.notes, "split"), "{:?}", fitted.notes);
+    // The plan printed, in the simulator (the bound is a quarter or a sixteenth of the
+    // limit: the one whose need matches).
+    let plan = [limit / 4, limit / 16]
+        .into_iter()
+        .map(|bound| {
+            let options = tilewise::core::lower::expand::ExpandOptions {
+                scratch_bytes: Some(bound),
+                ..tilewise::wgsl::expand_options(&caps, 4)
+            };
+            tilewise::core::lower::to_thread_ir(compiled.ir(), &options).unwrap()
+        })
+        .find(|t| t.shared_bytes() as u32 == fitted.workgroup_bytes)
+        .expect("the plan printed");
+    assert!(!plan.frags.is_empty(), "the fragment form");
+    simulate("WGSL cooperative matrices in rounds", &plan);
+
+    // PTX: without rings, rounds come before K splits.
+    for sm in [80, 90] {
+        let opts = |limit: Option<u32>| PtxOptions {
+            max_shared_per_block: limit,
+            ..PtxOptions::new(PtxTarget { sm }, 4)
+        };
+        let whole = compile(compiled.ir(), &opts(None)).unwrap();
+        let limit = 24 * 1024;
+        assert!(
+            whole.shared_bytes > limit,
+            "sm_{sm}: {}",
+            whole.shared_bytes
+        );
+        let (thread, ptx) = compile_with_thread_ir(compiled.ir(), &opts(Some(limit))).unwrap();
+        assert!(ptx.shared_bytes <= limit, "sm_{sm}: {:?}", ptx.notes);
+        // sm_90's warpgroup accumulator holds the split halves in the same threads and
+        // reduces columns over four warps: its epilogue needs little scratch anyway.
+        assert_eq!(
+            has(&ptx.notes, "a round"),
+            sm == 80,
+            "sm_{sm}: {:?}",
+            ptx.notes
+        );
+        assert!(
+            !has(&ptx.notes, "K tiles split"),
+            "sm_{sm}: {:?}",
+            ptx.notes
+        );
+        simulate(&format!("PTX sm_{sm} in rounds"), &thread);
+    }
+
+    // Every executor, through the launch API.
+    let mut devices = vec![
+        ("sim", Device::simulator()),
+        ("sim-ptx", Device::simulator_ptx()),
+        ("sim-hopper", Device::simulator_hopper()),
+        ("sim-coop", Device::simulator_coop()),
+    ];
+    devices.extend(common::wgpu_device().map(|d| ("wgpu", d)));
+    devices.extend(common::cuda_device().map(|d| ("cuda", d)));
+    for (name, dev) in devices {
+        let c = dev.upload(&vec![POISON_F32; bm * bn]).unwrap();
+        let s = dev.upload(&vec![POISON_F32; 2 * bn]).unwrap();
+        launch(&dev, &c, &s, true).unwrap_or_else(|e| panic!("{name}: {}", e.render()));
+        check(
+            name,
+            &dev.download::<f32>(&c).unwrap(),
+            &dev.download::<f32>(&s).unwrap(),
+        );
     }
 }

@@ -58,7 +58,9 @@ pub fn expand_options(options: &PtxOptions) -> ExpandOptions {
 
 /// Lowers `kernel` for `options` and prints it as PTX. Where the device's shared
 /// memory is known and the kernel needs more, the pipelines' rings shrink (fewer
-/// stages, then none: loads go through registers), then the K tiles of the dots fed by
+/// stages, then none: loads go through registers), then layout conversions and
+/// reductions move in rounds of bounded scratch (`ExpandOptions::scratch_bytes`), then
+/// the K tiles of the dots fed by
 /// loads are split into 2, 4, ... slices (`ExpandOptions::k_slices`, while that lowers
 /// the need) before it fails, with the need and the limit in the message; the notes
 /// say what was given up.
@@ -75,6 +77,8 @@ pub fn compile_with_thread_ir(
     let mut needs: Vec<u32> = vec![];
     // With the rings gone: the need of each K split tried (whole tiles first).
     let mut split_needs: Vec<u32> = vec![];
+    // The need of each scratch bound tried (unbounded first).
+    let mut scratch_needs: Vec<u32> = vec![];
     loop {
         let thread = tilewise_core::lower::to_thread_ir(kernel, &expand)?;
         let mut ptx = print_ptx(&thread, options.target)?;
@@ -88,6 +92,14 @@ pub fn compile_with_thread_ir(
                      (ring budget {} bytes; the longer plans needed {})",
                     expand.ring_budget,
                     list(&needs)
+                ));
+            }
+            if let (Some(bound), false) = (expand.scratch_bytes, scratch_needs.is_empty()) {
+                ptx.notes.push(format!(
+                    "layout conversions and reductions move through at most {bound} bytes of \
+                     shared memory a round to fit {limit} bytes a block (the larger rounds \
+                     needed {})",
+                    list(&scratch_needs)
                 ));
             }
             if !split_needs.is_empty() {
@@ -111,8 +123,19 @@ pub fn compile_with_thread_ir(
                 .saturating_sub(over.max(expand.ring_budget / 4).max(1));
             continue;
         }
-        // Without rings: halve the K tiles while that lowers the need (a dot keeps its
-        // form, so its slices stop at the instruction's K).
+        // Without rings: layout conversions and reductions in rounds of at most a
+        // quarter, then a sixteenth, of the limit (kept for the K splits: what the
+        // rounds save can decide whether a split fits).
+        if split_needs.is_empty() && expand.scratch_bytes != Some(limit / 16) {
+            scratch_needs.push(ptx.shared_bytes);
+            expand.scratch_bytes = Some(match expand.scratch_bytes {
+                None => limit / 4,
+                Some(_) => limit / 16,
+            });
+            continue;
+        }
+        // Then halve the K tiles while that lowers the need (a dot keeps its form, so
+        // its slices stop at the instruction's K).
         let helped = split_needs.last().is_none_or(|&b| ptx.shared_bytes < b);
         if helped && expand.k_slices < MAX_K_SLICES {
             split_needs.push(ptx.shared_bytes);
@@ -131,7 +154,7 @@ pub fn compile_with_thread_ir(
         return Err(Diagnostic::new(
             ErrorKind::Backend,
             format!(
-                "kernel `{}` needs {need} bytes of shared memory a block, more than the {limit} this device allows, even without pipelined loads, {split}, and with arrays sharing memory by lifetime; use smaller blocks",
+                "kernel `{}` needs {need} bytes of shared memory a block, more than the {limit} this device allows, even without pipelined loads, with layout conversions and reductions in rounds, {split}, and with arrays sharing memory by lifetime; use smaller blocks",
                 ptx.name
             ),
         ));

@@ -127,84 +127,85 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
   let r156: i32 = bitcast<i32>(0x6u);
   let r157: i32 = select(r58 << (bitcast<u32>(r156) % 32u), 0, bitcast<u32>(r156) >= 32u);
   let r158: i32 = (r151 | r157);
-  workgroupBarrier();
   let r160: i32 = (r5 * r52);
+  workgroupBarrier();
   let r161: i32 = (r160 + r158);
   s0[r161] = r109;
   workgroupBarrier();
-  let r164: bool = (r158 < r45);
-  if (r164) {
-    let r166: i32 = (r161 + r45);
-    let r167: f32 = s0[r161];
-    let r168: f32 = s0[r166];
-    let r169: f32 = tw_maxf(r167, r168);
-    s0[r161] = r169;
+  let r163: bool = (r158 < r45);
+  if (r163) {
+    let r165: i32 = (r161 + r45);
+    let r166: f32 = s0[r161];
+    let r167: f32 = s0[r165];
+    let r168: f32 = tw_maxf(r166, r167);
+    s0[r161] = r168;
   }
   workgroupBarrier();
-  let r171: bool = (r158 < r38);
-  if (r171) {
-    let r173: i32 = (r161 + r38);
-    let r174: f32 = s0[r161];
-    let r175: f32 = s0[r173];
-    let r176: f32 = tw_maxf(r174, r175);
-    s0[r161] = r176;
+  let r170: bool = (r158 < r38);
+  if (r170) {
+    let r172: i32 = (r161 + r38);
+    let r173: f32 = s0[r161];
+    let r174: f32 = s0[r172];
+    let r175: f32 = tw_maxf(r173, r174);
+    s0[r161] = r175;
   }
   workgroupBarrier();
-  let r178: bool = (r158 < r31);
-  if (r178) {
-    let r180: i32 = (r161 + r31);
-    let r181: f32 = s0[r161];
-    let r182: f32 = s0[r180];
-    let r183: f32 = tw_maxf(r181, r182);
-    s0[r161] = r183;
+  let r177: bool = (r158 < r31);
+  if (r177) {
+    let r179: i32 = (r161 + r31);
+    let r180: f32 = s0[r161];
+    let r181: f32 = s0[r179];
+    let r182: f32 = tw_maxf(r180, r181);
+    s0[r161] = r182;
   }
   workgroupBarrier();
-  let r185: bool = (r158 < r24);
-  if (r185) {
-    let r187: i32 = (r161 + r24);
-    let r188: f32 = s0[r161];
-    let r189: f32 = s0[r187];
-    let r190: f32 = tw_maxf(r188, r189);
-    s0[r161] = r190;
+  let r184: bool = (r158 < r24);
+  if (r184) {
+    let r186: i32 = (r161 + r24);
+    let r187: f32 = s0[r161];
+    let r188: f32 = s0[r186];
+    let r189: f32 = tw_maxf(r187, r188);
+    s0[r161] = r189;
   }
   workgroupBarrier();
-  let r192: bool = (r158 < r18);
-  if (r192) {
-    let r194: i32 = (r161 + r18);
-    let r195: f32 = s0[r161];
-    let r196: f32 = s0[r194];
-    let r197: f32 = tw_maxf(r195, r196);
-    s0[r161] = r197;
+  let r191: bool = (r158 < r18);
+  if (r191) {
+    let r193: i32 = (r161 + r18);
+    let r194: f32 = s0[r161];
+    let r195: f32 = s0[r193];
+    let r196: f32 = tw_maxf(r194, r195);
+    s0[r161] = r196;
   }
   workgroupBarrier();
-  let r199: bool = (r158 < r27);
-  if (r199) {
-    let r201: i32 = (r161 + r27);
-    let r202: f32 = s0[r161];
-    let r203: f32 = s0[r201];
-    let r204: f32 = tw_maxf(r202, r203);
-    s0[r161] = r204;
+  let r198: bool = (r158 < r27);
+  if (r198) {
+    let r200: i32 = (r161 + r27);
+    let r201: f32 = s0[r161];
+    let r202: f32 = s0[r200];
+    let r203: f32 = tw_maxf(r201, r202);
+    s0[r161] = r203;
   }
   workgroupBarrier();
-  let r206: bool = (r158 < r16);
-  if (r206) {
-    let r208: i32 = (r161 + r16);
-    let r209: f32 = s0[r161];
-    let r210: f32 = s0[r208];
-    let r211: f32 = tw_maxf(r209, r210);
-    s0[r161] = r211;
+  let r205: bool = (r158 < r16);
+  if (r205) {
+    let r207: i32 = (r161 + r16);
+    let r208: f32 = s0[r161];
+    let r209: f32 = s0[r207];
+    let r210: f32 = tw_maxf(r208, r209);
+    s0[r161] = r210;
   }
   workgroupBarrier();
-  let r212: f32 = s0[r160];
-  let r213: f32 = (r95 - r212);
-  let r214: f32 = (r96 - r212);
-  let r215: f32 = (r97 - r212);
-  let r216: f32 = (r98 - r212);
-  let r217: f32 = (r99 - r212);
-  let r218: f32 = (r100 - r212);
-  let r219: f32 = (r101 - r212);
-  let r220: f32 = (r102 - r212);
+  let r211: f32 = s0[r160];
+  let r212: f32 = (r95 - r211);
+  let r213: f32 = (r96 - r211);
+  let r214: f32 = (r97 - r211);
+  let r215: f32 = (r98 - r211);
+  let r216: f32 = (r99 - r211);
+  let r217: f32 = (r100 - r211);
+  let r218: f32 = (r101 - r211);
+  let r219: f32 = (r102 - r211);
   // line 20
+  let r220: f32 = exp(r212);
   let r221: f32 = exp(r213);
   let r222: f32 = exp(r214);
   let r223: f32 = exp(r215);
@@ -212,102 +213,101 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
   let r225: f32 = exp(r217);
   let r226: f32 = exp(r218);
   let r227: f32 = exp(r219);
-  let r228: f32 = exp(r220);
   // line 21
-  let r229: f32 = (r221 + r222);
+  let r228: f32 = (r220 + r221);
+  let r229: f32 = (r228 + r222);
   let r230: f32 = (r229 + r223);
   let r231: f32 = (r230 + r224);
   let r232: f32 = (r231 + r225);
   let r233: f32 = (r232 + r226);
   let r234: f32 = (r233 + r227);
-  let r235: f32 = (r234 + r228);
   workgroupBarrier();
-  s0[r161] = r235;
+  s0[r161] = r234;
   workgroupBarrier();
-  if (r164) {
-    let r292: i32 = (r161 + r45);
-    let r293: f32 = s0[r161];
-    let r294: f32 = s0[r292];
-    let r295: f32 = (r293 + r294);
-    s0[r161] = r295;
+  if (r163) {
+    let r290: i32 = (r161 + r45);
+    let r291: f32 = s0[r161];
+    let r292: f32 = s0[r290];
+    let r293: f32 = (r291 + r292);
+    s0[r161] = r293;
   }
   workgroupBarrier();
-  if (r171) {
-    let r299: i32 = (r161 + r38);
-    let r300: f32 = s0[r161];
-    let r301: f32 = s0[r299];
-    let r302: f32 = (r300 + r301);
-    s0[r161] = r302;
+  if (r170) {
+    let r297: i32 = (r161 + r38);
+    let r298: f32 = s0[r161];
+    let r299: f32 = s0[r297];
+    let r300: f32 = (r298 + r299);
+    s0[r161] = r300;
   }
   workgroupBarrier();
-  if (r178) {
-    let r306: i32 = (r161 + r31);
-    let r307: f32 = s0[r161];
-    let r308: f32 = s0[r306];
-    let r309: f32 = (r307 + r308);
-    s0[r161] = r309;
+  if (r177) {
+    let r304: i32 = (r161 + r31);
+    let r305: f32 = s0[r161];
+    let r306: f32 = s0[r304];
+    let r307: f32 = (r305 + r306);
+    s0[r161] = r307;
   }
   workgroupBarrier();
-  if (r185) {
-    let r313: i32 = (r161 + r24);
-    let r314: f32 = s0[r161];
-    let r315: f32 = s0[r313];
-    let r316: f32 = (r314 + r315);
-    s0[r161] = r316;
+  if (r184) {
+    let r311: i32 = (r161 + r24);
+    let r312: f32 = s0[r161];
+    let r313: f32 = s0[r311];
+    let r314: f32 = (r312 + r313);
+    s0[r161] = r314;
   }
   workgroupBarrier();
-  if (r192) {
-    let r320: i32 = (r161 + r18);
-    let r321: f32 = s0[r161];
-    let r322: f32 = s0[r320];
-    let r323: f32 = (r321 + r322);
-    s0[r161] = r323;
+  if (r191) {
+    let r318: i32 = (r161 + r18);
+    let r319: f32 = s0[r161];
+    let r320: f32 = s0[r318];
+    let r321: f32 = (r319 + r320);
+    s0[r161] = r321;
   }
   workgroupBarrier();
-  if (r199) {
-    let r327: i32 = (r161 + r27);
-    let r328: f32 = s0[r161];
-    let r329: f32 = s0[r327];
-    let r330: f32 = (r328 + r329);
-    s0[r161] = r330;
+  if (r198) {
+    let r325: i32 = (r161 + r27);
+    let r326: f32 = s0[r161];
+    let r327: f32 = s0[r325];
+    let r328: f32 = (r326 + r327);
+    s0[r161] = r328;
   }
   workgroupBarrier();
-  if (r206) {
-    let r334: i32 = (r161 + r16);
-    let r335: f32 = s0[r161];
-    let r336: f32 = s0[r334];
-    let r337: f32 = (r335 + r336);
-    s0[r161] = r337;
+  if (r205) {
+    let r332: i32 = (r161 + r16);
+    let r333: f32 = s0[r161];
+    let r334: f32 = s0[r332];
+    let r335: f32 = (r333 + r334);
+    s0[r161] = r335;
   }
   workgroupBarrier();
-  let r338: f32 = s0[r160];
+  let r336: f32 = s0[r160];
   // line 22
-  let r339: f32 = (r221 / r338);
-  let r340: f32 = (r222 / r338);
-  let r341: f32 = (r223 / r338);
-  let r342: f32 = (r224 / r338);
-  let r343: f32 = (r225 / r338);
-  let r344: f32 = (r226 / r338);
-  let r345: f32 = (r227 / r338);
-  let r346: f32 = (r228 / r338);
+  let r337: f32 = (r220 / r336);
+  let r338: f32 = (r221 / r336);
+  let r339: f32 = (r222 / r336);
+  let r340: f32 = (r223 / r336);
+  let r341: f32 = (r224 / r336);
+  let r342: f32 = (r225 / r336);
+  let r343: f32 = (r226 / r336);
+  let r344: f32 = (r227 / r336);
   // line 23
-  let r347: i32 = (r11 * r8);
+  let r345: i32 = (r11 * r8);
   // line 24
-  let r349: i32 = (r347 + r61);
-  let r350: i32 = (r347 + r65);
-  let r351: i32 = (r347 + r67);
-  let r352: i32 = (r347 + r69);
-  let r353: i32 = (r347 + r71);
-  let r354: i32 = (r347 + r73);
-  let r355: i32 = (r347 + r75);
-  let r356: i32 = (r347 + r77);
+  let r347: i32 = (r345 + r61);
+  let r348: i32 = (r345 + r65);
+  let r349: i32 = (r345 + r67);
+  let r350: i32 = (r345 + r69);
+  let r351: i32 = (r345 + r71);
+  let r352: i32 = (r345 + r73);
+  let r353: i32 = (r345 + r75);
+  let r354: i32 = (r345 + r77);
   // line 25
-  if (r86) { b0[(P.bases[0][0] + bitcast<u32>(r349))] = r339; }
-  if (r87) { b0[(P.bases[0][0] + bitcast<u32>(r350))] = r340; }
-  if (r88) { b0[(P.bases[0][0] + bitcast<u32>(r351))] = r341; }
-  if (r89) { b0[(P.bases[0][0] + bitcast<u32>(r352))] = r342; }
-  if (r90) { b0[(P.bases[0][0] + bitcast<u32>(r353))] = r343; }
-  if (r91) { b0[(P.bases[0][0] + bitcast<u32>(r354))] = r344; }
-  if (r92) { b0[(P.bases[0][0] + bitcast<u32>(r355))] = r345; }
-  if (r93) { b0[(P.bases[0][0] + bitcast<u32>(r356))] = r346; }
+  if (r86) { b0[(P.bases[0][0] + bitcast<u32>(r347))] = r337; }
+  if (r87) { b0[(P.bases[0][0] + bitcast<u32>(r348))] = r338; }
+  if (r88) { b0[(P.bases[0][0] + bitcast<u32>(r349))] = r339; }
+  if (r89) { b0[(P.bases[0][0] + bitcast<u32>(r350))] = r340; }
+  if (r90) { b0[(P.bases[0][0] + bitcast<u32>(r351))] = r341; }
+  if (r91) { b0[(P.bases[0][0] + bitcast<u32>(r352))] = r342; }
+  if (r92) { b0[(P.bases[0][0] + bitcast<u32>(r353))] = r343; }
+  if (r93) { b0[(P.bases[0][0] + bitcast<u32>(r354))] = r344; }
 }

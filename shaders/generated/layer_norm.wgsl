@@ -24,6 +24,7 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
   var r28: f32;
   var r29: f32;
   var r30: i32;
+  var r258: f32;
   var r259: f32;
   var r260: f32;
   var r261: f32;
@@ -31,9 +32,8 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
   var r263: f32;
   var r264: f32;
   var r265: f32;
-  var r266: f32;
-  var r267: i32;
-  var r492: i32;
+  var r266: i32;
+  var r490: i32;
   let tw_grid = P.words[0].xyz;
   let tw_lin = tw_wg.x + tw_wg.y * tw_nwg.x;
   if (tw_lin >= tw_grid.x * tw_grid.y * tw_grid.z) { return; }
@@ -184,78 +184,79 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
   let r197: i32 = bitcast<i32>(0x6u);
   let r198: i32 = select(r75 << (bitcast<u32>(r197) % 32u), 0, bitcast<u32>(r197) >= 32u);
   let r199: i32 = (r192 | r198);
-  workgroupBarrier();
   let r201: i32 = (r5 * r69);
+  workgroupBarrier();
   let r202: i32 = (r201 + r199);
   s0[r202] = r150;
   workgroupBarrier();
-  let r205: bool = (r199 < r62);
-  if (r205) {
-    let r207: i32 = (r202 + r62);
-    let r208: f32 = s0[r202];
-    let r209: f32 = s0[r207];
-    let r210: f32 = (r208 + r209);
-    s0[r202] = r210;
+  let r204: bool = (r199 < r62);
+  if (r204) {
+    let r206: i32 = (r202 + r62);
+    let r207: f32 = s0[r202];
+    let r208: f32 = s0[r206];
+    let r209: f32 = (r207 + r208);
+    s0[r202] = r209;
   }
   workgroupBarrier();
-  let r212: bool = (r199 < r55);
-  if (r212) {
-    let r214: i32 = (r202 + r55);
-    let r215: f32 = s0[r202];
-    let r216: f32 = s0[r214];
-    let r217: f32 = (r215 + r216);
-    s0[r202] = r217;
+  let r211: bool = (r199 < r55);
+  if (r211) {
+    let r213: i32 = (r202 + r55);
+    let r214: f32 = s0[r202];
+    let r215: f32 = s0[r213];
+    let r216: f32 = (r214 + r215);
+    s0[r202] = r216;
   }
   workgroupBarrier();
-  let r219: bool = (r199 < r48);
-  if (r219) {
-    let r221: i32 = (r202 + r48);
-    let r222: f32 = s0[r202];
-    let r223: f32 = s0[r221];
-    let r224: f32 = (r222 + r223);
-    s0[r202] = r224;
+  let r218: bool = (r199 < r48);
+  if (r218) {
+    let r220: i32 = (r202 + r48);
+    let r221: f32 = s0[r202];
+    let r222: f32 = s0[r220];
+    let r223: f32 = (r221 + r222);
+    s0[r202] = r223;
   }
   workgroupBarrier();
-  let r226: bool = (r199 < r41);
-  if (r226) {
-    let r228: i32 = (r202 + r41);
-    let r229: f32 = s0[r202];
-    let r230: f32 = s0[r228];
-    let r231: f32 = (r229 + r230);
-    s0[r202] = r231;
+  let r225: bool = (r199 < r41);
+  if (r225) {
+    let r227: i32 = (r202 + r41);
+    let r228: f32 = s0[r202];
+    let r229: f32 = s0[r227];
+    let r230: f32 = (r228 + r229);
+    s0[r202] = r230;
   }
   workgroupBarrier();
-  let r233: bool = (r199 < r35);
-  if (r233) {
-    let r235: i32 = (r202 + r35);
-    let r236: f32 = s0[r202];
-    let r237: f32 = s0[r235];
-    let r238: f32 = (r236 + r237);
-    s0[r202] = r238;
+  let r232: bool = (r199 < r35);
+  if (r232) {
+    let r234: i32 = (r202 + r35);
+    let r235: f32 = s0[r202];
+    let r236: f32 = s0[r234];
+    let r237: f32 = (r235 + r236);
+    s0[r202] = r237;
   }
   workgroupBarrier();
-  let r240: bool = (r199 < r44);
-  if (r240) {
-    let r242: i32 = (r202 + r44);
-    let r243: f32 = s0[r202];
-    let r244: f32 = s0[r242];
-    let r245: f32 = (r243 + r244);
-    s0[r202] = r245;
+  let r239: bool = (r199 < r44);
+  if (r239) {
+    let r241: i32 = (r202 + r44);
+    let r242: f32 = s0[r202];
+    let r243: f32 = s0[r241];
+    let r244: f32 = (r242 + r243);
+    s0[r202] = r244;
   }
   workgroupBarrier();
-  let r247: bool = (r199 < r33);
-  if (r247) {
-    let r249: i32 = (r202 + r33);
-    let r250: f32 = s0[r202];
-    let r251: f32 = s0[r249];
-    let r252: f32 = (r250 + r251);
-    s0[r202] = r252;
+  let r246: bool = (r199 < r33);
+  if (r246) {
+    let r248: i32 = (r202 + r33);
+    let r249: f32 = s0[r202];
+    let r250: f32 = s0[r248];
+    let r251: f32 = (r249 + r250);
+    s0[r202] = r251;
   }
   workgroupBarrier();
-  let r253: f32 = s0[r201];
-  let r254: f32 = f32(r12);
-  let r255: f32 = (r253 / r254);
+  let r252: f32 = s0[r201];
+  let r253: f32 = f32(r12);
+  let r254: f32 = (r252 / r253);
   // line 36
+  r258 = r19;
   r259 = r19;
   r260 = r19;
   r261 = r19;
@@ -263,29 +264,29 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
   r263 = r19;
   r264 = r19;
   r265 = r19;
-  r266 = r19;
-  for (r267 = r5; (r21 > 0 && r267 < r12) || (r21 < 0 && r267 > r12); r267 = r267 + r21) {
+  for (r266 = r5; (r21 > 0 && r266 < r12) || (r21 < 0 && r266 > r12); r266 = r266 + r21) {
     // line 37
-    let r271: i32 = (r78 + r33);
-    let r273: i32 = (r78 + r44);
-    let r275: i32 = (r78 + r51);
-    let r276: i32 = bitcast<i32>(0x200u);
-    let r277: i32 = (r78 + r276);
-    let r278: i32 = bitcast<i32>(0x201u);
-    let r279: i32 = (r78 + r278);
-    let r280: i32 = bitcast<i32>(0x202u);
-    let r281: i32 = (r78 + r280);
-    let r282: i32 = bitcast<i32>(0x203u);
-    let r283: i32 = (r78 + r282);
-    let r284: i32 = (r267 + r78);
-    let r285: i32 = (r267 + r271);
-    let r286: i32 = (r267 + r273);
-    let r287: i32 = (r267 + r275);
-    let r288: i32 = (r267 + r277);
-    let r289: i32 = (r267 + r279);
-    let r290: i32 = (r267 + r281);
-    let r291: i32 = (r267 + r283);
+    let r270: i32 = (r78 + r33);
+    let r272: i32 = (r78 + r44);
+    let r274: i32 = (r78 + r51);
+    let r275: i32 = bitcast<i32>(0x200u);
+    let r276: i32 = (r78 + r275);
+    let r277: i32 = bitcast<i32>(0x201u);
+    let r278: i32 = (r78 + r277);
+    let r279: i32 = bitcast<i32>(0x202u);
+    let r280: i32 = (r78 + r279);
+    let r281: i32 = bitcast<i32>(0x203u);
+    let r282: i32 = (r78 + r281);
+    let r283: i32 = (r266 + r78);
+    let r284: i32 = (r266 + r270);
+    let r285: i32 = (r266 + r272);
+    let r286: i32 = (r266 + r274);
+    let r287: i32 = (r266 + r276);
+    let r288: i32 = (r266 + r278);
+    let r289: i32 = (r266 + r280);
+    let r290: i32 = (r266 + r282);
     // line 38
+    let r291: i32 = (r15 + r283);
     let r292: i32 = (r15 + r284);
     let r293: i32 = (r15 + r285);
     let r294: i32 = (r15 + r286);
@@ -293,7 +294,7 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
     let r296: i32 = (r15 + r288);
     let r297: i32 = (r15 + r289);
     let r298: i32 = (r15 + r290);
-    let r299: i32 = (r15 + r291);
+    let r299: bool = (r283 < r12);
     let r300: bool = (r284 < r12);
     let r301: bool = (r285 < r12);
     let r302: bool = (r286 < r12);
@@ -301,7 +302,7 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
     let r304: bool = (r288 < r12);
     let r305: bool = (r289 < r12);
     let r306: bool = (r290 < r12);
-    let r307: bool = (r291 < r12);
+    let r308: f32 = select(r19, b0[select(P.bases[0][0], (P.bases[0][0] + bitcast<u32>(r291)), r299)], r299);
     let r309: f32 = select(r19, b0[select(P.bases[0][0], (P.bases[0][0] + bitcast<u32>(r292)), r300)], r300);
     let r310: f32 = select(r19, b0[select(P.bases[0][0], (P.bases[0][0] + bitcast<u32>(r293)), r301)], r301);
     let r311: f32 = select(r19, b0[select(P.bases[0][0], (P.bases[0][0] + bitcast<u32>(r294)), r302)], r302);
@@ -309,16 +310,16 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
     let r313: f32 = select(r19, b0[select(P.bases[0][0], (P.bases[0][0] + bitcast<u32>(r296)), r304)], r304);
     let r314: f32 = select(r19, b0[select(P.bases[0][0], (P.bases[0][0] + bitcast<u32>(r297)), r305)], r305);
     let r315: f32 = select(r19, b0[select(P.bases[0][0], (P.bases[0][0] + bitcast<u32>(r298)), r306)], r306);
-    let r316: f32 = select(r19, b0[select(P.bases[0][0], (P.bases[0][0] + bitcast<u32>(r299)), r307)], r307);
     // line 39
-    let r325: f32 = (r309 - r255);
-    let r326: f32 = (r310 - r255);
-    let r327: f32 = (r311 - r255);
-    let r328: f32 = (r312 - r255);
-    let r329: f32 = (r313 - r255);
-    let r330: f32 = (r314 - r255);
-    let r331: f32 = (r315 - r255);
-    let r332: f32 = (r316 - r255);
+    let r324: f32 = (r308 - r254);
+    let r325: f32 = (r309 - r254);
+    let r326: f32 = (r310 - r254);
+    let r327: f32 = (r311 - r254);
+    let r328: f32 = (r312 - r254);
+    let r329: f32 = (r313 - r254);
+    let r330: f32 = (r314 - r254);
+    let r331: f32 = (r315 - r254);
+    let r333: f32 = select(r19, r324, r299);
     let r334: f32 = select(r19, r325, r300);
     let r335: f32 = select(r19, r326, r301);
     let r336: f32 = select(r19, r327, r302);
@@ -326,8 +327,8 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
     let r338: f32 = select(r19, r329, r304);
     let r339: f32 = select(r19, r330, r305);
     let r340: f32 = select(r19, r331, r306);
-    let r341: f32 = select(r19, r332, r307);
     // line 40
+    let r341: f32 = (r333 * r333);
     let r342: f32 = (r334 * r334);
     let r343: f32 = (r335 * r335);
     let r344: f32 = (r336 * r336);
@@ -335,7 +336,7 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
     let r346: f32 = (r338 * r338);
     let r347: f32 = (r339 * r339);
     let r348: f32 = (r340 * r340);
-    let r349: f32 = (r341 * r341);
+    let r349: f32 = (r258 + r341);
     let r350: f32 = (r259 + r342);
     let r351: f32 = (r260 + r343);
     let r352: f32 = (r261 + r344);
@@ -343,8 +344,8 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
     let r354: f32 = (r263 + r346);
     let r355: f32 = (r264 + r347);
     let r356: f32 = (r265 + r348);
-    let r357: f32 = (r266 + r349);
     // line 36
+    r258 = r349;
     r259 = r350;
     r260 = r351;
     r261 = r352;
@@ -352,195 +353,194 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
     r263 = r354;
     r264 = r355;
     r265 = r356;
-    r266 = r357;
   }
   // line 41
-  let r366: f32 = (r259 + r260);
+  let r365: f32 = (r258 + r259);
+  let r366: f32 = (r365 + r260);
   let r367: f32 = (r366 + r261);
   let r368: f32 = (r367 + r262);
   let r369: f32 = (r368 + r263);
   let r370: f32 = (r369 + r264);
   let r371: f32 = (r370 + r265);
-  let r372: f32 = (r371 + r266);
   workgroupBarrier();
-  s0[r202] = r372;
+  s0[r202] = r371;
   workgroupBarrier();
-  if (r205) {
-    let r429: i32 = (r202 + r62);
-    let r430: f32 = s0[r202];
-    let r431: f32 = s0[r429];
-    let r432: f32 = (r430 + r431);
-    s0[r202] = r432;
+  if (r204) {
+    let r427: i32 = (r202 + r62);
+    let r428: f32 = s0[r202];
+    let r429: f32 = s0[r427];
+    let r430: f32 = (r428 + r429);
+    s0[r202] = r430;
   }
   workgroupBarrier();
-  if (r212) {
-    let r436: i32 = (r202 + r55);
-    let r437: f32 = s0[r202];
-    let r438: f32 = s0[r436];
-    let r439: f32 = (r437 + r438);
-    s0[r202] = r439;
+  if (r211) {
+    let r434: i32 = (r202 + r55);
+    let r435: f32 = s0[r202];
+    let r436: f32 = s0[r434];
+    let r437: f32 = (r435 + r436);
+    s0[r202] = r437;
   }
   workgroupBarrier();
-  if (r219) {
-    let r443: i32 = (r202 + r48);
-    let r444: f32 = s0[r202];
-    let r445: f32 = s0[r443];
-    let r446: f32 = (r444 + r445);
-    s0[r202] = r446;
+  if (r218) {
+    let r441: i32 = (r202 + r48);
+    let r442: f32 = s0[r202];
+    let r443: f32 = s0[r441];
+    let r444: f32 = (r442 + r443);
+    s0[r202] = r444;
   }
   workgroupBarrier();
-  if (r226) {
-    let r450: i32 = (r202 + r41);
-    let r451: f32 = s0[r202];
-    let r452: f32 = s0[r450];
-    let r453: f32 = (r451 + r452);
-    s0[r202] = r453;
+  if (r225) {
+    let r448: i32 = (r202 + r41);
+    let r449: f32 = s0[r202];
+    let r450: f32 = s0[r448];
+    let r451: f32 = (r449 + r450);
+    s0[r202] = r451;
   }
   workgroupBarrier();
-  if (r233) {
-    let r457: i32 = (r202 + r35);
-    let r458: f32 = s0[r202];
-    let r459: f32 = s0[r457];
-    let r460: f32 = (r458 + r459);
-    s0[r202] = r460;
+  if (r232) {
+    let r455: i32 = (r202 + r35);
+    let r456: f32 = s0[r202];
+    let r457: f32 = s0[r455];
+    let r458: f32 = (r456 + r457);
+    s0[r202] = r458;
   }
   workgroupBarrier();
-  if (r240) {
-    let r464: i32 = (r202 + r44);
-    let r465: f32 = s0[r202];
-    let r466: f32 = s0[r464];
-    let r467: f32 = (r465 + r466);
-    s0[r202] = r467;
+  if (r239) {
+    let r462: i32 = (r202 + r44);
+    let r463: f32 = s0[r202];
+    let r464: f32 = s0[r462];
+    let r465: f32 = (r463 + r464);
+    s0[r202] = r465;
   }
   workgroupBarrier();
-  if (r247) {
-    let r471: i32 = (r202 + r33);
-    let r472: f32 = s0[r202];
-    let r473: f32 = s0[r471];
-    let r474: f32 = (r472 + r473);
-    s0[r202] = r474;
+  if (r246) {
+    let r469: i32 = (r202 + r33);
+    let r470: f32 = s0[r202];
+    let r471: f32 = s0[r469];
+    let r472: f32 = (r470 + r471);
+    s0[r202] = r472;
   }
   workgroupBarrier();
-  let r475: f32 = s0[r201];
-  let r477: f32 = (r475 / r254);
+  let r473: f32 = s0[r201];
+  let r475: f32 = (r473 / r253);
   // line 42
-  let r478: f32 = (r477 + r13);
-  let r479: f32 = sqrt(r478);
-  let r480: f32 = bitcast<f32>(0x3f800000u);
-  let r481: f32 = (r480 / r479);
+  let r476: f32 = (r475 + r13);
+  let r477: f32 = sqrt(r476);
+  let r478: f32 = bitcast<f32>(0x3f800000u);
+  let r479: f32 = (r478 / r477);
   // line 43
-  let r485: bool = (r0 == r5);
-  if (r485) { b4[(P.bases[1][0] + bitcast<u32>(r14))] = r255; }
+  let r483: bool = (r0 == r5);
+  if (r483) { b4[(P.bases[1][0] + bitcast<u32>(r14))] = r254; }
   // line 44
-  if (r485) { b5[(P.bases[1][1] + bitcast<u32>(r14))] = r481; }
+  if (r483) { b5[(P.bases[1][1] + bitcast<u32>(r14))] = r479; }
   // line 46
-  for (r492 = r5; (r21 > 0 && r492 < r12) || (r21 < 0 && r492 > r12); r492 = r492 + r21) {
+  for (r490 = r5; (r21 > 0 && r490 < r12) || (r21 < 0 && r490 > r12); r490 = r490 + r21) {
     // line 47
-    let r496: i32 = (r78 + r33);
-    let r498: i32 = (r78 + r44);
-    let r500: i32 = (r78 + r51);
-    let r501: i32 = bitcast<i32>(0x200u);
+    let r494: i32 = (r78 + r33);
+    let r496: i32 = (r78 + r44);
+    let r498: i32 = (r78 + r51);
+    let r499: i32 = bitcast<i32>(0x200u);
+    let r500: i32 = (r78 + r499);
+    let r501: i32 = bitcast<i32>(0x201u);
     let r502: i32 = (r78 + r501);
-    let r503: i32 = bitcast<i32>(0x201u);
+    let r503: i32 = bitcast<i32>(0x202u);
     let r504: i32 = (r78 + r503);
-    let r505: i32 = bitcast<i32>(0x202u);
+    let r505: i32 = bitcast<i32>(0x203u);
     let r506: i32 = (r78 + r505);
-    let r507: i32 = bitcast<i32>(0x203u);
-    let r508: i32 = (r78 + r507);
-    let r509: i32 = (r492 + r78);
-    let r510: i32 = (r492 + r496);
-    let r511: i32 = (r492 + r498);
-    let r512: i32 = (r492 + r500);
-    let r513: i32 = (r492 + r502);
-    let r514: i32 = (r492 + r504);
-    let r515: i32 = (r492 + r506);
-    let r516: i32 = (r492 + r508);
+    let r507: i32 = (r490 + r78);
+    let r508: i32 = (r490 + r494);
+    let r509: i32 = (r490 + r496);
+    let r510: i32 = (r490 + r498);
+    let r511: i32 = (r490 + r500);
+    let r512: i32 = (r490 + r502);
+    let r513: i32 = (r490 + r504);
+    let r514: i32 = (r490 + r506);
     // line 48
+    let r515: bool = (r507 < r12);
+    let r516: bool = (r508 < r12);
     let r517: bool = (r509 < r12);
     let r518: bool = (r510 < r12);
     let r519: bool = (r511 < r12);
     let r520: bool = (r512 < r12);
     let r521: bool = (r513 < r12);
     let r522: bool = (r514 < r12);
-    let r523: bool = (r515 < r12);
-    let r524: bool = (r516 < r12);
     // line 49
-    let r534: f32 = select(r19, b2[select(P.bases[0][2], (P.bases[0][2] + bitcast<u32>(r509)), r517)], r517);
-    let r536: f32 = select(r19, b2[select(P.bases[0][2], (P.bases[0][2] + bitcast<u32>(r510)), r518)], r518);
-    let r538: f32 = select(r19, b2[select(P.bases[0][2], (P.bases[0][2] + bitcast<u32>(r511)), r519)], r519);
-    let r540: f32 = select(r19, b2[select(P.bases[0][2], (P.bases[0][2] + bitcast<u32>(r512)), r520)], r520);
-    let r542: f32 = select(r19, b2[select(P.bases[0][2], (P.bases[0][2] + bitcast<u32>(r513)), r521)], r521);
-    let r544: f32 = select(r19, b2[select(P.bases[0][2], (P.bases[0][2] + bitcast<u32>(r514)), r522)], r522);
-    let r546: f32 = select(r19, b2[select(P.bases[0][2], (P.bases[0][2] + bitcast<u32>(r515)), r523)], r523);
-    let r548: f32 = select(r19, b2[select(P.bases[0][2], (P.bases[0][2] + bitcast<u32>(r516)), r524)], r524);
+    let r532: f32 = select(r19, b2[select(P.bases[0][2], (P.bases[0][2] + bitcast<u32>(r507)), r515)], r515);
+    let r534: f32 = select(r19, b2[select(P.bases[0][2], (P.bases[0][2] + bitcast<u32>(r508)), r516)], r516);
+    let r536: f32 = select(r19, b2[select(P.bases[0][2], (P.bases[0][2] + bitcast<u32>(r509)), r517)], r517);
+    let r538: f32 = select(r19, b2[select(P.bases[0][2], (P.bases[0][2] + bitcast<u32>(r510)), r518)], r518);
+    let r540: f32 = select(r19, b2[select(P.bases[0][2], (P.bases[0][2] + bitcast<u32>(r511)), r519)], r519);
+    let r542: f32 = select(r19, b2[select(P.bases[0][2], (P.bases[0][2] + bitcast<u32>(r512)), r520)], r520);
+    let r544: f32 = select(r19, b2[select(P.bases[0][2], (P.bases[0][2] + bitcast<u32>(r513)), r521)], r521);
+    let r546: f32 = select(r19, b2[select(P.bases[0][2], (P.bases[0][2] + bitcast<u32>(r514)), r522)], r522);
     // line 50
-    let r558: f32 = select(r19, b3[select(P.bases[0][3], (P.bases[0][3] + bitcast<u32>(r509)), r517)], r517);
-    let r560: f32 = select(r19, b3[select(P.bases[0][3], (P.bases[0][3] + bitcast<u32>(r510)), r518)], r518);
-    let r562: f32 = select(r19, b3[select(P.bases[0][3], (P.bases[0][3] + bitcast<u32>(r511)), r519)], r519);
-    let r564: f32 = select(r19, b3[select(P.bases[0][3], (P.bases[0][3] + bitcast<u32>(r512)), r520)], r520);
-    let r566: f32 = select(r19, b3[select(P.bases[0][3], (P.bases[0][3] + bitcast<u32>(r513)), r521)], r521);
-    let r568: f32 = select(r19, b3[select(P.bases[0][3], (P.bases[0][3] + bitcast<u32>(r514)), r522)], r522);
-    let r570: f32 = select(r19, b3[select(P.bases[0][3], (P.bases[0][3] + bitcast<u32>(r515)), r523)], r523);
-    let r572: f32 = select(r19, b3[select(P.bases[0][3], (P.bases[0][3] + bitcast<u32>(r516)), r524)], r524);
+    let r556: f32 = select(r19, b3[select(P.bases[0][3], (P.bases[0][3] + bitcast<u32>(r507)), r515)], r515);
+    let r558: f32 = select(r19, b3[select(P.bases[0][3], (P.bases[0][3] + bitcast<u32>(r508)), r516)], r516);
+    let r560: f32 = select(r19, b3[select(P.bases[0][3], (P.bases[0][3] + bitcast<u32>(r509)), r517)], r517);
+    let r562: f32 = select(r19, b3[select(P.bases[0][3], (P.bases[0][3] + bitcast<u32>(r510)), r518)], r518);
+    let r564: f32 = select(r19, b3[select(P.bases[0][3], (P.bases[0][3] + bitcast<u32>(r511)), r519)], r519);
+    let r566: f32 = select(r19, b3[select(P.bases[0][3], (P.bases[0][3] + bitcast<u32>(r512)), r520)], r520);
+    let r568: f32 = select(r19, b3[select(P.bases[0][3], (P.bases[0][3] + bitcast<u32>(r513)), r521)], r521);
+    let r570: f32 = select(r19, b3[select(P.bases[0][3], (P.bases[0][3] + bitcast<u32>(r514)), r522)], r522);
     // line 51
+    let r571: i32 = (r15 + r507);
+    let r572: i32 = (r15 + r508);
     let r573: i32 = (r15 + r509);
     let r574: i32 = (r15 + r510);
     let r575: i32 = (r15 + r511);
     let r576: i32 = (r15 + r512);
     let r577: i32 = (r15 + r513);
     let r578: i32 = (r15 + r514);
-    let r579: i32 = (r15 + r515);
-    let r580: i32 = (r15 + r516);
+    let r580: f32 = select(r19, b0[select(P.bases[0][0], (P.bases[0][0] + bitcast<u32>(r571)), r515)], r515);
+    let r581: f32 = select(r19, b0[select(P.bases[0][0], (P.bases[0][0] + bitcast<u32>(r572)), r516)], r516);
     let r582: f32 = select(r19, b0[select(P.bases[0][0], (P.bases[0][0] + bitcast<u32>(r573)), r517)], r517);
     let r583: f32 = select(r19, b0[select(P.bases[0][0], (P.bases[0][0] + bitcast<u32>(r574)), r518)], r518);
     let r584: f32 = select(r19, b0[select(P.bases[0][0], (P.bases[0][0] + bitcast<u32>(r575)), r519)], r519);
     let r585: f32 = select(r19, b0[select(P.bases[0][0], (P.bases[0][0] + bitcast<u32>(r576)), r520)], r520);
     let r586: f32 = select(r19, b0[select(P.bases[0][0], (P.bases[0][0] + bitcast<u32>(r577)), r521)], r521);
     let r587: f32 = select(r19, b0[select(P.bases[0][0], (P.bases[0][0] + bitcast<u32>(r578)), r522)], r522);
-    let r588: f32 = select(r19, b0[select(P.bases[0][0], (P.bases[0][0] + bitcast<u32>(r579)), r523)], r523);
-    let r589: f32 = select(r19, b0[select(P.bases[0][0], (P.bases[0][0] + bitcast<u32>(r580)), r524)], r524);
     // line 52
-    let r590: f32 = (r582 - r255);
-    let r591: f32 = (r583 - r255);
-    let r592: f32 = (r584 - r255);
-    let r593: f32 = (r585 - r255);
-    let r594: f32 = (r586 - r255);
-    let r595: f32 = (r587 - r255);
-    let r596: f32 = (r588 - r255);
-    let r597: f32 = (r589 - r255);
-    let r598: f32 = (r590 * r481);
-    let r599: f32 = (r591 * r481);
-    let r600: f32 = (r592 * r481);
-    let r601: f32 = (r593 * r481);
-    let r602: f32 = (r594 * r481);
-    let r603: f32 = (r595 * r481);
-    let r604: f32 = (r596 * r481);
-    let r605: f32 = (r597 * r481);
+    let r588: f32 = (r580 - r254);
+    let r589: f32 = (r581 - r254);
+    let r590: f32 = (r582 - r254);
+    let r591: f32 = (r583 - r254);
+    let r592: f32 = (r584 - r254);
+    let r593: f32 = (r585 - r254);
+    let r594: f32 = (r586 - r254);
+    let r595: f32 = (r587 - r254);
+    let r596: f32 = (r588 * r479);
+    let r597: f32 = (r589 * r479);
+    let r598: f32 = (r590 * r479);
+    let r599: f32 = (r591 * r479);
+    let r600: f32 = (r592 * r479);
+    let r601: f32 = (r593 * r479);
+    let r602: f32 = (r594 * r479);
+    let r603: f32 = (r595 * r479);
     // line 53
-    let r606: f32 = (r598 * r534);
-    let r607: f32 = (r599 * r536);
-    let r608: f32 = (r600 * r538);
-    let r609: f32 = (r601 * r540);
-    let r610: f32 = (r602 * r542);
-    let r611: f32 = (r603 * r544);
-    let r612: f32 = (r604 * r546);
-    let r613: f32 = (r605 * r548);
-    let r614: f32 = (r606 + r558);
-    let r615: f32 = (r607 + r560);
-    let r616: f32 = (r608 + r562);
-    let r617: f32 = (r609 + r564);
-    let r618: f32 = (r610 + r566);
-    let r619: f32 = (r611 + r568);
-    let r620: f32 = (r612 + r570);
-    let r621: f32 = (r613 + r572);
+    let r604: f32 = (r596 * r532);
+    let r605: f32 = (r597 * r534);
+    let r606: f32 = (r598 * r536);
+    let r607: f32 = (r599 * r538);
+    let r608: f32 = (r600 * r540);
+    let r609: f32 = (r601 * r542);
+    let r610: f32 = (r602 * r544);
+    let r611: f32 = (r603 * r546);
+    let r612: f32 = (r604 + r556);
+    let r613: f32 = (r605 + r558);
+    let r614: f32 = (r606 + r560);
+    let r615: f32 = (r607 + r562);
+    let r616: f32 = (r608 + r564);
+    let r617: f32 = (r609 + r566);
+    let r618: f32 = (r610 + r568);
+    let r619: f32 = (r611 + r570);
     // line 54
+    if (r515) { b1[(P.bases[0][1] + bitcast<u32>(r571))] = r612; }
+    if (r516) { b1[(P.bases[0][1] + bitcast<u32>(r572))] = r613; }
     if (r517) { b1[(P.bases[0][1] + bitcast<u32>(r573))] = r614; }
     if (r518) { b1[(P.bases[0][1] + bitcast<u32>(r574))] = r615; }
     if (r519) { b1[(P.bases[0][1] + bitcast<u32>(r575))] = r616; }
     if (r520) { b1[(P.bases[0][1] + bitcast<u32>(r576))] = r617; }
     if (r521) { b1[(P.bases[0][1] + bitcast<u32>(r577))] = r618; }
     if (r522) { b1[(P.bases[0][1] + bitcast<u32>(r578))] = r619; }
-    if (r523) { b1[(P.bases[0][1] + bitcast<u32>(r579))] = r620; }
-    if (r524) { b1[(P.bases[0][1] + bitcast<u32>(r580))] = r621; }
   }
 }

@@ -27,7 +27,9 @@ pub fn expand_options(caps: &Capabilities, num_warps: u32) -> ExpandOptions {
 }
 
 /// Lowers `kernel` for a device with `caps` and prints it as WGSL, within the device's
-/// workgroup memory where a smaller plan fits: a cooperative-matrix dot first reads its
+/// workgroup memory where a smaller plan fits: each plan first moves its layout
+/// conversions and cross-thread reductions in rounds of bounded scratch
+/// (`ExpandOptions::scratch_bytes`); then a cooperative-matrix dot reads its
 /// accumulator back one fragment a round instead of several, then takes the FMA form,
 /// then the K tiles of the dots fed by loads are split into 2, 4, ... slices
 /// (`ExpandOptions::k_slices`, while that lowers the need; WGSL has no shared-memory
@@ -94,9 +96,8 @@ pub fn compile_with(
     let mut tried: Vec<u32> = vec![];
     let mut last = None;
     for (options, why) in attempts {
-        let thread = tilewise_core::lower::to_thread_ir(kernel, &options)?;
-        let uses_coop = !thread.frags.is_empty();
-        let mut printed = print_wgsl(&thread, caps)?;
+        let (mut printed, options) = print_fitting(kernel, caps, options)?;
+        let uses_coop = printed.uses_coop;
         let why = why.map(|why| {
             format!(
                 "{why} (the adapter allows {limit} bytes of workgroup memory; the larger plans \
@@ -104,12 +105,12 @@ pub fn compile_with(
                 list(&tried)
             )
         });
-        printed.notes.extend(why.clone());
-        if printed.workgroup_bytes <= limit {
-            return Ok(total(printed));
+        printed.kernel.notes.extend(why.clone());
+        if printed.kernel.workgroup_bytes <= limit {
+            return Ok(total(printed.kernel));
         }
-        tried.push(printed.workgroup_bytes);
-        last = Some((printed, options, why));
+        tried.push(printed.kernel.workgroup_bytes);
+        last = Some((printed.kernel, options, why));
         if !uses_coop {
             break;
         }
@@ -123,11 +124,19 @@ pub fn compile_with(
     let mut split_needs = vec![best.workgroup_bytes];
     while options.k_slices < MAX_K_SLICES {
         options.k_slices *= 2;
-        let thread = tilewise_core::lower::to_thread_ir(kernel, &options)?;
-        let mut printed = print_wgsl(&thread, caps)?;
+        let (printed, fitted) = print_fitting(
+            kernel,
+            caps,
+            ExpandOptions {
+                scratch_bytes: None,
+                ..options.clone()
+            },
+        )?;
+        let mut printed = printed.kernel;
         if printed.workgroup_bytes >= best.workgroup_bytes {
             break;
         }
+        options = fitted;
         printed.notes.extend(why.clone());
         printed.notes.push(format!(
             "K tiles split into up to {} slices (the adapter allows {limit} bytes of workgroup \
@@ -143,6 +152,56 @@ pub fn compile_with(
         }
     }
     Ok(total(best))
+}
+
+/// A printed kernel and whether its dots took the cooperative-matrix form.
+struct Printed {
+    kernel: WgslKernel,
+    uses_coop: bool,
+}
+
+/// Lowers and prints `kernel` for `options`; where it needs more workgroup memory than
+/// the adapter allows, again with its layout conversions and cross-thread reductions
+/// moved in rounds of at most a quarter, then a sixteenth, of the limit
+/// (`ExpandOptions::scratch_bytes`), while that lowers the need. The first plan that
+/// fits, else the one needing least, with the options that made it.
+fn print_fitting(
+    kernel: &Kernel,
+    caps: &Capabilities,
+    options: ExpandOptions,
+) -> Result<(Printed, ExpandOptions)> {
+    let limit = caps.max_compute_workgroup_storage_size;
+    let print = |options: &ExpandOptions| -> Result<Printed> {
+        let thread = tilewise_core::lower::to_thread_ir(kernel, options)?;
+        Ok(Printed {
+            uses_coop: !thread.frags.is_empty(),
+            kernel: print_wgsl(&thread, caps)?,
+        })
+    };
+    let mut best = print(&options)?;
+    let mut best_options = options.clone();
+    let whole = best.kernel.workgroup_bytes;
+    for bound in [limit / 4, limit / 16] {
+        if best.kernel.workgroup_bytes <= limit || bound == 0 {
+            break;
+        }
+        let bounded = ExpandOptions {
+            scratch_bytes: Some(bound),
+            ..options.clone()
+        };
+        let mut printed = print(&bounded)?;
+        if printed.kernel.workgroup_bytes >= best.kernel.workgroup_bytes {
+            break;
+        }
+        printed.kernel.notes.push(format!(
+            "layout conversions and reductions move through at most {bound} bytes of \
+             workgroup memory a round (the adapter allows {limit} bytes; whole tiles need \
+             {whole})"
+        ));
+        best = printed;
+        best_options = bounded;
+    }
+    Ok((best, best_options))
 }
 
 /// The most slices a K tile is split into (the form of each dot stops it sooner).

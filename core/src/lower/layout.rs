@@ -484,6 +484,83 @@ impl LinearLayout {
         }
     }
 
+    /// The coordinate bits that registers alone decide: `(dim, bit)` (the coordinate
+    /// bit `1 << bit` of dimension `dim`) where one register basis is exactly that bit
+    /// and no other basis, of a register, lane or warp, touches it. Which such bits a
+    /// register's element has is the same in every thread, so a transfer through
+    /// shared memory can move the elements in rounds, one value of these bits at a
+    /// time, each thread storing (or loading) a fixed subset of its registers.
+    pub fn register_only_bits(&self) -> Vec<(usize, u32)> {
+        let mut out = vec![];
+        for (i, b) in self.regs.iter().enumerate() {
+            let nonzero: Vec<usize> = (0..b.len()).filter(|&d| b[d] != 0).collect();
+            let [d] = nonzero[..] else { continue };
+            if !b[d].is_power_of_two() {
+                continue;
+            }
+            let bit = b[d].trailing_zeros();
+            let touched = self
+                .regs
+                .iter()
+                .enumerate()
+                .filter(|(j, _)| *j != i)
+                .map(|(_, o)| o)
+                .chain(&self.lanes)
+                .chain(&self.warps)
+                .any(|o| o[d] >> bit & 1 == 1);
+            if !touched {
+                out.push((d, bit));
+            }
+        }
+        out
+    }
+
+    /// The value of the coordinate bits `bits` (packed, `bits[0]` lowest) of the
+    /// element register `reg` holds; only meaningful for bits from
+    /// [`Self::register_only_bits`], which do not depend on the thread.
+    pub fn bits_of_register(&self, reg: u32, bits: &[(usize, u32)]) -> u32 {
+        let c = self.apply(reg, 0, 0);
+        bits.iter()
+            .enumerate()
+            .fold(0, |acc, (j, &(d, b))| acc | (c[d] >> b & 1) << j)
+    }
+
+    /// This layout with the coordinate bits `bits` squeezed out: each listed bit of a
+    /// dimension is removed from every coordinate (the bits above it move down), the
+    /// dimension shrinks by half for each, and the register bases that held them hold
+    /// nothing (they become replicas, so registers keep their numbers). Used with
+    /// [`Self::register_only_bits`]: the elements sharing one value of those bits, in
+    /// a scratch array a `2^bits.len()`-th of the size.
+    pub fn without_bits(&self, bits: &[(usize, u32)]) -> LinearLayout {
+        let squeeze = |b: &Coord| -> Coord {
+            b.iter()
+                .enumerate()
+                .map(|(d, &x)| {
+                    let mut gone: Vec<u32> = bits
+                        .iter()
+                        .filter(|(bd, _)| *bd == d)
+                        .map(|&(_, bit)| bit)
+                        .collect();
+                    gone.sort_unstable_by(|a, b| b.cmp(a));
+                    gone.into_iter().fold(x, |x, bit| {
+                        let low = x & ((1u32 << bit) - 1);
+                        low | (x >> (bit + 1)) << bit
+                    })
+                })
+                .collect()
+        };
+        let mut shape = self.shape.clone();
+        for &(d, _) in bits {
+            shape[d] /= 2;
+        }
+        LinearLayout {
+            shape,
+            regs: self.regs.iter().map(squeeze).collect(),
+            lanes: self.lanes.iter().map(squeeze).collect(),
+            warps: self.warps.iter().map(squeeze).collect(),
+        }
+    }
+
     /// Whether any input bit is a replica (zero basis), i.e. some element is held twice.
     pub fn is_replicated(&self) -> bool {
         self.regs

@@ -165,7 +165,9 @@ impl Expander<'_> {
 
     /// Moves `src` (in layout `from`) into layout `to` through shared memory; `to`'s
     /// coordinates are mapped into `from`'s shape by dropping dimensions where `from`
-    /// has size 1 (broadcast).
+    /// has size 1 (broadcast). Where the tile is larger than
+    /// [`ExpandOptions::scratch_bytes`](super::ExpandOptions::scratch_bytes), it moves in
+    /// rounds (see [`Self::round_bits`]), each behind its own pair of barriers.
     fn through_shared(
         &mut self,
         regs: &[Reg],
@@ -173,23 +175,78 @@ impl Expander<'_> {
         to: &LinearLayout,
     ) -> Result<Vec<Reg>> {
         let dtype = self.out.reg_ty(regs[0]).dtype;
-        let numel: u32 = from.shape().iter().product();
-        let arr = self.scratch_for(dtype, numel);
-        self.emit(Stmt::Barrier);
-        let widx = self.linear_indices(from, from.shape())?;
-        for (r, i) in regs.iter().zip(widx) {
-            self.emit(Stmt::SharedStore {
-                arr,
-                index: i,
-                value: *r,
-            });
+        let shape = from.shape().to_vec();
+        let numel: u32 = shape.iter().product();
+        let bits = self.round_bits(&[from, to], &shape, dtype.size_bytes().max(1) as u32);
+        let (from_c, to_c) = (from.without_bits(&bits), to.without_bits(&bits));
+        let arr = self.scratch_for(dtype, numel >> bits.len());
+        let widx = self.linear_indices(&from_c, from_c.shape())?;
+        let ridx = self.linear_indices(&to_c, from_c.shape())?;
+        let mut out: Vec<Option<Reg>> = vec![None; ridx.len()];
+        for round in 0..1u32 << bits.len() {
+            self.emit(Stmt::Barrier);
+            for (r, (v, i)) in regs.iter().zip(&widx).enumerate() {
+                if from.bits_of_register(r as u32, &bits) == round {
+                    self.emit(Stmt::SharedStore {
+                        arr,
+                        index: *i,
+                        value: *v,
+                    });
+                }
+            }
+            self.emit(Stmt::Barrier);
+            for (r, i) in ridx.iter().enumerate() {
+                if to.bits_of_register(r as u32, &bits) == round {
+                    out[r] = Some(self.assign(dtype, Expr::SharedLoad { arr, index: *i }));
+                }
+            }
         }
-        self.emit(Stmt::Barrier);
-        let ridx = self.linear_indices(to, from.shape())?;
-        Ok(ridx
+        out.into_iter()
+            .map(|r| r.ok_or_else(|| Diagnostic::internal("a register missed by every round")))
+            .collect()
+    }
+
+    /// The coordinate bits over which a transfer of a tile of `shape` (`elem_bytes` of
+    /// scratch an element) through shared memory goes in rounds so that one round's
+    /// scratch stays within
+    /// [`ExpandOptions::scratch_bytes`](super::ExpandOptions::scratch_bytes): bits that
+    /// registers alone decide in every one of `layouts`
+    /// ([`LinearLayout::register_only_bits`]), most significant (row-major) first, as
+    /// few as are needed. Empty where the tile fits, there is no bound, or no bit
+    /// qualifies; fewer than needed where too few do (the scratch is then larger than
+    /// the bound, and the kernel's need says so).
+    pub(crate) fn round_bits(
+        &self,
+        layouts: &[&LinearLayout],
+        shape: &[u32],
+        elem_bytes: u32,
+    ) -> Vec<(usize, u32)> {
+        let bytes = shape.iter().product::<u32>() as u64 * elem_bytes as u64;
+        let Some(bound) = self.opt.scratch_bytes else {
+            return vec![];
+        };
+        if bytes <= bound as u64 || layouts.is_empty() {
+            return vec![];
+        }
+        let mut common: Vec<(usize, u32)> = layouts[0]
+            .register_only_bits()
             .into_iter()
-            .map(|i| self.assign(dtype, Expr::SharedLoad { arr, index: i }))
-            .collect())
+            .filter(|&(d, _)| shape.get(d).is_some_and(|&s| s > 1))
+            .filter(|b| {
+                layouts[1..]
+                    .iter()
+                    .all(|l| l.register_only_bits().contains(b))
+            })
+            .collect();
+        common.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
+        let mut chosen = vec![];
+        for b in common {
+            if bytes >> chosen.len() <= bound as u64 {
+                break;
+            }
+            chosen.push(b);
+        }
+        chosen
     }
 
     /// The registers of `d` in layout `target`.
@@ -211,6 +268,26 @@ impl Expander<'_> {
                 self.through_shared(regs, layout, target)
             }
         }
+    }
+
+    /// The registers of value `v` (lowered as `d`) in layout `target`: recomputed
+    /// there where `v` is index arithmetic ([`Self::remat`]: `split`'s coordinate tile,
+    /// an `arange` broadcast), moved otherwise.
+    pub(crate) fn value_in_layout(
+        &mut self,
+        v: Value,
+        d: &Dist,
+        target: &LinearLayout,
+    ) -> Result<Vec<Reg>> {
+        if let Dist::Regs { layout, .. } = d {
+            if layout != target && layout.shape() == target.shape() {
+                let dims: remat::DimMap = (0..target.rank()).map(Some).collect();
+                if let Some(regs) = self.remat(v, target, &dims, 0)? {
+                    return Ok(regs);
+                }
+            }
+        }
+        self.in_layout(d, target)
     }
 
     /// Brings several values into one layout (the first distributed operand's).

@@ -111,6 +111,13 @@ pub struct ExpandOptions {
     /// reaches the threads (rounds of as many fragments a subgroup as fit; at least
     /// one).
     pub coop_scratch_bytes: u32,
+    /// The most shared memory, in bytes, that one layout conversion or one
+    /// cross-thread reduction uses at once: a larger tile moves in rounds, a subset of
+    /// each thread's registers at a time (those sharing the value of some coordinate
+    /// bits that registers alone decide), each round behind its own barriers. `None`:
+    /// whole tiles at once (fewest barriers); the backends set a bound when a kernel
+    /// does not fit the device's shared memory otherwise.
+    pub scratch_bytes: Option<u32>,
     /// Whether the device has 64-bit integers. Without them (WGSL), 64-bit address
     /// arithmetic is narrowed to 32 bits where that is exact ([`crate::lower::narrow_i64`]).
     pub native_i64: bool,
@@ -172,6 +179,7 @@ impl ExpandOptions {
             coop_matrix: vec![],
             subgroup_reduce: false,
             coop_scratch_bytes: 8 * 1024,
+            scratch_bytes: None,
             native_i64: false,
             checked: false,
             num_stages: None,
@@ -202,6 +210,7 @@ impl ExpandOptions {
             coop_matrix: vec![],
             subgroup_reduce: false,
             coop_scratch_bytes: 8 * 1024,
+            scratch_bytes: None,
             native_i64: true,
             checked: false,
             num_stages: None,
@@ -247,6 +256,7 @@ impl Default for ExpandOptions {
             coop_matrix: vec![],
             subgroup_reduce: false,
             coop_scratch_bytes: 8 * 1024,
+            scratch_bytes: None,
             native_i64: true,
             checked: false,
             num_stages: None,

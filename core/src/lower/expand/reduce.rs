@@ -116,8 +116,8 @@ impl Expander<'_> {
             None => self.canonical(&self.shape(operands[0]))?,
         };
         let mut regs = vec![];
-        for d in &dists {
-            regs.push(self.in_layout(d, &layout)?);
+        for (v, d) in operands.iter().zip(&dists) {
+            regs.push(self.value_in_layout(*v, d, &layout)?);
         }
         Ok((layout, regs))
     }
@@ -272,8 +272,17 @@ impl Expander<'_> {
         let partners = 1u32 << (lane_axis.len() + warp_axis.len());
         let reps = reps_of(&partial);
         if partners > 1 {
-            let out_numel: u32 = sliced.shape().iter().product::<u32>().max(1);
-            let out_idx = self.linear_indices(&sliced, sliced.shape())?;
+            // Partials of many output elements may go in rounds (see `round_bits`): the
+            // output elements sharing one value of some register-held coordinate bits.
+            let elem_bytes = partners
+                * dts
+                    .iter()
+                    .map(|d| d.size_bytes().max(1) as u32)
+                    .sum::<u32>();
+            let bits = self.round_bits(&[&sliced], sliced.shape(), elem_bytes);
+            let compact = sliced.without_bits(&bits);
+            let out_numel: u32 = compact.shape().iter().product::<u32>().max(1);
+            let out_idx = self.linear_indices(&compact, compact.shape())?;
             // This thread's partner id: its bits along `axis`, packed.
             let pid = self.packed_thread_bits(&lane_axis, &warp_axis);
             let p = self.int_const(DType::I32, partners as i64);
@@ -281,23 +290,8 @@ impl Expander<'_> {
                 .iter()
                 .map(|&d| self.scratch_for_reduce(d, out_numel * partners))
                 .collect();
-            self.emit(Stmt::Barrier);
-            for &r in &reps {
-                let base = self.assign(DType::I32, Expr::Binary(BinaryOp::Mul, out_idx[r], p));
-                let slot = self.assign(DType::I32, Expr::Binary(BinaryOp::Add, base, pid));
-                let vals = partial[r].clone().expect("rep");
-                for (j, arr) in arrays.iter().enumerate() {
-                    self.emit(Stmt::SharedStore {
-                        arr: *arr,
-                        index: slot,
-                        value: vals[j],
-                    });
-                }
-            }
-            // A tree over the partners: log2(P) halving steps, each behind a barrier;
-            // partner `pid < s` combines slots `pid` and `pid + s` into slot `pid`.
-            // Only the first of replicated threads takes part: two replicas updating
-            // the same slot would combine a partial twice.
+            // Only the first of replicated threads takes part in the tree: two replicas
+            // updating the same slot would combine a partial twice.
             let (mut owner, _) = self.ownership(Some(&layout));
             if shuffled_lanes != 0 {
                 let m = self.int_const(DType::I32, shuffled_lanes as i64);
@@ -323,42 +317,65 @@ impl Expander<'_> {
                     .map(|(arr, d)| x.assign(*d, Expr::SharedLoad { arr: *arr, index }))
                     .collect()
             };
-            let mut step = partners / 2;
-            while step >= 1 {
+            for round in 0..1u32 << bits.len() {
+                let reps: Vec<usize> = reps
+                    .iter()
+                    .copied()
+                    .filter(|&r| sliced.bits_of_register(r as u32, &bits) == round)
+                    .collect();
                 self.emit(Stmt::Barrier);
-                let sc = self.int_const(DType::I32, step as i64);
-                let mut active = self.assign(DType::I1, Expr::Cmp(CmpPred::Lt, pid, sc));
-                if let Some(o) = owner {
-                    active = self.assign(DType::I1, Expr::Binary(BinaryOp::And, active, o));
-                }
-                self.open();
                 for &r in &reps {
                     let base = bases[r].expect("rep base");
-                    let lo = self.assign(DType::I32, Expr::Binary(BinaryOp::Add, base, pid));
-                    let hi = self.assign(DType::I32, Expr::Binary(BinaryOp::Add, lo, sc));
-                    let a = load(self, lo);
-                    let b = load(self, hi);
-                    let c = self.combine(combiner, &dts, &a, &b)?;
+                    let slot = self.assign(DType::I32, Expr::Binary(BinaryOp::Add, base, pid));
+                    let vals = partial[r].clone().expect("rep");
                     for (j, arr) in arrays.iter().enumerate() {
                         self.emit(Stmt::SharedStore {
                             arr: *arr,
-                            index: lo,
-                            value: c[j],
+                            index: slot,
+                            value: vals[j],
                         });
                     }
                 }
-                let body = self.close();
-                self.emit(Stmt::If {
-                    cond: active,
-                    then_body: body,
-                    else_body: vec![],
-                });
-                step /= 2;
-            }
-            self.emit(Stmt::Barrier);
-            for &r in &reps {
-                let base = bases[r].expect("rep base");
-                partial[r] = Some(load(self, base));
+                // A tree over the partners: log2(P) halving steps, each behind a
+                // barrier; partner `pid < s` combines slots `pid` and `pid + s` into
+                // slot `pid`.
+                let mut step = partners / 2;
+                while step >= 1 {
+                    self.emit(Stmt::Barrier);
+                    let sc = self.int_const(DType::I32, step as i64);
+                    let mut active = self.assign(DType::I1, Expr::Cmp(CmpPred::Lt, pid, sc));
+                    if let Some(o) = owner {
+                        active = self.assign(DType::I1, Expr::Binary(BinaryOp::And, active, o));
+                    }
+                    self.open();
+                    for &r in &reps {
+                        let base = bases[r].expect("rep base");
+                        let lo = self.assign(DType::I32, Expr::Binary(BinaryOp::Add, base, pid));
+                        let hi = self.assign(DType::I32, Expr::Binary(BinaryOp::Add, lo, sc));
+                        let a = load(self, lo);
+                        let b = load(self, hi);
+                        let c = self.combine(combiner, &dts, &a, &b)?;
+                        for (j, arr) in arrays.iter().enumerate() {
+                            self.emit(Stmt::SharedStore {
+                                arr: *arr,
+                                index: lo,
+                                value: c[j],
+                            });
+                        }
+                    }
+                    let body = self.close();
+                    self.emit(Stmt::If {
+                        cond: active,
+                        then_body: body,
+                        else_body: vec![],
+                    });
+                    step /= 2;
+                }
+                self.emit(Stmt::Barrier);
+                for &r in &reps {
+                    let base = bases[r].expect("rep base");
+                    partial[r] = Some(load(self, base));
+                }
             }
         }
         // Results: every register of the slice layout reads its representative.

@@ -67,6 +67,12 @@ impl Expander<'_> {
                 let (inner_v, inner) = through(op, dims, self);
                 self.remat(inner_v, target, &inner, depth + 1)?
             }
+            Op::Reshape(inner_v) => {
+                match unit_dims_only(&self.shape(*inner_v), &self.shape(v), dims) {
+                    Some(inner) => self.remat(*inner_v, target, &inner, depth + 1)?,
+                    None => None,
+                }
+            }
             Op::Unary { .. }
             | Op::Binary { .. }
             | Op::Cmp { .. }
@@ -171,6 +177,22 @@ fn moves_coordinates(op: &Op) -> bool {
         op,
         Op::ExpandDims { .. } | Op::Broadcast(_) | Op::Permute { .. } | Op::Hint { .. }
     )
+}
+
+/// For a reshape from `from` to `to` that only inserts or removes dimensions of size 1
+/// (`arange(2).reshape(1, 1, 2)`, an `expand_dims` in another spelling): the dimension
+/// map its operand is needed under; `None` for a reshape that regroups elements.
+fn unit_dims_only(from: &[u32], to: &[u32], dims: &DimMap) -> Option<DimMap> {
+    let kept = |s: &[u32]| -> Vec<usize> { (0..s.len()).filter(|&i| s[i] != 1).collect() };
+    let (kf, kt) = (kept(from), kept(to));
+    if kf.len() != kt.len() || kf.iter().zip(&kt).any(|(&i, &j)| from[i] != to[j]) {
+        return None;
+    }
+    let mut inner: DimMap = vec![None; from.len()];
+    for (&i, &j) in kf.iter().zip(&kt) {
+        inner[i] = dims[j];
+    }
+    Some(inner)
 }
 
 /// For an op that only moves coordinates: its operand, and the dimension map the
