@@ -2674,6 +2674,102 @@ fn attention_shares_shared_memory_between_its_dots() {
     check(case);
 }
 
+/// The shared-memory stores (by `tilewise::core::thread_ir::Stmt::SharedStore`) of a
+/// Thread IR kernel: outside any loop, and inside one.
+fn shared_stores(
+    body: &[tilewise::core::thread_ir::Stmt],
+    in_loop: bool,
+    out: &mut (usize, usize),
+) {
+    use tilewise::core::thread_ir::Stmt;
+    for s in body {
+        if let Stmt::SharedStore { .. } = s {
+            if in_loop {
+                out.1 += 1;
+            } else {
+                out.0 += 1;
+            }
+        }
+        let looped = in_loop || matches!(s, Stmt::For { .. } | Stmt::While { .. });
+        for b in s.bodies() {
+            shared_stores(b, looped, out);
+        }
+    }
+}
+
+/// A dot operand computed before a loop (attention's `q`) is staged in shared memory
+/// once, ahead of the loop, instead of on every trip, in every lowering (FMA and
+/// cooperative-matrix WGSL, `mma.sync` and warpgroup PTX): against the same kernel with
+/// `q` loaded inside the loop, the loop stores less and the code before it more. (The
+/// kernel's results on every executor are checked by the test above.)
+#[test]
+fn loop_invariant_dot_operand_is_staged_once() {
+    let load_q = "    q = tl.load(q_ptr + rm[:, None] * D + rd[None, :])\n";
+    assert!(ATTENTION.contains(load_q));
+    let inside = ATTENTION.replace(load_q, "").replace(
+        "        s = tl.dot(q, k)",
+        "        q = tl.load(q_ptr + rm[:, None] * D + rd[None, :])\n        s = tl.dot(q, k)",
+    );
+    let dev = Device::interpreter();
+    let (q, k, v, o) = (
+        dev.zeros::<f16>(64 * 64).unwrap(),
+        dev.zeros::<f16>(128 * 64).unwrap(),
+        dev.zeros::<f16>(128 * 64).unwrap(),
+        dev.zeros::<f32>(64 * 64).unwrap(),
+    );
+    let compiled = |src: &str| {
+        let m = Module::parse("attention.py", src).unwrap();
+        m.kernel("attention_fwd")
+            .unwrap()
+            .launch(&dev, 1)
+            .arg(&q)
+            .arg(&k)
+            .arg(&v)
+            .arg(&o)
+            .arg(128i32)
+            .constexpr("M", 64i64)
+            .constexpr("D", 64i64)
+            .constexpr("BN", 64i64)
+            .compile()
+            .unwrap()
+    };
+    let (hoisted, reloaded) = (compiled(ATTENTION), compiled(&inside));
+    use tilewise::core::lower::expand::ExpandOptions;
+    use tilewise::cuda::{PtxOptions, PtxTarget};
+    let lowerings: Vec<(&str, ExpandOptions)> = vec![
+        (
+            "WGSL (FMA)",
+            tilewise::wgsl::expand_options(&tilewise::wgsl::Capabilities::offline(true, false), 4),
+        ),
+        (
+            "WGSL (cooperative matrices)",
+            tilewise::wgsl::expand_options(&tilewise::wgsl::Capabilities::offline_coop(), 4),
+        ),
+        (
+            "PTX sm_80",
+            tilewise::cuda::expand_options(&PtxOptions::new(PtxTarget { sm: 80 }, 4)),
+        ),
+        (
+            "PTX sm_90",
+            tilewise::cuda::expand_options(&PtxOptions::new(PtxTarget { sm: 90 }, 4)),
+        ),
+    ];
+    for (label, options) in lowerings {
+        let count = |c: &tilewise::Compiled| {
+            let t = tilewise::core::lower::to_thread_ir(c.ir(), &options).unwrap();
+            let mut n = (0, 0);
+            shared_stores(&t.body, false, &mut n);
+            n
+        };
+        let ((before_h, loop_h), (before_r, loop_r)) = (count(&hoisted), count(&reloaded));
+        assert!(
+            loop_h < loop_r && before_h > before_r,
+            "{label}: shared stores before/in the loop: {before_h}/{loop_h} with q before it, \
+             {before_r}/{loop_r} with q loaded in it"
+        );
+    }
+}
+
 const INT64_OFFSETS: &str = r#"
 import triton
 import triton.language as tl

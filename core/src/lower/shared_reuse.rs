@@ -13,7 +13,9 @@
 //! lies strictly between the last statement using the first and the first statement
 //! using the second; in a loop body also around the back edge (between the second's
 //! last use and the first's first use of the next trip), since the body repeats.
-//! Destinations of asynchronous copies (the pipelined rings) keep their own memory.
+//! Destinations of asynchronous copies (the pipelined rings) share only across a
+//! drain (a barrier right after waiting for every copy, as after each pipelined loop):
+//! the rings of consecutive loops (causal attention's two) take turns in one memory.
 //! Merging is greedy by start position, per dtype (WGSL's workgroup arrays are typed).
 //! The simulator's race detector checks the result on every kernel the tests run.
 
@@ -40,7 +42,7 @@ pub fn reuse_shared(k: &mut ThreadKernel) -> u64 {
     let mut fixed = vec![false; k.shared.len()];
     mark_async_targets(&k.body, &mut fixed);
     let mut inserts = vec![];
-    let slots = block_slots(&k.body, k, &fixed, false, &[], &mut inserts);
+    let slots = block_slots(&k.body, k, &fixed, &[], false, &[], &mut inserts);
     // Arrays no statement uses (none in practice) keep their own slot.
     let mut placed = vec![false; k.shared.len()];
     for s in &slots {
@@ -148,11 +150,15 @@ fn arrays_within(s: &Stmt, out: &mut Vec<u32>) {
 /// leading to it. In a block whose threads are known to run it together (it has a
 /// barrier of its own), two slots of one dtype whose uses do not overlap but lack a
 /// barrier between them share anyway, with a barrier inserted before the second's first
-/// use (recorded in `inserts`; `insert_barriers` places them).
+/// use (recorded in `inserts`; `insert_barriers` places them). `pinned`: arrays also
+/// used outside the loops around this block (a dot operand staged ahead of its loop),
+/// which share nothing here: their memory must hold across the trips.
+#[allow(clippy::too_many_arguments)]
 fn block_slots(
     body: &[Stmt],
     k: &ThreadKernel,
     fixed: &[bool],
+    pinned: &[u32],
     cyclic: bool,
     path: &[usize],
     inserts: &mut Vec<(Vec<usize>, usize)>,
@@ -162,9 +168,15 @@ fn block_slots(
     let mut inner: Vec<(Slot, usize)> = vec![];
     let mut inner_members: Vec<bool> = vec![false; k.shared.len()];
     let mut barriers = vec![];
+    // Barriers right after a wait for every asynchronous copy (`AsyncWait { pending: 0
+    // }`, as after a pipelined loop): past one, no copy still writes any array.
+    let mut drains = vec![];
     for (i, s) in body.iter().enumerate() {
         if matches!(s, Stmt::Barrier | Stmt::StorageBarrier) {
             barriers.push(i);
+            if i > 0 && matches!(body[i - 1], Stmt::AsyncWait { pending: 0 }) {
+                drains.push(2 * i);
+            }
         }
         if let Stmt::For { body: b, .. } = s {
             // Arrays used only inside this loop are placed in its body first.
@@ -182,7 +194,9 @@ fn block_slots(
                 .filter(|a| !outside.contains(a))
                 .collect();
             let inner_path: Vec<usize> = path.iter().copied().chain([i]).collect();
-            for slot in block_slots(b, k, fixed, true, &inner_path, inserts) {
+            let mut inner_pinned = pinned.to_vec();
+            inner_pinned.extend(here.iter().copied().filter(|a| !local.contains(a)));
+            for slot in block_slots(b, k, fixed, &inner_pinned, true, &inner_path, inserts) {
                 if slot.members.iter().all(|m| local.contains(m)) {
                     for &m in &slot.members {
                         inner_members[m as usize] = true;
@@ -212,7 +226,7 @@ fn block_slots(
                 dtype: arr.dtype,
                 len: arr.len,
                 align: arr.align,
-                fixed: fixed[a as usize],
+                fixed: fixed[a as usize] || pinned.contains(&a),
             },
             first,
             last,
@@ -230,24 +244,29 @@ fn block_slots(
     // Greedy: each slot keeps (first start, last end) of what it holds.
     let mut out: Vec<(Slot, usize, usize)> = vec![];
     for (c, first, last) in cands {
+        // (A pinned array, marked fixed, is in a loop body: it never shares.)
+        // A slot holding a copy destination (a pipeline's ring) is taken over only past
+        // a drain: its last copies have landed and every thread has passed them. In a
+        // loop body (rings live across the trips) they never share.
         let can_share = |b: &[usize], s: &Slot, s_first: usize, s_last: usize| {
-            !s.fixed
-                && s.dtype == c.dtype
-                && separated(b, s_last, first)
-                && (!cyclic || around(b, last, s_first))
+            s.dtype == c.dtype
+                && if s.fixed || c.fixed {
+                    !cyclic
+                        && (!s.fixed || separated(&drains, s_last, first))
+                        && separated(b, s_last, first)
+                } else {
+                    separated(b, s_last, first) && (!cyclic || around(b, last, s_first))
+                }
         };
-        let mut fit = (!c.fixed)
-            .then(|| {
-                out.iter()
-                    .position(|(s, s_first, s_last)| can_share(&barriers, s, *s_first, *s_last))
-            })
-            .flatten();
+        let mut fit = out
+            .iter()
+            .position(|(s, s_first, s_last)| can_share(&barriers, s, *s_first, *s_last));
         if fit.is_none() && !c.fixed && uniform && first > 0 {
             // With a barrier before this slot's first use.
             let mut with = barriers.clone();
             with.push(2 * first - 1);
             fit = out.iter().position(|(s, s_first, s_last)| {
-                *s_last < first && can_share(&with, s, *s_first, *s_last)
+                *s_last < first && !s.fixed && can_share(&with, s, *s_first, *s_last)
             });
             if fit.is_some() {
                 barriers = with;
@@ -260,6 +279,7 @@ fn block_slots(
                 s.members.extend(&c.members);
                 s.len = s.len.max(c.len);
                 s.align = s.align.max(c.align);
+                s.fixed |= c.fixed;
                 *s_last = last;
             }
             None => out.push((c, first, last)),

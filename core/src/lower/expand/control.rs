@@ -399,6 +399,14 @@ impl Expander<'_> {
         for (a, s) in body.args[1..].iter().zip(&slots) {
             self.set(*a, s.clone());
         }
+        let mut args = vec![];
+        collect_args(body, &mut args);
+        let mut defined: std::collections::HashSet<Value> = args.into_iter().collect();
+        body.walk(&mut |i| defined.extend(i.results.iter().copied()));
+        self.loops.push(super::LoopFrame {
+            level: self.stmts.len() - 1,
+            defined,
+        });
         self.open();
         for s in &slots {
             self.unpack_slot(s);
@@ -417,6 +425,7 @@ impl Expander<'_> {
             .collect::<Result<_>>()?;
         self.parallel_store(&slots, &ys)?;
         let body_stmts = self.close();
+        self.loops.pop();
         self.span = inst.span;
         self.emit(Stmt::For {
             iv,
@@ -664,5 +673,15 @@ impl Expander<'_> {
             self.set(*r, s);
         }
         Ok(())
+    }
+}
+
+/// The block arguments of `block` and of every block nested in it.
+fn collect_args(block: &Block, out: &mut Vec<Value>) {
+    out.extend(block.args.iter().copied());
+    for inst in &block.insts {
+        for nested in inst.op.blocks() {
+            collect_args(nested, out);
+        }
     }
 }

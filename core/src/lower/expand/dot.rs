@@ -353,7 +353,8 @@ impl Expander<'_> {
 
     /// An operand's shared array and, when staged, the register holding its
     /// slot's first element: staged tiles are read where their copies put them, others
-    /// are stored to a new array now.
+    /// are stored to a new array now, or, where computed before the loop being lowered,
+    /// once ahead of it.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn dot_operand(
         &mut self,
@@ -371,8 +372,29 @@ impl Expander<'_> {
                 Ok((ring.arr, Some(base)))
             }
             None => {
-                let d = self.data(v)?;
-                Ok((self.stage_tile(&d, shape, tile, name, input)?, None))
+                // An operand computed before a loop (attention's `q`) is staged once,
+                // ahead of the outermost loop it does not change in, not every trip
+                // (not a product kept as fragments: read back here, its registers
+                // exist only from here on).
+                let outside = self
+                    .loops
+                    .iter()
+                    .find(|l| !l.defined.contains(&v))
+                    .filter(|_| !self.materialized_now.contains(&v));
+                let Some(level) = outside.map(|l| l.level) else {
+                    let d = self.data(v)?;
+                    return Ok((self.stage_tile(&d, shape, tile, name, input)?, None));
+                };
+                let key = (v, format!("{tile:?}"), input);
+                if let Some(&(arr, _)) = self.hoisted_operands.get(&key) {
+                    return Ok((arr, None));
+                }
+                let arr = self.emit_at_level(level, |x| {
+                    let d = x.data(v)?;
+                    x.stage_tile(&d, shape, tile, name, input)
+                })?;
+                self.hoisted_operands.insert(key, (arr, level + 1));
+                Ok((arr, None))
             }
         }
     }

@@ -382,6 +382,24 @@ pub(crate) struct Expander<'k> {
     /// Whether a warpgroup group may still be in flight (completed by a wait after
     /// the loop).
     pub(crate) wgmma_in_flight: bool,
+    /// The `for` loops being lowered, outermost first (`dot.rs` stages a dot operand
+    /// computed before a loop once, ahead of it).
+    pub(crate) loops: Vec<LoopFrame>,
+    /// Dot operands staged ahead of a loop: by (value, staged tile, dtype), the array
+    /// and the depth of the statement list the stores went into (valid while it is
+    /// open, as `remat_memo`).
+    pub(crate) hoisted_operands: HashMap<(Value, String, DType), (u32, usize)>,
+    /// Operands of the instruction being lowered that are held as fragments and were
+    /// read back into registers just before it (in the current statement list).
+    pub(crate) materialized_now: Vec<Value>,
+}
+
+/// A `for` loop being lowered.
+pub(crate) struct LoopFrame {
+    /// The depth in `Expander::stmts` of the statement list the loop goes into.
+    pub level: usize,
+    /// Every value its body defines (block arguments and results, nested ones too).
+    pub defined: std::collections::HashSet<Value>,
 }
 
 impl<'k> Expander<'k> {
@@ -427,6 +445,9 @@ impl<'k> Expander<'k> {
             in_place_dots: Default::default(),
             awaiting_in_place: false,
             wgmma_in_flight: false,
+            loops: vec![],
+            hoisted_operands: HashMap::new(),
+            materialized_now: vec![],
             defs: {
                 let mut defs = HashMap::new();
                 k.walk(&mut |inst| {
@@ -455,6 +476,17 @@ impl<'k> Expander<'k> {
         r
     }
 
+    /// Runs `f` with new statements going to the end of the open statement list at
+    /// depth `level` (an enclosing one: ahead of the loop being lowered there).
+    pub(crate) fn emit_at_level<T>(&mut self, level: usize, f: impl FnOnce(&mut Self) -> T) -> T {
+        let inner = self.stmts.split_off(level + 1);
+        self.located = None;
+        let r = f(self);
+        self.stmts.extend(inner);
+        self.located = None;
+        r
+    }
+
     /// Opens a nested statement list.
     pub fn open(&mut self) {
         self.stmts.push(vec![]);
@@ -466,6 +498,7 @@ impl<'k> Expander<'k> {
         self.located = None;
         let depth = self.stmts.len();
         self.remat_memo.retain(|_, (_, level)| *level < depth);
+        self.hoisted_operands.retain(|_, (_, level)| *level < depth);
         self.stmts.pop().unwrap_or_default()
     }
 
@@ -703,7 +736,9 @@ impl<'k> Expander<'k> {
                 self.vals.insert(v, TVal::Data(d));
             }
         }
+        self.materialized_now = saved.iter().map(|(v, _)| *v).collect();
         let r = self.inst_regs(inst);
+        self.materialized_now.clear();
         for (v, t) in saved {
             self.vals.insert(v, t);
         }
