@@ -2700,8 +2700,10 @@ fn shared_stores(
 /// A dot operand computed before a loop (attention's `q`) is staged in shared memory
 /// once, ahead of the loop, instead of on every trip, in every lowering (FMA and
 /// cooperative-matrix WGSL, `mma.sync` and warpgroup PTX): against the same kernel with
-/// `q` loaded inside the loop, the loop stores less and the code before it more. (The
-/// kernel's results on every executor are checked by the test above.)
+/// `q` loaded inside the loop, the loop stores less and the code before it more; PTX
+/// for a known device stages every trip where holding the array would fit fewer blocks
+/// on a multiprocessor. (The kernel's results on every executor are checked by the test
+/// above.)
 #[test]
 fn loop_invariant_dot_operand_is_staged_once() {
     let load_q = "    q = tl.load(q_ptr + rm[:, None] * D + rd[None, :])\n";
@@ -2717,9 +2719,10 @@ fn loop_invariant_dot_operand_is_staged_once() {
         dev.zeros::<f16>(128 * 64).unwrap(),
         dev.zeros::<f32>(64 * 64).unwrap(),
     );
-    let compiled = |src: &str| {
-        let m = Module::parse("attention.py", src).unwrap();
-        m.kernel("attention_fwd")
+    let compiled_as = |src: &str, m: i64, d: i64| {
+        let module = Module::parse("attention.py", src).unwrap();
+        module
+            .kernel("attention_fwd")
             .unwrap()
             .launch(&dev, 1)
             .arg(&q)
@@ -2727,13 +2730,38 @@ fn loop_invariant_dot_operand_is_staged_once() {
             .arg(&v)
             .arg(&o)
             .arg(128i32)
-            .constexpr("M", 64i64)
-            .constexpr("D", 64i64)
+            .constexpr("M", m)
+            .constexpr("D", d)
             .constexpr("BN", 64i64)
             .compile()
             .unwrap()
     };
+    let compiled = |src: &str| compiled_as(src, 64, 64);
     let (hoisted, reloaded) = (compiled(ATTENTION), compiled(&inside));
+    // On the H200 (227 KiB a block), PTX keeps the held array where it costs no block
+    // a multiprocessor (d 128: one block either way), and stages every trip where it
+    // would (128x64, d 64: two blocks instead of one).
+    let h200 = tilewise::cuda::PtxOptions {
+        max_shared_per_block: Some(232_448),
+        ..tilewise::cuda::PtxOptions::new(tilewise::cuda::PtxTarget { sm: 90 }, 4)
+    };
+    let notes = |m: i64, d: i64| {
+        tilewise::cuda::compile(compiled_as(ATTENTION, m, d).ir(), &h200)
+            .unwrap()
+            .notes
+    };
+    let has = |notes: &[String], text: &str| notes.iter().any(|n| n.contains(text));
+    let d128 = notes(128, 128);
+    assert!(has(&d128, "staged once, ahead of its loop"), "{d128:?}");
+    let d64 = notes(128, 64);
+    assert!(
+        has(
+            &d64,
+            "staged every trip: 2 blocks a multiprocessor instead of 1"
+        ),
+        "{d64:?}"
+    );
+    assert!(!has(&d64, "staged once, ahead of its loop"), "{d64:?}");
     use tilewise::core::lower::expand::ExpandOptions;
     use tilewise::cuda::{PtxOptions, PtxTarget};
     let lowerings: Vec<(&str, ExpandOptions)> = vec![

@@ -380,7 +380,10 @@ impl Expander<'_> {
                     .loops
                     .iter()
                     .find(|l| !l.defined.contains(&v))
-                    .filter(|_| !self.materialized_now.contains(&v));
+                    .filter(|_| {
+                        self.opt.stage_invariant_operands_once
+                            && !self.materialized_now.contains(&v)
+                    });
                 let Some(level) = outside.map(|l| l.level) else {
                     let d = self.data(v)?;
                     return Ok((self.stage_tile(&d, shape, tile, name, input)?, None));
@@ -394,6 +397,15 @@ impl Expander<'_> {
                     x.stage_tile(&d, shape, tile, name, input)
                 })?;
                 self.hoisted_operands.insert(key, (arr, level + 1));
+                let span = self.span;
+                self.note(
+                    span,
+                    format!(
+                        "dot operand {} {}",
+                        if name.ends_with("_a") { "a" } else { "b" },
+                        super::STAGED_AHEAD_NOTE
+                    ),
+                );
                 Ok((arr, None))
             }
         }

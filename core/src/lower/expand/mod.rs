@@ -146,7 +146,16 @@ pub struct ExpandOptions {
     /// form. 1 (the default) leaves dots whole; the backends raise it when a kernel
     /// does not fit the device's shared memory otherwise.
     pub k_slices: u32,
+    /// Whether a dot operand computed before a loop is staged in shared memory once,
+    /// ahead of the loop (the default), rather than every trip: fewer stores, but its
+    /// array is held across the loop. The PTX backend turns it off where holding it
+    /// would let fewer blocks share a multiprocessor.
+    pub stage_invariant_operands_once: bool,
 }
+
+/// The note the lowering writes for a dot operand staged ahead of its loop
+/// ([`ExpandOptions::stage_invariant_operands_once`]).
+pub const STAGED_AHEAD_NOTE: &str = "staged once, ahead of its loop";
 
 /// A cooperative-matrix product a device offers: `size x size x size`, fragments of
 /// `input` into accumulators of `acc`.
@@ -184,6 +193,7 @@ impl ExpandOptions {
             checked: false,
             num_stages: None,
             k_slices: 1,
+            stage_invariant_operands_once: true,
             native_f16: false,
             native_exp_log: true,
             global_addresses: false,
@@ -215,6 +225,7 @@ impl ExpandOptions {
             checked: false,
             num_stages: None,
             k_slices: 1,
+            stage_invariant_operands_once: true,
             native_f16: false,
             native_exp_log: false,
             global_addresses: true,
@@ -261,6 +272,7 @@ impl Default for ExpandOptions {
             checked: false,
             num_stages: None,
             k_slices: 1,
+            stage_invariant_operands_once: true,
             native_f16: false,
             native_exp_log: true,
             global_addresses: true,
