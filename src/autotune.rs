@@ -22,7 +22,11 @@
 //! # Ok(()) }
 //! ```
 //!
-//! **Timing.** Each configuration runs once untimed (its compile, its first launch),
+//! **Compiling.** Every configuration left after pruning is compiled before any is
+//! timed, on as many threads as the host has cores ([`crate::Launch::prepare`]):
+//! tilewise's lowering and the driver's compile are most of a tuning's time on a GPU.
+//!
+//! **Timing.** Each configuration runs once untimed (its first launch),
 //! once timed to size the measurement, untimed again for about `warmup` milliseconds
 //! (25 by default, at most 100 launches), then in timed regions of back-to-back launches
 //! (regions of at least a millisecond where nothing has to be reset between launches,
@@ -53,7 +57,7 @@
 use crate::buffer::{Buffer, BufferView};
 use crate::device::{Device, DeviceKind};
 use crate::disk_cache::{DiskCache, Entry, COMPILER_ID};
-use crate::kernel::{Arg, Kernel};
+use crate::kernel::{Arg, Kernel, Launch};
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -542,15 +546,17 @@ impl<'a> TunedLaunch<'a> {
             Some(h) => Some(self.hooked(config, h)?),
             None => None,
         };
-        let args = match &hooked {
-            Some(h) => {
-                for (target, zeros) in &h.zero {
-                    self.device.copy(zeros, target)?;
-                }
-                &h.args
+        if let Some(h) = &hooked {
+            for (target, zeros) in &h.zero {
+                self.device.copy(zeros, target)?;
             }
-            None => &self.args,
-        };
+        }
+        self.launch_of(config, hooked.as_deref()).run()
+    }
+
+    /// The kernel's launch with `config` (with the arguments its pre-hook gave).
+    fn launch_of(&self, config: &Config, hooked: Option<&Hooked>) -> Launch<'a> {
+        let args = hooked.map_or(&self.args, |h| &h.args);
         let mut l = self
             .tuner
             .kernel
@@ -563,7 +569,66 @@ impl<'a> TunedLaunch<'a> {
         for (n, v) in self.constexprs.iter().chain(&config.constexprs) {
             l = l.constexpr(n, v.clone());
         }
-        l.run()
+        l
+    }
+
+    /// Compiles the `candidates` (indices into the configurations) several at a time,
+    /// before any is timed: a GPU's compile (tilewise's lowering and the driver's) is
+    /// most of a tuning's time, and the host has cores to spare. A configuration that
+    /// does not compile gets its error, reported when it would have been timed.
+    fn prepare_all(&self, candidates: &[usize]) -> Vec<Option<Diagnostic>> {
+        let t = self.tuner;
+        let mut errors: Vec<Option<Diagnostic>> = vec![None; candidates.len()];
+        let mut launches = vec![];
+        for (n, &i) in candidates.iter().enumerate() {
+            let config = &t.configs[i];
+            let hooked = match &config.pre_hook {
+                Some(h) => match self.hooked(config, h) {
+                    Ok(h) => Some(h),
+                    Err(e) => {
+                        errors[n] = Some(e);
+                        continue;
+                    }
+                },
+                None => None,
+            };
+            launches.push((n, self.launch_of(config, hooked.as_deref())));
+        }
+        if launches.is_empty() {
+            return errors;
+        }
+        let threads = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(launches.len());
+        let start = Instant::now();
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let failed: Mutex<Vec<(usize, Diagnostic)>> = Mutex::new(vec![]);
+        std::thread::scope(|scope| {
+            for _ in 0..threads {
+                scope.spawn(|| loop {
+                    let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some((n, launch)) = launches.get(k) else {
+                        break;
+                    };
+                    if let Err(e) = launch.prepare() {
+                        failed
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .push((*n, e));
+                    }
+                });
+            }
+        });
+        for (n, e) in failed.into_inner().unwrap_or_else(|e| e.into_inner()) {
+            errors[n] = Some(e);
+        }
+        log::info!(
+            "autotune: `{}`: compiled {} configurations on {threads} threads in {:.2} s",
+            t.kernel.name(),
+            launches.len(),
+            start.elapsed().as_secs_f64()
+        );
+        errors
     }
 
     /// The launch's arguments by parameter name: the signature's parameters in order,
@@ -799,9 +864,13 @@ impl<'a> TunedLaunch<'a> {
         let mut best: Option<(usize, f64)> = None;
         let mut skipped: Vec<(usize, Diagnostic)> = vec![];
         let start = Instant::now();
+        let mut compile_errors = self.prepare_all(&candidates);
         for (n, &i) in candidates.iter().enumerate() {
             let config = &t.configs[i];
-            let result = self.measure(config, &before_each, resets);
+            let result = match compile_errors[n].take() {
+                Some(e) => Err(e),
+                None => self.measure(config, &before_each, resets),
+            };
             if let Some(p) = &t.progress {
                 p(&Progress {
                     index: n,

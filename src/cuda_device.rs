@@ -376,6 +376,11 @@ impl Backend for CudaBackend {
         self.checked.take_warnings()
     }
 
+    fn prepare(&self, key: &SpecKey, spec: &Specialized, options: &LaunchOptions) -> Result<()> {
+        self.alive()?;
+        self.compile(key, spec, options).map(|_| ())
+    }
+
     fn launch(
         &self,
         key: &SpecKey,

@@ -167,6 +167,13 @@ pub(crate) trait Backend: Send + Sync {
         args: &[BoundArg],
         options: &LaunchOptions,
     ) -> Result<()>;
+    /// Compiles a specialization for [`Backend::launch`] without running it (where
+    /// the executor compiles at all): what a later launch with the same key and
+    /// options finds compiled. Safe to call from several threads at once.
+    fn prepare(&self, key: &SpecKey, kernel: &Specialized, options: &LaunchOptions) -> Result<()> {
+        let _ = (key, kernel, options);
+        Ok(())
+    }
     /// Copies `bytes` bytes from the start of `src` to the start of `dst` (queued after
     /// earlier launches): the plain buffer copy the benchmarks measure bandwidth with.
     fn copy(&self, src: BufferId, dst: BufferId, bytes: usize) -> Result<()>;

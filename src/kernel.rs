@@ -518,11 +518,18 @@ impl<'a> Launch<'a> {
         })
     }
 
-    /// Specializes and runs the kernel. On queued backends the launch may still be
-    /// running when this returns; downloads wait for it.
-    pub fn run(self) -> Result<()> {
+    /// Compiles this launch's kernel for its device (as [`Launch::run`] would before
+    /// its first launch) without running it: the autotuner compiles its
+    /// configurations this way, several at a time, before it times them.
+    pub fn prepare(&self) -> Result<()> {
         let specs = self.arg_specs()?;
         let (key, spec) = self.kernel.specialize(&specs, &self.constexprs)?;
+        let options = self.options()?;
+        self.device.backend.prepare(&key, &spec, &options)
+    }
+
+    /// The launch's options, its warps, stages and grid checked.
+    fn options(&self) -> Result<LaunchOptions> {
         if !self.num_warps.is_power_of_two() || self.num_warps > 32 {
             return Err(Diagnostic::new(
                 ErrorKind::Launch,
@@ -544,13 +551,19 @@ impl<'a> Launch<'a> {
                 format!("grid {:?} is too large", self.grid.0),
             ));
         }
-        // Every runtime value of the arguments in order (a descriptor's buffer, shape
-        // and strides); the specialization's parameters pick from them.
-        let options = LaunchOptions {
+        Ok(LaunchOptions {
             num_warps: self.num_warps,
             num_stages: self.num_stages,
             checked: self.checked.unwrap_or_else(|| self.device.is_checked()),
-        };
+        })
+    }
+
+    /// Specializes and runs the kernel. On queued backends the launch may still be
+    /// running when this returns; downloads wait for it.
+    pub fn run(self) -> Result<()> {
+        let specs = self.arg_specs()?;
+        let (key, spec) = self.kernel.specialize(&specs, &self.constexprs)?;
+        let options = self.options()?;
         // Without descriptors each argument is one value: bound directly.
         if !self.args.iter().any(|a| matches!(a, Arg::Descriptor(_))) {
             let mut bound = Vec::with_capacity(spec.arg_indices.len());
@@ -574,6 +587,8 @@ impl<'a> Launch<'a> {
                 .backend
                 .launch(&key, &spec, self.grid, &bound, &options);
         }
+        // Every runtime value of the arguments in order (a descriptor's buffer, shape
+        // and strides); the specialization's parameters pick from them.
         let mut values = Vec::with_capacity(self.args.len());
         for arg in &self.args {
             let buffer = |v: &BufferView| BoundArg::Buffer {

@@ -293,6 +293,10 @@ impl Backend for WgpuBackend {
         self.checked.take_warnings()
     }
 
+    fn prepare(&self, key: &SpecKey, spec: &Specialized, options: &LaunchOptions) -> Result<()> {
+        self.compile(key, spec, options).map(|_| ())
+    }
+
     fn launch(
         &self,
         key: &SpecKey,

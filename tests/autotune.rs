@@ -86,12 +86,21 @@ fn the_fastest_configuration_is_chosen_and_kept() {
         let m = module("scale.py", SCALE);
         let timed = Arc::new(AtomicUsize::new(0));
         let counter = timed.clone();
-        let tuner = ok(m.kernel("scale"))
+        // Every configuration is compiled (several at a time) before the first is
+        // timed: the first report finds all three specializations traced.
+        let kernel = ok(m.kernel("scale"));
+        let compiled_at_first_report = Arc::new(AtomicUsize::new(usize::MAX));
+        let seen = compiled_at_first_report.clone();
+        let watched = kernel.clone();
+        let tuner = kernel
             .autotune(configs())
             .key(&["n"])
             .timing(1.0, 5.0)
-            .on_progress(move |_| {
+            .on_progress(move |p| {
                 counter.fetch_add(1, Ordering::SeqCst);
+                if p.index == 0 {
+                    seen.store(watched.cached_specializations(), Ordering::SeqCst);
+                }
             });
         for n in [200_000usize, 200_000, 30_001] {
             let x = input(n);
@@ -119,6 +128,14 @@ fn the_fastest_configuration_is_chosen_and_kept() {
         }
         // Two keys tuned, three configurations each; the repeated key was not timed.
         assert_eq!(timed.load(Ordering::SeqCst), 6, "{}", dev.name());
+        // `n` = 30,001 (not a multiple of 16) specializes anew: at the second tuning's
+        // first report, both keys' three configurations were traced.
+        assert_eq!(
+            compiled_at_first_report.load(Ordering::SeqCst),
+            6,
+            "{}",
+            dev.name()
+        );
         assert_eq!(tuner.chosen().len(), 2);
 
         // A fresh tuner of a freshly parsed module reads the choices from the
