@@ -84,9 +84,14 @@ pub struct BenchArgs {
     #[arg(long)]
     svg: Option<std::path::PathBuf>,
     /// Square matmul configurations to run instead of the default, as
-    /// `BMxBNxBK/WARPS` separated by commas (e.g. `128x128x32/8,64x64x32/4`).
+    /// `BMxBNxBK/WARPS[/STAGES]` separated by commas (e.g. `128x128x32/8,64x64x32/4/3`).
     #[arg(long, value_parser = parse_matmul_config, value_delimiter = ',')]
     matmul_configs: Vec<cases::MatmulConfig>,
+    /// Skinny matmul configurations (the 16- and 64-row products) to run instead of
+    /// the defaults, spelt as `--matmul-configs`; each runs for the products whose
+    /// rows its BM divides (e.g. `16x64x128/4/6,64x64x128/4/5`).
+    #[arg(long, value_parser = parse_matmul_config, value_delimiter = ',')]
+    skinny_configs: Vec<cases::MatmulConfig>,
     /// Element types to run, separated by commas (e.g. `f16,bf16`): the cases of those
     /// types, plus f16/bf16 vector adds. Default: every matmul type, f32 elsewhere.
     #[arg(long, value_enum, value_delimiter = ',')]
@@ -112,20 +117,31 @@ pub enum TimerChoice {
 }
 
 fn parse_matmul_config(c: &str) -> Result<cases::MatmulConfig, String> {
-    let (block, warps) = c.split_once('/').unwrap_or((c, "4"));
-    let dims: Vec<u32> = block
+    let number = |d: &str| d.trim().parse::<u32>().map_err(|e| format!("`{c}`: {e}"));
+    let mut parts = c.split('/');
+    let dims: Vec<u32> = parts
+        .next()
+        .unwrap_or_default()
         .split('x')
-        .map(|d| d.trim().parse::<u32>().map_err(|e| format!("`{c}`: {e}")))
+        .map(number)
         .collect::<Result<_, _>>()?;
-    let warps = warps
-        .trim()
-        .parse::<u32>()
-        .map_err(|e| format!("`{c}`: {e}"))?;
+    let warps = parts.next().map_or(Ok(4), number)?;
+    let stages = parts.next().map(number).transpose()?;
+    let expected = || {
+        format!("`{c}`: expected BMxBNxBK/WARPS[/STAGES], blocks and warps powers of two, stages 1 to 8")
+    };
+    if parts.next().is_some() || stages.is_some_and(|s| !(1..=8).contains(&s)) {
+        return Err(expected());
+    }
     match dims.as_slice() {
         [m, n, k] if [*m, *n, *k, warps].iter().all(|d| d.is_power_of_two()) => {
-            Ok(((*m, *n, *k), warps))
+            let config = cases::MatmulConfig::new((*m, *n, *k), warps);
+            Ok(match stages {
+                Some(s) => config.stages(s),
+                None => config,
+            })
         }
-        _ => Err(format!("`{c}`: expected BMxBNxBK/WARPS, powers of two")),
+        _ => Err(expected()),
     }
 }
 
@@ -208,6 +224,7 @@ pub fn run(cli: &BenchArgs) -> bool {
             cli.smoke,
             dev.kind(),
             &cli.matmul_configs,
+            &cli.skinny_configs,
             &cli.dtype,
         ) {
             if !(case.host_only() && plan.iter().any(|(_, c)| c.name() == case.name())) {

@@ -4,6 +4,7 @@
 
 use super::matmul::{block_ptr_kernel, launch_block_ptr, MmType};
 use super::CaseRun;
+use super::MatmulConfig;
 use crate::measured::Measured;
 use crate::references::{check, matmul_samples};
 use crate::timing::{median, time_host};
@@ -73,7 +74,13 @@ pub(super) fn to_loaded_module(cx: &mut CaseRun, row: &mut Measured, warm: bool)
         fresh.synchronize()?;
         let t = Instant::now();
         let kern = block_ptr_kernel(false)?;
-        launch_block_ptr(&kern, &fresh, (&da, &db, &dc), (m, n, k), (64, 64, 32), 4)?;
+        launch_block_ptr(
+            &kern,
+            &fresh,
+            (&da, &db, &dc),
+            (m, n, k),
+            MatmulConfig::new((64, 64, 32), 4),
+        )?;
         fresh.synchronize()?;
         if !warm || run > 0 {
             times.push(t.elapsed().as_secs_f64());

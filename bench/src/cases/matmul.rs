@@ -4,7 +4,7 @@
 //! float64 on sampled outputs; on CUDA the cuBLAS GEMM of the same precision runs on the
 //! same inputs next to each (its reference, checked the same way).
 
-use super::{kernel, record, CaseRun};
+use super::{kernel, record, CaseRun, MatmulConfig};
 use crate::inputs::HostMat;
 use crate::measured::Measured;
 use crate::references::{check, gemm_name, gemm_reference, matmul_samples};
@@ -111,11 +111,12 @@ pub(super) fn launch_block_ptr(
     dev: &Device,
     (a, b, c): (&Buffer, &Buffer, &Buffer),
     (m, n, k): (usize, usize, usize),
-    block: (u32, u32, u32),
-    warps: u32,
+    config: MatmulConfig,
 ) -> Result<()> {
+    let block = config.block;
     let grid = [(m as u32).div_ceil(block.0), (n as u32).div_ceil(block.1)];
-    kern.launch(dev, grid)
+    let mut l = kern
+        .launch(dev, grid)
         .arg(a)
         .arg(b)
         .arg(c)
@@ -123,8 +124,11 @@ pub(super) fn launch_block_ptr(
         .constexpr("BLOCK_M", block.0)
         .constexpr("BLOCK_N", block.1)
         .constexpr("BLOCK_K", block.2)
-        .num_warps(warps)
-        .run()
+        .num_warps(config.warps);
+    if let Some(s) = config.stages {
+        l = l.num_stages(s);
+    }
+    l.run()
 }
 
 /// An `m x n x k` product with `(BM, BN, BK)` blocks and `warps` warps per program,
@@ -134,9 +138,9 @@ pub(super) fn run(
     row: &mut Measured,
     ty: MmType,
     (m, n, k): (usize, usize, usize),
-    block: (u32, u32, u32),
-    warps: u32,
+    config: MatmulConfig,
 ) -> Result<()> {
+    let block = config.block;
     let (dev, reps, name) = (cx.dev, cx.reps, row.case.clone());
     let a = HostMat::random(&mut cx.rng, ty.input_dtype(), m * k);
     let b = HostMat::random(&mut cx.rng, ty.input_dtype(), k * n);
@@ -157,12 +161,11 @@ pub(super) fn run(
         MmType::F16 | MmType::Bf16 => kernel(MATMUL, "matmul.py", "matmul_kernel")?,
     };
     let launch = |(da, db, dc): &(Buffer, Buffer, Buffer)| match ty {
-        MmType::Tf32 | MmType::F32 => {
-            launch_block_ptr(&kern, dev, (da, db, dc), (m, n, k), block, warps)
-        }
+        MmType::Tf32 | MmType::F32 => launch_block_ptr(&kern, dev, (da, db, dc), (m, n, k), config),
         MmType::F16 | MmType::Bf16 => {
             let grid = (m as u32).div_ceil(block.0) * (n as u32).div_ceil(block.1);
-            kern.launch(dev, grid)
+            let mut l = kern
+                .launch(dev, grid)
                 .arg(da)
                 .arg(db)
                 .arg(dc)
@@ -171,8 +174,11 @@ pub(super) fn run(
                 .constexpr("BLOCK_SIZE_N", block.1)
                 .constexpr("BLOCK_SIZE_K", block.2)
                 .constexpr("GROUP_SIZE_M", 8)
-                .num_warps(warps)
-                .run()
+                .num_warps(config.warps);
+            if let Some(s) = config.stages {
+                l = l.num_stages(s);
+            }
+            l.run()
         }
     };
     let (af, bf) = (a.to_f32(), b.to_f32());

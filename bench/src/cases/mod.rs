@@ -72,9 +72,8 @@ pub enum Case {
         m: usize,
         n: usize,
         k: usize,
-        block: (u32, u32, u32),
-        /// Warps per program.
-        warps: u32,
+        /// Blocks, warps and pipeline depth.
+        config: MatmulConfig,
     },
     /// Host cost per launch of a vector add of `n` elements, over `launches` queued
     /// launches.
@@ -111,10 +110,8 @@ impl Case {
             Case::CausalSoftmax { .. } => "seed: causal softmax f32".into(),
             Case::BlockSparse { .. } => "seed: block-sparse 2x f32".into(),
             Case::RaggedRowSum { .. } => "seed: ragged row sum f32".into(),
-            Case::Matmul {
-                ty, block, warps, ..
-            } => {
-                let b = format!("{}x{}x{}/{warps}w", block.0, block.1, block.2);
+            Case::Matmul { ty, config, .. } => {
+                let b = config.to_string();
                 match ty {
                     MmType::Tf32 => format!("matmul tf32 bp {b}"),
                     MmType::F32 => format!("matmul f32 bp {b}"),
@@ -178,8 +175,43 @@ impl Case {
     }
 }
 
-/// A matmul block configuration: `(BM, BN, BK)` and warps per program.
-pub type MatmulConfig = ((u32, u32, u32), u32);
+/// A matmul block configuration: `(BM, BN, BK)`, warps per program and (where given)
+/// the pipeline depth of the K loop (`num_stages`; the compiler's default otherwise).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MatmulConfig {
+    pub block: (u32, u32, u32),
+    pub warps: u32,
+    pub stages: Option<u32>,
+}
+
+impl MatmulConfig {
+    pub const fn new(block: (u32, u32, u32), warps: u32) -> MatmulConfig {
+        MatmulConfig {
+            block,
+            warps,
+            stages: None,
+        }
+    }
+
+    pub const fn stages(self, stages: u32) -> MatmulConfig {
+        MatmulConfig {
+            stages: Some(stages),
+            ..self
+        }
+    }
+}
+
+/// `BMxBNxBK/Ww` and `/Ss` where the stages are given (the case names' spelling).
+impl std::fmt::Display for MatmulConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (m, n, k) = self.block;
+        write!(f, "{m}x{n}x{k}/{}w", self.warps)?;
+        if let Some(s) = self.stages {
+            write!(f, "/{s}s")?;
+        }
+        Ok(())
+    }
+}
 
 /// The square matmul configurations to run: the given ones, else `default` with 4 warps.
 fn configs(given: &[MatmulConfig], default: MatmulConfig) -> Vec<MatmulConfig> {
@@ -196,13 +228,34 @@ fn configs(given: &[MatmulConfig], default: MatmulConfig) -> Vec<MatmulConfig> {
 fn default_config(ty: MmType, kind: DeviceKind, smoke: bool) -> MatmulConfig {
     match (smoke, kind, ty) {
         // Smoke runs use small blocks: a check, not a measurement.
-        (true, _, _) => ((32, 32, 16), 4),
+        (true, _, _) => MatmulConfig::new((32, 32, 16), 4),
         // From the H200 sweeps (BENCHMARKS.md).
-        (false, DeviceKind::Cuda, MmType::F32 | MmType::Tf32) => ((128, 256, 32), 8),
-        (false, DeviceKind::Cuda, _) => ((128, 256, 64), 8),
-        (false, DeviceKind::Wgpu, MmType::F32 | MmType::Tf32) => ((64, 128, 16), 4),
-        (false, DeviceKind::Wgpu, _) => ((128, 128, 16), 4),
-        _ => ((64, 64, 32), 4),
+        (false, DeviceKind::Cuda, MmType::F32 | MmType::Tf32) => {
+            MatmulConfig::new((128, 256, 32), 8)
+        }
+        (false, DeviceKind::Cuda, _) => MatmulConfig::new((128, 256, 64), 8).stages(4),
+        (false, DeviceKind::Wgpu, MmType::F32 | MmType::Tf32) => {
+            MatmulConfig::new((64, 128, 16), 4)
+        }
+        (false, DeviceKind::Wgpu, _) => MatmulConfig::new((128, 128, 16), 4),
+        _ => MatmulConfig::new((64, 64, 32), 4),
+    }
+}
+
+/// The default configuration of the skinny products (`m` rows, `m` the block's rows):
+/// bound by reading B, they want many bytes of it in flight on every multiprocessor
+/// (on CUDA, deep K blocks and rings; the H200 sweep of run 46 in BENCHMARKS.md).
+fn skinny_default(ty: MmType, m: u32, kind: DeviceKind, smoke: bool) -> MatmulConfig {
+    match (smoke, kind, ty, m) {
+        (true, _, _, _) => MatmulConfig::new((m, 32, 16), 4),
+        (false, DeviceKind::Cuda, MmType::F32 | MmType::Tf32, 64) => {
+            MatmulConfig::new((64, 64, 32), 4).stages(8)
+        }
+        (false, DeviceKind::Cuda, MmType::F16 | MmType::Bf16, 64) => {
+            MatmulConfig::new((64, 64, 128), 4).stages(5)
+        }
+        (false, DeviceKind::Cuda, _, _) => MatmulConfig::new((m, 64, 128), 4).stages(6),
+        _ => MatmulConfig::new((m, 64, 32), 4),
     }
 }
 
@@ -216,6 +269,7 @@ pub fn select(
     smoke: bool,
     kind: DeviceKind,
     matmul_configs: &[MatmulConfig],
+    skinny_configs: &[MatmulConfig],
     dtypes: &[Dtype],
 ) -> Vec<Case> {
     let chosen = |d: Dtype| dtypes.is_empty() || dtypes.contains(&d);
@@ -289,14 +343,13 @@ pub fn select(
             &[MmType::F32]
         };
         for &ty in types.iter().filter(|&&t| chosen(Dtype::of_matmul(t))) {
-            for (block, warps) in configs(matmul_configs, default_config(ty, kind, smoke)) {
+            for config in configs(matmul_configs, default_config(ty, kind, smoke)) {
                 cases.push(Case::Matmul {
                     ty,
                     m: s,
                     n: s,
                     k: s,
-                    block,
-                    warps,
+                    config,
                 });
             }
         }
@@ -305,23 +358,26 @@ pub fn select(
         if gpu || smoke {
             let nk = if smoke { 96 } else { size.unwrap_or(8192) };
             for m in [16usize, 64] {
-                let block = if smoke {
-                    (m as u32, 32, 16)
-                } else {
-                    (m as u32, 64, 32)
-                };
+                // The given skinny configurations whose block rows divide `m`, else
+                // the default.
+                let given: Vec<MatmulConfig> = skinny_configs
+                    .iter()
+                    .filter(|c| m % c.block.0 as usize == 0)
+                    .copied()
+                    .collect();
                 for ty in [MmType::Tf32, MmType::F16, MmType::Bf16] {
                     if !chosen(Dtype::of_matmul(ty)) {
                         continue;
                     }
-                    cases.push(Case::Matmul {
-                        ty,
-                        m,
-                        n: nk,
-                        k: nk,
-                        block,
-                        warps: 4,
-                    });
+                    for config in configs(&given, skinny_default(ty, m as u32, kind, smoke)) {
+                        cases.push(Case::Matmul {
+                            ty,
+                            m,
+                            n: nk,
+                            k: nk,
+                            config,
+                        });
+                    }
                 }
             }
         }
@@ -481,9 +537,8 @@ pub fn run(
             m,
             n,
             k,
-            block,
-            warps,
-        } => matmul::run(&mut cx, r, ty, (m, n, k), block, warps)?,
+            config,
+        } => matmul::run(&mut cx, r, ty, (m, n, k), config)?,
         Case::TutorialAttention { shape, causal } => {
             tutorials::attention(&mut cx, r, shape, causal)?
         }
