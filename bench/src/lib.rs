@@ -92,6 +92,10 @@ pub struct BenchArgs {
     /// rows its BM divides (e.g. `16x64x128/4/6,64x64x128/4/5`).
     #[arg(long, value_parser = parse_matmul_config, value_delimiter = ',')]
     skinny_configs: Vec<cases::MatmulConfig>,
+    /// Warps a program of the softmax case, separated by commas (e.g. `4,8,16`); one
+    /// case each. Default: 4.
+    #[arg(long, value_delimiter = ',', value_parser = parse_warps)]
+    softmax_warps: Vec<u32>,
     /// Element types to run, separated by commas (e.g. `f16,bf16`): the cases of those
     /// types, plus f16/bf16 vector adds. Default: every matmul type, f32 elsewhere.
     #[arg(long, value_enum, value_delimiter = ',')]
@@ -114,6 +118,13 @@ pub struct BenchArgs {
 pub enum TimerChoice {
     Gpu,
     Host,
+}
+
+fn parse_warps(w: &str) -> Result<u32, String> {
+    match w.trim().parse::<u32>() {
+        Ok(n) if n.is_power_of_two() && n <= 32 => Ok(n),
+        _ => Err(format!("`{w}`: warps are 1, 2, 4, 8, 16 or 32")),
+    }
 }
 
 fn parse_matmul_config(c: &str) -> Result<cases::MatmulConfig, String> {
@@ -225,6 +236,7 @@ pub fn run(cli: &BenchArgs) -> bool {
             dev.kind(),
             &cli.matmul_configs,
             &cli.skinny_configs,
+            &cli.softmax_warps,
             &cli.dtype,
         ) {
             if !(case.host_only() && plan.iter().any(|(_, c)| c.name() == case.name())) {

@@ -57,7 +57,12 @@ pub enum Case {
     /// Vector add of `n` elements of `dtype` (f32, f16 or bf16).
     VectorAdd { n: usize, dtype: DType },
     /// Row softmax of a `rows x cols` f32 matrix.
-    Softmax { rows: usize, cols: usize },
+    Softmax {
+        rows: usize,
+        cols: usize,
+        /// Warps per program.
+        warps: u32,
+    },
     /// Layer-norm forward (Triton tutorial 05) of a `rows x cols` f32 matrix.
     LayerNorm { rows: usize, cols: usize },
     /// Seed pattern: causal row softmax of a `rows x cols` f32 matrix (cols <= row).
@@ -105,7 +110,8 @@ impl Case {
         match self {
             Case::Copy { .. } => COPY_CASE.into(),
             Case::VectorAdd { dtype, .. } => format!("vector add {dtype}"),
-            Case::Softmax { .. } => "softmax f32".into(),
+            Case::Softmax { warps, .. } if *warps == SOFTMAX_WARPS => "softmax f32".into(),
+            Case::Softmax { warps, .. } => format!("softmax f32 {warps}w"),
             Case::LayerNorm { .. } => "layer norm fwd f32".into(),
             Case::CausalSoftmax { .. } => "seed: causal softmax f32".into(),
             Case::BlockSparse { .. } => "seed: block-sparse 2x f32".into(),
@@ -144,7 +150,7 @@ impl Case {
                 format!("{n}")
             }
             Case::CompileWgsl | Case::CompilePtx | Case::CompileLoad { .. } => "64x64x32".into(),
-            Case::Softmax { rows, cols }
+            Case::Softmax { rows, cols, .. }
             | Case::LayerNorm { rows, cols }
             | Case::CausalSoftmax { rows, cols }
             | Case::RaggedRowSum {
@@ -174,6 +180,9 @@ impl Case {
             || matches!(kind, DeviceKind::Cuda | DeviceKind::Wgpu)
     }
 }
+
+/// The softmax case's warps a program unless `--softmax-warps` says otherwise.
+pub const SOFTMAX_WARPS: u32 = 4;
 
 /// A matmul block configuration: `(BM, BN, BK)`, warps per program and (where given)
 /// the pipeline depth of the K loop (`num_stages`; the compiler's default otherwise).
@@ -270,6 +279,7 @@ pub fn select(
     kind: DeviceKind,
     matmul_configs: &[MatmulConfig],
     skinny_configs: &[MatmulConfig],
+    softmax_warps: &[u32],
     dtypes: &[Dtype],
 ) -> Vec<Case> {
     let chosen = |d: Dtype| dtypes.is_empty() || dtypes.contains(&d);
@@ -317,7 +327,18 @@ pub fn select(
     }
     if want(Suite::Softmax) && f32_cases {
         let s = pick(8192, 1024, 37);
-        cases.push(Case::Softmax { rows: s, cols: s });
+        let warps: &[u32] = if softmax_warps.is_empty() {
+            &[SOFTMAX_WARPS]
+        } else {
+            softmax_warps
+        };
+        for &warps in warps {
+            cases.push(Case::Softmax {
+                rows: s,
+                cols: s,
+                warps,
+            });
+        }
     }
     if want(Suite::LayerNorm) && f32_cases {
         let rows = pick(4096, 256, 7);
@@ -527,7 +548,7 @@ pub fn run(
         Case::Copy { n } => copy::run(&mut cx, r, n)?,
         Case::VectorAdd { n, dtype } => vector_add::run(&mut cx, r, n, dtype)?,
         Case::LaunchOverhead { n, launches } => launch::run(&mut cx, r, n, launches)?,
-        Case::Softmax { rows, cols } => softmax::run(&mut cx, r, rows, cols)?,
+        Case::Softmax { rows, cols, warps } => softmax::run(&mut cx, r, rows, cols, warps)?,
         Case::LayerNorm { rows, cols } => layer_norm::run(&mut cx, r, rows, cols)?,
         Case::CausalSoftmax { rows, cols } => seeds::causal_softmax(&mut cx, r, rows, cols)?,
         Case::BlockSparse { n } => seeds::block_sparse(&mut cx, r, n)?,

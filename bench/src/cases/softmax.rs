@@ -15,7 +15,13 @@ const SOFTMAX: &str = include_str!("../../../shaders/fused_softmax.py");
 pub const SOFTMAX_FLOP_PER_ELEMENT: f64 = 5.0;
 
 /// The softmax of each row of a `rows x cols` matrix.
-pub(super) fn run(cx: &mut CaseRun, row: &mut Measured, rows: usize, cols: usize) -> Result<()> {
+pub(super) fn run(
+    cx: &mut CaseRun,
+    row: &mut Measured,
+    rows: usize,
+    cols: usize,
+    warps: u32,
+) -> Result<()> {
     let (dev, reps, name) = (cx.dev, cx.reps, row.case.clone());
     let kern = kernel(SOFTMAX, "fused_softmax.py", "softmax_kernel")?;
     let x = cx.rng.vec(rows * cols);
@@ -30,9 +36,9 @@ pub(super) fn run(cx: &mut CaseRun, row: &mut Measured, rows: usize, cols: usize
             .arg(rows as i32)
             .arg(cols as i32)
             .constexpr("BLOCK_SIZE", block)
-            // Triton's tutorial uses 16 warps for 8192-wide rows; 4 measured
-            // faster here (see BENCHMARKS.md).
-            .num_warps(4)
+            // Triton's tutorial uses 16 warps for 8192-wide rows; 4 (the default)
+            // measured faster here (see BENCHMARKS.md).
+            .num_warps(warps)
             .run()
     };
     let mut err = 0f64;
