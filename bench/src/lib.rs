@@ -284,3 +284,70 @@ pub fn run(cli: &BenchArgs) -> bool {
     }
     !failed
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cases::{Case, MatmulConfig};
+    use tilewise::DeviceKind;
+
+    #[test]
+    fn matmul_configurations_parse_with_and_without_stages() {
+        assert_eq!(
+            parse_matmul_config("128x256x64/8"),
+            Ok(MatmulConfig::new((128, 256, 64), 8))
+        );
+        assert_eq!(
+            parse_matmul_config("16x64x128/4/6"),
+            Ok(MatmulConfig::new((16, 64, 128), 4).stages(6))
+        );
+        assert_eq!(
+            parse_matmul_config("64x64x32"),
+            Ok(MatmulConfig::new((64, 64, 32), 4))
+        );
+        for bad in [
+            "64x64/4",
+            "64x63x32/4",
+            "64x64x32/3",
+            "64x64x32/4/9",
+            "64x64x32/4/2/1",
+        ] {
+            assert!(parse_matmul_config(bad).is_err(), "{bad}");
+        }
+        assert_eq!(
+            MatmulConfig::new((16, 64, 128), 4).stages(6).to_string(),
+            "16x64x128/4w/6s"
+        );
+    }
+
+    /// A skinny configuration runs for the products whose rows its block's rows divide;
+    /// products without one keep their default.
+    #[test]
+    fn skinny_configurations_apply_where_their_rows_divide() {
+        let c32 = MatmulConfig::new((32, 64, 128), 4).stages(5);
+        let cases = cases::select(
+            Suite::Matmul,
+            None,
+            false,
+            DeviceKind::Cuda,
+            &[],
+            &[c32],
+            &[],
+            &[cases::Dtype::F16],
+        );
+        let skinny: Vec<(usize, MatmulConfig)> = cases
+            .iter()
+            .filter_map(|c| match c {
+                Case::Matmul { m, config, .. } if *m < 1024 => Some((*m, *config)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            skinny,
+            vec![
+                (16, MatmulConfig::new((16, 64, 128), 4).stages(6)),
+                (64, c32)
+            ]
+        );
+    }
+}
