@@ -234,10 +234,12 @@ pub fn run(cli: &BenchArgs) -> bool {
             cli.size,
             cli.smoke,
             dev.kind(),
-            &cli.matmul_configs,
-            &cli.skinny_configs,
-            &cli.softmax_warps,
-            &cli.dtype,
+            cases::Choices {
+                matmul_configs: &cli.matmul_configs,
+                skinny_configs: &cli.skinny_configs,
+                softmax_warps: &cli.softmax_warps,
+                dtypes: &cli.dtype,
+            },
         ) {
             if !(case.host_only() && plan.iter().any(|(_, c)| c.name() == case.name())) {
                 plan.push((i, case));
@@ -330,10 +332,11 @@ mod tests {
             None,
             false,
             DeviceKind::Cuda,
-            &[],
-            &[c32],
-            &[],
-            &[cases::Dtype::F16],
+            cases::Choices {
+                skinny_configs: &[c32],
+                dtypes: &[cases::Dtype::F16],
+                ..Default::default()
+            },
         );
         let skinny: Vec<(usize, MatmulConfig)> = cases
             .iter()

@@ -268,20 +268,36 @@ fn skinny_default(ty: MmType, m: u32, kind: DeviceKind, smoke: bool) -> MatmulCo
     }
 }
 
-/// The cases of a suite for a device of `kind`, at `size` or the device's default size;
-/// `matmul_configs` (if any) replaces the square matmuls' default block configuration.
-/// `dtypes` (if any) keeps the cases of those element types (and adds the f16 and bf16
-/// vector adds); without, every matmul type runs and the other cases are f32.
+/// What the command line chose beyond the suite and size (each empty: the defaults).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Choices<'a> {
+    /// Replaces the square matmuls' default block configuration.
+    pub matmul_configs: &'a [MatmulConfig],
+    /// Replace the skinny products' defaults, each where its block's rows divide the
+    /// product's.
+    pub skinny_configs: &'a [MatmulConfig],
+    /// The softmax case's warps a program, one case each.
+    pub softmax_warps: &'a [u32],
+    /// Keeps the cases of those element types (and adds the f16 and bf16 vector adds);
+    /// without, every matmul type runs and the other cases are f32.
+    pub dtypes: &'a [Dtype],
+}
+
+/// The cases of a suite for a device of `kind`, at `size` or the device's default size,
+/// as `choices` say.
 pub fn select(
     suite: Suite,
     size: Option<usize>,
     smoke: bool,
     kind: DeviceKind,
-    matmul_configs: &[MatmulConfig],
-    skinny_configs: &[MatmulConfig],
-    softmax_warps: &[u32],
-    dtypes: &[Dtype],
+    choices: Choices<'_>,
 ) -> Vec<Case> {
+    let Choices {
+        matmul_configs,
+        skinny_configs,
+        softmax_warps,
+        dtypes,
+    } = choices;
     let chosen = |d: Dtype| dtypes.is_empty() || dtypes.contains(&d);
     let f32_cases = chosen(Dtype::F32);
     let gpu = matches!(kind, DeviceKind::Wgpu | DeviceKind::Cuda);
