@@ -110,7 +110,9 @@ impl Case {
         match self {
             Case::Copy { .. } => COPY_CASE.into(),
             Case::VectorAdd { dtype, .. } => format!("vector add {dtype}"),
-            Case::Softmax { warps, .. } if *warps == SOFTMAX_WARPS => "softmax f32".into(),
+            Case::Softmax { cols, warps, .. } if *warps == default_softmax_warps(*cols) => {
+                "softmax f32".into()
+            }
             Case::Softmax { warps, .. } => format!("softmax f32 {warps}w"),
             Case::LayerNorm { .. } => "layer norm fwd f32".into(),
             Case::CausalSoftmax { .. } => "seed: causal softmax f32".into(),
@@ -181,8 +183,17 @@ impl Case {
     }
 }
 
-/// The softmax case's warps a program unless `--softmax-warps` says otherwise.
-pub const SOFTMAX_WARPS: u32 = 4;
+/// The softmax case's warps a program unless `--softmax-warps` says otherwise: as
+/// Triton's tutorial 02 chooses them, 4, then 8 from 2048 columns and 16 from 4096 (on
+/// the H200, 16 warps for 8192 columns: 3.64 TB/s through Vulkan and 3.72 on CUDA,
+/// against 2.80 and 3.57 with 4; BENCHMARKS.md, run 49).
+pub fn default_softmax_warps(cols: usize) -> u32 {
+    match cols.next_power_of_two() {
+        b if b >= 4096 => 16,
+        b if b >= 2048 => 8,
+        _ => 4,
+    }
+}
 
 /// A matmul block configuration: `(BM, BN, BK)`, warps per program and (where given)
 /// the pipeline depth of the K loop (`num_stages`; the compiler's default otherwise).
@@ -344,7 +355,7 @@ pub fn select(
     if want(Suite::Softmax) && f32_cases {
         let s = pick(8192, 1024, 37);
         let warps: &[u32] = if softmax_warps.is_empty() {
-            &[SOFTMAX_WARPS]
+            &[default_softmax_warps(s)]
         } else {
             softmax_warps
         };

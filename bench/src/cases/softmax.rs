@@ -36,8 +36,6 @@ pub(super) fn run(
             .arg(rows as i32)
             .arg(cols as i32)
             .constexpr("BLOCK_SIZE", block)
-            // Triton's tutorial uses 16 warps for 8192-wide rows; 4 (the default)
-            // measured faster here (see BENCHMARKS.md).
             .num_warps(warps)
             .run()
     };
