@@ -5,10 +5,12 @@
 //! (`ExpandOptions::warp_shuffle`), the lanes of a warp along `axis` combine by a
 //! butterfly (one `ShuffleXor` a lane bit, every lane ends with the warp's result);
 //! then, when lanes (without shuffles) or warps of the layout also run along `axis`,
-//! each thread publishes its partial result to shared memory, the partials are
-//! combined by a tree (log2 of the partner count halving steps, each behind a
-//! barrier, done by one replica of each thread), and every thread reads the results of
-//! the output elements it holds. The result has the operand's
+//! each thread publishes its partial result to shared memory, and after a barrier
+//! every thread folds the partials of the output elements it holds in partner order
+//! (where that is at most 64 reads a thread), else the partials are combined by a
+//! tree (log2 of the partner count halving steps, each behind a barrier, done by one
+//! replica of each thread) and every thread reads the results of the output elements
+//! it holds. The result has the operand's
 //! slice layout, so `x - tl.max(x, 1)[:, None]` broadcasts back without moving data.
 //!
 //! A scan moves the operand into a layout blocked along the scanned axis: an axis of
@@ -335,6 +337,25 @@ impl Expander<'_> {
                             value: vals[j],
                         });
                     }
+                }
+                // Few partners: after one barrier every thread folds its outputs'
+                // slots in partner order itself (broadcast reads), where a tree would
+                // take log2(P) more barriers.
+                if partners as usize * reps.len() <= DIRECT_FOLD_READS {
+                    self.emit(Stmt::Barrier);
+                    for &r in &reps {
+                        let base = bases[r].expect("rep base");
+                        let mut acc = load(self, base);
+                        for q in 1..partners {
+                            let off = self.int_const(DType::I32, q as i64);
+                            let index =
+                                self.assign(DType::I32, Expr::Binary(BinaryOp::Add, base, off));
+                            let v = load(self, index);
+                            acc = self.combine(combiner, &dts, &acc, &v)?;
+                        }
+                        partial[r] = Some(acc);
+                    }
+                    continue;
                 }
                 // A tree over the partners: log2(P) halving steps, each behind a
                 // barrier; partner `pid < s` combines slots `pid` and `pid + s` into
@@ -909,6 +930,10 @@ impl Expander<'_> {
 const SCAN_IN_THREAD: u32 = 64;
 
 /// The registers holding a partial result (one per output element a thread holds).
+/// The most shared-memory reads a thread makes to fold its outputs' partner slots
+/// itself (partners times its outputs in the round) instead of going through a tree.
+const DIRECT_FOLD_READS: usize = 64;
+
 fn reps_of(partial: &[Option<Vec<Reg>>]) -> Vec<usize> {
     (0..partial.len())
         .filter(|&r| partial[r].is_some())
