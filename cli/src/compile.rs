@@ -29,6 +29,9 @@ pub fn artifact(args: &CompileArgs) -> Result<String, String> {
     let kernel = module.kernel(&args.kernel).map_err(render)?;
     let dev = Device::interpreter();
     let mut launch = kernel.launch(&dev, 1).num_warps(args.num_warps);
+    if let Some(stages) = args.num_stages {
+        launch = launch.num_stages(stages);
+    }
     for (_, p) in &signature {
         let arg = match *p {
             Param::Pointer { dtype, aligned } => {

@@ -163,6 +163,10 @@ pub struct CompileArgs {
     /// Warps per program on the GPU backends.
     #[arg(long, default_value_t = 4)]
     pub num_warps: u32,
+    /// Pipeline depth of the kernel's loops (Triton's `num_stages`, 1 to 8); the
+    /// compiler's own choice when absent.
+    #[arg(long)]
+    pub num_stages: Option<u32>,
     /// What to write.
     #[arg(long, value_enum, default_value = "ir")]
     pub emit: Emit,

@@ -42,6 +42,37 @@ pub fn uniformity(k: &ThreadKernel) -> Vec<Uniformity> {
     a.regs
 }
 
+/// Registers whose assignment turns per-thread values into one value per warp (the
+/// warp index `tid >> k`, `tid / (32 m)`), where that assignment runs in control flow
+/// every lane of a warp takes: the places where a backend can tell its assembler that
+/// the value is warp-uniform (PTX: a `shfl.sync.idx` from lane 0), so that what is
+/// computed from it (addresses of warp-owned tiles, `wgmma` descriptors) can live in
+/// uniform registers.
+pub fn warp_index_registers(k: &ThreadKernel) -> Vec<bool> {
+    let regs = uniformity(k);
+    let mut out = vec![false; regs.len()];
+    mark_warp_indices(&k.body, &regs, &mut out);
+    out
+}
+
+fn mark_warp_indices(body: &[Stmt], regs: &[Uniformity], out: &mut [bool]) {
+    let of = |r: &Reg| regs.get(r.0 as usize).copied();
+    for s in body {
+        if let Stmt::Assign {
+            dst,
+            expr: Expr::Binary(BinaryOp::Shr | BinaryOp::Div, a, _),
+        } = s
+        {
+            if of(dst) == Some(Uniformity::Warp) && of(a) == Some(Uniformity::Thread) {
+                out[dst.0 as usize] = true;
+            }
+        }
+        for b in s.bodies() {
+            mark_warp_indices(b, regs, out);
+        }
+    }
+}
+
 /// `single[r]`: the expression of `r`'s assignment where `r` is written exactly once.
 fn single_assignments<'a>(body: &'a [Stmt], writes: &mut [u32], single: &mut [Option<&'a Expr>]) {
     for s in body {

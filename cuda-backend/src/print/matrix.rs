@@ -7,13 +7,39 @@ use tilewise_core::thread_ir::{MmaKind, Reg, SmemMatrix, WgmmaShape};
 use tilewise_core::{Diagnostic, Result};
 
 impl Printer<'_> {
-    /// The 64-bit matrix descriptor of a `wgmma` operand, in a fresh `.b64`: the
-    /// start address `(addr & 0x3FFFF) >> 4` in bits 0-13 over the constant fields.
+    /// The 64-bit matrix descriptor of a `wgmma` operand, in a `.b64`: the start
+    /// address `(addr & 0x3FFFF) >> 4` in bits 0-13 over the constant fields. Where a
+    /// consecutive `wgmma` already described the same array from the same base, this
+    /// one adds its offset to that descriptor (Triton's form: the start field cannot
+    /// carry, shared addresses staying below 256 KiB).
     pub(super) fn descriptor(&mut self, m: &SmemMatrix) -> String {
-        let addr = self.shared_addr(m.arr, m.base);
         let size = self.k.shared[m.arr as usize].dtype.size_bytes() as u32;
-        if m.offset != 0 {
-            self.ins(format!("add.s32 {addr}, {addr}, {};", m.offset * size));
+        let key = (m.arr, m.base, m.descriptor_fields());
+        let bytes = m.offset * size;
+        if bytes % 16 == 0 {
+            let base = match self.descriptors.iter().find(|(k, _)| *k == key) {
+                Some((_, d)) => d.clone(),
+                None => {
+                    let d = self.fresh_descriptor(m, 0);
+                    self.descriptors.push((key, d.clone()));
+                    d
+                }
+            };
+            if bytes == 0 {
+                return base;
+            }
+            let d = self.tmp(Class::B64);
+            self.ins(format!("add.s64 {d}, {base}, {};", bytes >> 4));
+            return d;
+        }
+        self.fresh_descriptor(m, bytes)
+    }
+
+    /// The descriptor of `m` at `bytes` past its base, computed from the address.
+    fn fresh_descriptor(&mut self, m: &SmemMatrix, bytes: u32) -> String {
+        let addr = self.shared_addr(m.arr, m.base);
+        if bytes != 0 {
+            self.ins(format!("add.s32 {addr}, {addr}, {bytes};"));
         }
         self.ins(format!("bfe.u32 {addr}, {addr}, 4, 14;"));
         let d = self.tmp(Class::B64);

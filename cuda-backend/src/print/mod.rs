@@ -161,6 +161,14 @@ struct Printer<'a> {
     /// the line last written as a comment.
     loc: Span,
     loc_line: Option<u32>,
+    /// Registers holding a warp index computed from the thread id, broadcast from
+    /// lane 0 after their assignment so that `ptxas` sees them warp-uniform (see
+    /// [`tilewise_core::thread_ir::uniformity::warp_index_registers`]).
+    warp_indices: Vec<bool>,
+    /// Descriptors of consecutive `wgmma` statements' operands: (array, base register,
+    /// constant fields) to the `.b64` holding the descriptor at offset 0, so that later
+    /// offsets from the same base are one 64-bit add (cleared by any other statement).
+    descriptors: Vec<((u32, Reg, u64), String)>,
 }
 
 /// Prints `k` as a PTX module for `target`.
@@ -184,6 +192,13 @@ pub fn print_ptx(k: &ThreadKernel, target: PtxTarget) -> Result<PtxKernel> {
         target,
         loc: Span::NONE,
         loc_line: None,
+        // Every lane of every warp exists only where programs are whole warps.
+        warp_indices: if k.threads % 32 == 0 {
+            tilewise_core::thread_ir::uniformity::warp_index_registers(k)
+        } else {
+            Vec::new()
+        },
+        descriptors: Vec::new(),
     };
     let params = module::params(k);
     p.prologue(&params);
@@ -303,6 +318,9 @@ impl Printer<'_> {
     }
 
     fn stmt(&mut self, s: &Stmt) -> Result<()> {
+        if !matches!(s, Stmt::Wgmma { .. } | Stmt::Loc(_)) {
+            self.descriptors.clear();
+        }
         match s {
             Stmt::Loc(span) => {
                 self.loc = *span;
@@ -313,7 +331,15 @@ impl Printer<'_> {
                         .push_str(&format!("    // line {}\n", line.unwrap_or(0)));
                 }
             }
-            Stmt::Assign { dst, expr } => self.assign(*dst, expr)?,
+            Stmt::Assign { dst, expr } => {
+                self.assign(*dst, expr)?;
+                if self.warp_indices.get(dst.0 as usize) == Some(&true)
+                    && class(self.dt(*dst)) == Class::B32
+                {
+                    let d = self.reg(*dst);
+                    self.ins(format!("shfl.sync.idx.b32 {d}, {d}, 0, 31, -1;"));
+                }
+            }
             Stmt::Store {
                 buf,
                 index,

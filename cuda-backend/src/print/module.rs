@@ -185,7 +185,7 @@ impl Printer<'_> {
             let sep = if i + 1 == params.len() { "" } else { "," };
             let _ = write!(s, "\n    .param {ty} tw_p{i}{sep}");
         }
-        let _ = writeln!(s, "\n)\n.maxntid {}, 1, 1\n{{", k.threads);
+        let _ = writeln!(s, "\n)\n.reqntid {}, 1, 1\n{{", k.threads);
         s
     }
 
