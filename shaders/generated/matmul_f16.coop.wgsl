@@ -39,7 +39,6 @@ struct Params {
 var<workgroup> s0: array<f16, 2560>; // coop_a
 var<workgroup> s1: array<f16, 2304>; // coop_b
 var<workgroup> s2: array<f32, 1024>; // coop_c
-var<workgroup> s3: array<i32, 64>; // scratch_i32
 
 @compute @workgroup_size(128)
 fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_wg: vec3<u32>, @builtin(num_workgroups) tw_nwg: vec3<u32>, @builtin(subgroup_id) tw_sg: u32, @builtin(subgroup_invocation_id) tw_sgi: u32) {
@@ -238,10 +237,6 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
   let r72: i32 = (r68 + r44);
   let r74: i32 = (r68 + r55);
   let r76: i32 = (r68 + r62);
-  let r77: i32 = (r41 + r68);
-  let r78: i32 = (r41 + r72);
-  let r79: i32 = (r41 + r74);
-  let r80: i32 = (r41 + r76);
   // line 56
   let r86: i32 = (r39 * r15);
   let r95: i32 = (r86 + r68);
@@ -736,16 +731,6 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
   let r1265: f16 = tw_to_f16(r1231);
   let r1266: f16 = tw_to_f16(r1234);
   // line 76
-  let r1295: i32 = (r13 * r77);
-  let r1296: i32 = (r13 * r78);
-  let r1297: i32 = (r13 * r79);
-  let r1298: i32 = (r13 * r80);
-  workgroupBarrier();
-  s3[r68] = r1295;
-  s3[r72] = r1296;
-  s3[r74] = r1297;
-  s3[r76] = r1298;
-  workgroupBarrier();
   // line 78
   let r1730: i32 = (r1696 + r59);
   let r1761: i32 = (r41 + r1696);

@@ -25,6 +25,7 @@
 
 pub mod axis_info;
 pub mod block_ptr;
+pub mod dead_shared;
 pub mod expand;
 pub mod fp8;
 pub mod layout;
@@ -108,6 +109,8 @@ pub fn to_thread_ir(
     check(&t, "math")?;
     value_numbering::value_numbering(&mut t);
     check(&t, "value_numbering")?;
+    dead_shared::remove_dead_shared(&mut t);
+    check(&t, "dead_shared")?;
     shared_reuse::reuse_shared(&mut t);
     check(&t, "shared_reuse")?;
     Ok(t)

@@ -301,7 +301,7 @@ impl Numbering<'_> {
 }
 
 /// Removes assignments to registers assigned once and never read, until none is left.
-fn remove_dead(body: &mut Vec<Stmt>, nregs: usize) {
+pub(crate) fn remove_dead(body: &mut Vec<Stmt>, nregs: usize) {
     loop {
         let mut uses = vec![0u32; nregs];
         let mut defs = vec![0u32; nregs];

@@ -246,4 +246,41 @@ mod tests {
         );
         assert_eq!(u[8], Uniformity::Program, "a load at a uniform index");
     }
+
+    #[test]
+    fn warp_indices_are_the_warp_uniform_shifts_of_the_thread_id() {
+        let k = parse(
+            "thread_kernel @k(n: i32) threads 128 {
+  r0: i32 = thread_id
+  r1: i32 = const 5
+  r2: i32 = shr r0, r1
+  r3: i32 = const 64
+  r4: i32 = div r0, r3
+  r5: i32 = const 4
+  r6: i32 = shr r0, r5
+  r7: i32 = shr r2, r1
+  r8: i1 = cmp lt r0, r3
+  if r8 {
+    r9: i32 = shr r0, r1
+  } else {
+  }
+  r10: i1 = cmp lt r2, r5
+  if r10 {
+    r11: i32 = shr r0, r1
+  } else {
+  }
+}
+",
+        )
+        .unwrap();
+        let w = warp_index_registers(&k);
+        assert!(w[2] && w[4], "tid >> 5 and tid / 64");
+        assert!(!w[6], "tid >> 4 differs within a warp");
+        assert!(!w[7], "already warp-uniform operand: nothing to broadcast");
+        assert!(!w[9], "under a per-thread branch not every lane runs it");
+        assert!(
+            w[11],
+            "under a warp-uniform branch every lane of the warp does"
+        );
+    }
 }
