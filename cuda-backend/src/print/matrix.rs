@@ -16,7 +16,7 @@ impl Printer<'_> {
         let size = self.k.shared[m.arr as usize].dtype.size_bytes() as u32;
         let key = (m.arr, m.base, m.descriptor_fields());
         let bytes = m.offset * size;
-        if bytes % 16 == 0 {
+        if bytes.is_multiple_of(16) {
             let base = match self.descriptors.iter().find(|(k, _)| *k == key) {
                 Some((_, d)) => d.clone(),
                 None => {

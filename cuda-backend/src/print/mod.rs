@@ -193,7 +193,7 @@ pub fn print_ptx(k: &ThreadKernel, target: PtxTarget) -> Result<PtxKernel> {
         loc: Span::NONE,
         loc_line: None,
         // Every lane of every warp exists only where programs are whole warps.
-        warp_indices: if k.threads % 32 == 0 {
+        warp_indices: if k.threads.is_multiple_of(32) {
             tilewise_core::thread_ir::uniformity::warp_index_registers(k)
         } else {
             Vec::new()
