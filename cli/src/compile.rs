@@ -30,6 +30,7 @@ pub fn artifact(args: &CompileArgs) -> Result<String, String> {
     let dev = Device::interpreter();
     let mut launch = kernel.launch(&dev, 1).num_warps(args.num_warps);
     if let Some(stages) = args.num_stages {
+        // The lowerings below take the depth (clap checked it is 1 to 8).
         launch = launch.num_stages(stages);
     }
     for (_, p) in &signature {
@@ -65,6 +66,7 @@ pub fn artifact(args: &CompileArgs) -> Result<String, String> {
             };
             let options = ExpandOptions {
                 checked: args.checked,
+                num_stages: args.num_stages,
                 ..base
             };
             let t = tilewise::core::lower::to_thread_ir(ir, &options).map_err(render)?;
@@ -77,6 +79,7 @@ pub fn artifact(args: &CompileArgs) -> Result<String, String> {
                 &c,
                 &tilewise::wgsl::WgslOptions {
                     checked: args.checked,
+                    num_stages: args.num_stages,
                     ..tilewise::wgsl::WgslOptions::new(args.num_warps)
                 },
             )
@@ -87,6 +90,7 @@ pub fn artifact(args: &CompileArgs) -> Result<String, String> {
         Emit::Ptx => {
             let options = PtxOptions {
                 checked: args.checked,
+                num_stages: args.num_stages,
                 ..PtxOptions::new(PtxTarget { sm: args.sm }, args.num_warps)
             };
             tilewise::cuda::compile(ir, &options)

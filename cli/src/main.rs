@@ -165,7 +165,7 @@ pub struct CompileArgs {
     pub num_warps: u32,
     /// Pipeline depth of the kernel's loops (Triton's `num_stages`, 1 to 8); the
     /// compiler's own choice when absent.
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=8))]
     pub num_stages: Option<u32>,
     /// What to write.
     #[arg(long, value_enum, default_value = "ir")]

@@ -63,6 +63,65 @@ fn compile_emits_every_artifact() {
 }
 
 #[test]
+fn compile_num_stages_sets_the_pipeline_depth() {
+    let thread_ir = |stages: Option<&str>| {
+        let mut args = vec![
+            "compile",
+            "../shaders/matmul.py",
+            "--kernel",
+            "matmul_kernel",
+            "--signature",
+            "a:*f16:16, b:*f16:16, c:*f32:16, M:i32:16, N:i32:16, K:i32:16, sam:i32:16, \
+             sak:i32:1, sbk:i32:16, sbn:i32:1, scm:i32:16, scn:i32:1",
+            "--constexpr",
+            "BLOCK_SIZE_M=64",
+            "--constexpr",
+            "BLOCK_SIZE_N=64",
+            "--constexpr",
+            "BLOCK_SIZE_K=32",
+            "--constexpr",
+            "GROUP_SIZE_M=8",
+            "--sm",
+            "90",
+            "--emit",
+            "thread-ir-ptx",
+        ];
+        if let Some(s) = stages {
+            args.extend(["--num-stages", s]);
+        }
+        let (ok, out, err) = tilewise(&args);
+        assert!(ok, "{err}");
+        out
+    };
+    // The ring the lowering chose, from the kernel's notes.
+    let depth = |text: &str| -> u32 {
+        let at = text.find("in a ring of ").expect(text) + "in a ring of ".len();
+        text[at..].split(' ').next().unwrap().parse().unwrap()
+    };
+    let (two, five) = (depth(&thread_ir(Some("2"))), depth(&thread_ir(Some("5"))));
+    assert!(
+        two < five,
+        "--num-stages 2 gave a ring of {two}, 5 one of {five}"
+    );
+    let (ok, _, err) = tilewise(&[
+        "compile",
+        SOFTMAX,
+        "--kernel",
+        "softmax_kernel",
+        "--signature",
+        SIGNATURE,
+        "--constexpr",
+        "BLOCK_SIZE=1024",
+        "--num-stages",
+        "9",
+    ]);
+    assert!(
+        !ok && err.contains("--num-stages") && err.contains("1..=8"),
+        "{err}"
+    );
+}
+
+#[test]
 fn compile_checked_adds_the_hidden_parameters_and_writes_a_file() {
     let dir = std::env::temp_dir().join(format!("tilewise-cli-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
