@@ -19,7 +19,7 @@
 //!
 //! Runs after value numbering (which removes dead loads) and before shared reuse.
 
-use crate::thread_ir::{Expr, Stmt, ThreadKernel};
+use crate::thread_ir::{renumber_shared_arrays, Expr, Stmt, ThreadKernel};
 
 /// Removes unread shared arrays with their stores, and redundant barriers; returns
 /// the shared bytes freed.
@@ -43,7 +43,7 @@ pub fn remove_dead_shared(k: &mut ThreadKernel) -> u64 {
             }
         }
         k.shared = kept;
-        renumber(&mut k.body, &map);
+        renumber_shared_arrays(&mut k.body, &map);
     }
     if overwritten || dead.iter().any(|d| *d) {
         super::value_numbering::remove_dead(&mut k.body, k.regs.len());
@@ -127,15 +127,6 @@ fn remove_overwritten_stores(body: &mut Vec<Stmt>) -> bool {
     removed || nested
 }
 
-fn renumber(body: &mut [Stmt], map: &[u32]) {
-    for s in body {
-        s.map_shared_arrays(&mut |a| *a = map[*a as usize]);
-        for b in s.bodies_mut() {
-            renumber(b, map);
-        }
-    }
-}
-
 /// Whether `s` only computes registers (no memory, no communication between threads,
 /// no nested control flow).
 fn register_only(s: &Stmt) -> bool {
@@ -175,9 +166,6 @@ fn remove_redundant_barriers(body: &mut Vec<Stmt>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::interp::{HostBuffer, RtArg};
-    use crate::ir::DType;
-    use crate::launch::Grid;
     use crate::thread_ir::{parse, print};
 
     #[test]
@@ -215,18 +203,9 @@ mod tests {
         );
         assert_eq!(text.matches("barrier").count(), 2, "{text}");
         // Still right (and race-free) on the simulator: thread t stores t.
-        let mut bufs = vec![HostBuffer {
-            dtype: DType::F32,
-            bytes: vec![0xff; 128],
-        }];
-        let args = [RtArg::Buffer {
-            buffer: 0,
-            offset: 0,
-            len: 32,
-        }];
-        crate::thread_ir::sim::simulate(&k, Grid([1, 1, 1]), &args, &mut bufs).unwrap();
-        for (t, c) in bufs[0].bytes.chunks(4).enumerate() {
-            assert_eq!(f32::from_le_bytes([c[0], c[1], c[2], c[3]]), t as f32);
+        let out = crate::thread_ir::sim::run_on_f32_buffer(&k, 32).unwrap();
+        for (t, got) in out.into_iter().enumerate() {
+            assert_eq!(got, t as f32);
         }
     }
 
@@ -260,19 +239,10 @@ mod tests {
         assert!(!text.contains("mul r1, r1"), "{text}");
         assert_eq!(text.matches("store s0").count(), 1, "{text}");
         assert_eq!(text.matches("barrier").count(), 2, "{text}");
-        let mut bufs = vec![HostBuffer {
-            dtype: DType::F32,
-            bytes: vec![0xff; 128],
-        }];
-        let args = [RtArg::Buffer {
-            buffer: 0,
-            offset: 0,
-            len: 32,
-        }];
-        crate::thread_ir::sim::simulate(&k, Grid([1, 1, 1]), &args, &mut bufs).unwrap();
-        for (t, c) in bufs[0].bytes.chunks(4).enumerate() {
+        let out = crate::thread_ir::sim::run_on_f32_buffer(&k, 32).unwrap();
+        for (t, got) in out.into_iter().enumerate() {
             let want = ((t + 1) % 32) as f32;
-            assert_eq!(f32::from_le_bytes([c[0], c[1], c[2], c[3]]), want);
+            assert_eq!(got, want);
         }
     }
 }

@@ -19,7 +19,7 @@
 //! Merging is greedy by start position, per dtype (WGSL's workgroup arrays are typed).
 //! The simulator's race detector checks the result on every kernel the tests run.
 
-use crate::thread_ir::{SharedArray, Stmt, ThreadKernel};
+use crate::thread_ir::{renumber_shared_arrays, SharedArray, Stmt, ThreadKernel};
 use std::collections::BTreeMap;
 
 /// A group of original arrays that share one array.
@@ -86,7 +86,7 @@ pub fn reuse_shared(k: &mut ThreadKernel) -> u64 {
         });
     }
     k.shared = shared;
-    renumber(&mut k.body, &map);
+    renumber_shared_arrays(&mut k.body, &map);
     insert_barriers(&mut k.body, inserts);
     let after = k.shared_bytes();
     if after < before {
@@ -122,15 +122,6 @@ fn mark_async_targets(body: &[Stmt], fixed: &mut [bool]) {
         }
         for b in s.bodies() {
             mark_async_targets(b, fixed);
-        }
-    }
-}
-
-fn renumber(body: &mut [Stmt], map: &[u32]) {
-    for s in body {
-        s.map_shared_arrays(&mut |a| *a = map[*a as usize]);
-        for b in s.bodies_mut() {
-            renumber(b, map);
         }
     }
 }
@@ -291,9 +282,7 @@ fn block_slots(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::interp::{HostBuffer, RtArg};
     use crate::ir::{BinaryOp, Const, DType};
-    use crate::launch::Grid;
     use crate::thread_ir::testing::assign;
     use crate::thread_ir::{Expr, Param, ParamKind, Reg, RegTy, Special};
 
@@ -403,21 +392,7 @@ mod tests {
     }
 
     fn run(k: &ThreadKernel) -> crate::diag::Result<Vec<f32>> {
-        let mut bufs = vec![HostBuffer {
-            dtype: DType::F32,
-            bytes: vec![0xff; 128],
-        }];
-        let args = [RtArg::Buffer {
-            buffer: 0,
-            offset: 0,
-            len: 32,
-        }];
-        crate::thread_ir::sim::simulate(k, Grid([1, 1, 1]), &args, &mut bufs)?;
-        Ok(bufs[0]
-            .bytes
-            .chunks(4)
-            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-            .collect())
+        crate::thread_ir::sim::run_on_f32_buffer(k, 32)
     }
 
     fn barriers(body: &[Stmt]) -> usize {
@@ -459,7 +434,7 @@ mod tests {
     #[test]
     fn sharing_without_a_barrier_is_a_race_the_simulator_reports() {
         let mut k = kernel(false, false, false);
-        renumber(&mut k.body, &[0, 0]);
+        renumber_shared_arrays(&mut k.body, &[0, 0]);
         k.shared.truncate(1);
         let e = run(&k).expect_err("a race");
         assert!(e.to_string().contains("race"), "{e}");

@@ -36,6 +36,7 @@ pub mod sim;
 pub mod uniformity;
 pub mod verify;
 mod visit;
+pub use visit::renumber_shared_arrays;
 mod wgmma;
 
 pub use parse::parse;

@@ -1180,6 +1180,27 @@ impl Sim<'_> {
     }
 }
 
+/// Tests' shortcut: runs `k` as one program whose only parameter is an f32 buffer of
+/// `len` elements (poisoned with NaN bits first) and returns the buffer.
+#[cfg(test)]
+pub(crate) fn run_on_f32_buffer(k: &ThreadKernel, len: usize) -> Result<Vec<f32>> {
+    let mut bufs = vec![crate::interp::HostBuffer {
+        dtype: crate::ir::DType::F32,
+        bytes: vec![0xff; 4 * len],
+    }];
+    let args = [crate::interp::RtArg::Buffer {
+        buffer: 0,
+        offset: 0,
+        len,
+    }];
+    simulate(k, crate::launch::Grid([1, 1, 1]), &args, &mut bufs)?;
+    Ok(bufs[0]
+        .bytes
+        .chunks(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

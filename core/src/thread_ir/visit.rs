@@ -272,3 +272,14 @@ impl Stmt {
         }
     }
 }
+
+/// Renames the shared arrays `body` uses, nested bodies included: array `a` becomes
+/// `map[a]` (the passes that merge or remove arrays).
+pub fn renumber_shared_arrays(body: &mut [Stmt], map: &[u32]) {
+    for s in body {
+        s.map_shared_arrays(&mut |a| *a = map[*a as usize]);
+        for b in s.bodies_mut() {
+            renumber_shared_arrays(b, map);
+        }
+    }
+}
