@@ -74,15 +74,34 @@ def main():
     ap.add_argument("--warps", type=int, default=8)
     ap.add_argument("--stages", type=int, default=3)
     ap.add_argument("--dtype", default="fp16", choices=["fp16", "bf16"])
+    ap.add_argument("--raw", action="append", default=[], metavar="NAME=FILE",
+                    help="also run this PTX (tilewise's, or Triton's as it is) or cubin, with "
+                         "--shared bytes (edited variants of either kernel)")
+    ap.add_argument("--only-raw", action="store_true", help="run only the --raw kernels")
+    ap.add_argument("--only",
+                    help="run one kernel, and only a few launches at 4096^3: for a profiler "
+                         "(ncu --launch-skip 3 --launch-count 1)")
     args = ap.parse_args()
     bm, bn, bk = (int(x) for x in args.block.split("x"))
     k = triton_kernel(bm, bn, bk, args.warps, args.stages, args.dtype)
     kernels = {"triton": k, "tilewise": with_binary(k, tilewise_binary(args.ptx), args.shared)}
+    for raw in args.raw:
+        name, path = raw.split("=", 1)
+        data = open(path, "rb").read()
+        if data.startswith(b"// tilewise"):
+            data = tilewise_binary(path)
+        elif path.endswith(".ptx"):
+            data += b"\0"
+        kernels[name] = with_binary(k, data, args.shared)
     tdt = torch.float16 if args.dtype == "fp16" else torch.bfloat16
     n = 4096
+    if args.only:
+        kernels = {args.only: kernels[args.only]}
+    if args.only_raw:
+        kernels = {n: v for n, v in kernels.items() if n not in ("triton", "tilewise")}
     for name, v in kernels.items():
         pts = []
-        for kk in [512, 1024, 2048, 4096, 8192]:
+        for kk in [n] if args.only else [512, 1024, 2048, 4096, 8192]:
             torch.manual_seed(kk)
             a = torch.randn(n, kk, device="cuda", dtype=tdt)
             b = torch.randn(kk, n, device="cuda", dtype=tdt)
@@ -95,6 +114,11 @@ def main():
             ref = torch.matmul(a.float(), b.float())
             err = ((c - ref).abs().max() / ref.abs().max()).item()
             assert err < 1e-3, f"{name} K {kk}: relative error {err}"
+            if args.only:
+                for _ in range(3):
+                    run()
+                torch.cuda.synchronize()
+                return
             for _ in range(20):
                 run()
             st, en = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)

@@ -283,7 +283,7 @@ impl Expander<'_> {
             Dist::Uniform(_) => self.canonical(shape)?,
         };
         let regs = self.in_layout(d, &layout)?;
-        let idx = self.tile_indices(&layout, shape, &tile)?;
+        let idx = self.tile_indices(&layout, shape, &tile, base)?;
         // Runs of registers along the contiguous dimension go out as one wide store
         // (padded rows and swizzled chunks keep them aligned).
         let width = if tile.transposed() {
@@ -292,13 +292,7 @@ impl Expander<'_> {
             self.stage_width(&layout, tile.contiguous(), dtype)
         };
         for (first, group) in regs.chunks(width).enumerate() {
-            let index = match base {
-                Some(b) => self.assign(
-                    DType::I32,
-                    Expr::Binary(BinaryOp::Add, b, idx[first * width]),
-                ),
-                None => idx[first * width],
-            };
+            let index = idx[first * width];
             if width == 1 {
                 let value = self.cast_to(group[0], dtype);
                 self.emit(Stmt::SharedStore { arr, index, value });

@@ -558,7 +558,7 @@ impl Expander<'_> {
         let view_for_checks = layout.clone();
         match layout {
             Some(layout) if [4, 8, 16].contains(&(width * size)) => {
-                let idx = self.tile_indices(&layout, &shape, &tile)?;
+                let idx = self.tile_indices(&layout, &shape, &tile, Some(base))?;
                 let view = if tile.transposed() {
                     layout.permute(&[1, 0])
                 } else {
@@ -596,11 +596,9 @@ impl Expander<'_> {
                     if !first_copy[first] {
                         continue;
                     }
-                    let shared_index =
-                        self.assign(DType::I32, Expr::Binary(BinaryOp::Add, base, idx[first]));
                     self.emit(Stmt::AsyncCopy {
                         arr: ring.arr,
-                        shared_index,
+                        shared_index: idx[first],
                         buf: root,
                         index: regs[0][first],
                         lanes: width as u8,

@@ -17,7 +17,9 @@
 //!   swizzle is `Swizzle<3,4,3>` on byte addresses, repeating every 1024 bytes, so a
 //!   swizzled tile starts on a multiple of `8 * bytes`. The map from coordinates to
 //!   offsets is linear over GF(2), so a thread computes its own part once and each
-//!   register XORs in a constant.
+//!   register XORs in a constant; where no thread can set the constant's bits, it
+//!   adds it instead, so that a group of copies addresses one register plus
+//!   constants (`[reg + imm]` in PTX).
 
 use super::Expander;
 use crate::diag::{Diagnostic, Result};
@@ -70,6 +72,25 @@ impl SwizzledTile {
         } else {
             self.offset(row, col)
         }
+    }
+
+    /// For a layout of the tile's `[rows, cols]` shape: the offset bits any thread's
+    /// part of a coordinate can set, and each register's part. A thread's element in
+    /// register `r` lies at its register-0 offset XOR `parts[r]`, which is an addition
+    /// where `parts[r]` and the thread bits are disjoint.
+    pub(crate) fn register_parts(&self, layout: &LinearLayout) -> (u32, Vec<u32>) {
+        let thread_bits = layout
+            .lane_bases()
+            .iter()
+            .chain(layout.warp_bases())
+            .fold(0, |m, b| m | self.tile_offset(b[0], b[1]));
+        let parts = (0..layout.num_regs())
+            .map(|r| {
+                let c = layout.apply(r, 0, 0);
+                self.tile_offset(c[0], c[1])
+            })
+            .collect();
+        (thread_bits, parts)
     }
 
     /// The element offset of the stored `(row, col)`.
@@ -178,14 +199,23 @@ impl SharedTile {
 }
 
 impl Expander<'_> {
-    /// The element offset in `tile` of each register's coordinate of `layout` (a
-    /// layout of the operand's `[rows, cols]` shape, before any transposition).
+    /// The element offset in `tile`, from element `origin` on (0 when `None`), of each
+    /// register's coordinate of `layout` (a layout of the operand's `[rows, cols]`
+    /// shape, before any transposition).
     pub(crate) fn tile_indices(
         &mut self,
         layout: &LinearLayout,
         shape: &[u32],
         tile: &SharedTile,
+        origin: Option<Reg>,
     ) -> Result<Vec<Reg>> {
+        let from_origin = |x: &mut Self, idx: Vec<Reg>| match origin {
+            None => idx,
+            Some(o) => idx
+                .into_iter()
+                .map(|i| x.assign(DType::I32, Expr::Binary(BinaryOp::Add, o, i)))
+                .collect(),
+        };
         match *tile {
             SharedTile::Strided { transpose, stride } => {
                 let (view, rows) = if transpose {
@@ -193,7 +223,8 @@ impl Expander<'_> {
                 } else {
                     (layout.clone(), shape[0])
                 };
-                self.linear_indices(&view, &[rows, stride])
+                let idx = self.linear_indices(&view, &[rows, stride])?;
+                Ok(from_origin(self, idx))
             }
             SharedTile::Swizzled(t) => {
                 let tile_shape = if t.transposed {
@@ -218,18 +249,37 @@ impl Expander<'_> {
                     std::mem::swap(&mut row, &mut col);
                 }
                 let base = self.swizzled_offset(&t, row, col);
+                // Where a register's part has no bit that any thread's part can set, the
+                // XOR is an addition; when every register's is, the origin joins the
+                // thread's part once and each register adds a constant to it, which the
+                // backends fold into their addressing (PTX: `[reg + imm]`).
+                let (thread_bits, parts) = t.register_parts(layout);
+                let additive = parts.iter().all(|p| p & thread_bits == 0);
+                let base = match origin {
+                    Some(o) if additive => {
+                        self.assign(DType::I32, Expr::Binary(BinaryOp::Add, o, base))
+                    }
+                    _ => base,
+                };
                 let mut out = vec![];
-                for r in 0..layout.num_regs() {
-                    let c = layout.apply(r, 0, 0);
-                    let part = t.tile_offset(c[0], c[1]);
+                for part in parts {
                     if part == 0 {
                         out.push(base);
                         continue;
                     }
                     let k = self.int_const(DType::I32, part as i64);
-                    out.push(self.assign(DType::I32, Expr::Binary(BinaryOp::Xor, base, k)));
+                    let op = if part & thread_bits == 0 {
+                        BinaryOp::Add
+                    } else {
+                        BinaryOp::Xor
+                    };
+                    out.push(self.assign(DType::I32, Expr::Binary(op, base, k)));
                 }
-                Ok(out)
+                Ok(if additive {
+                    out
+                } else {
+                    from_origin(self, out)
+                })
             }
         }
     }
@@ -266,6 +316,60 @@ impl Expander<'_> {
 #[cfg(test)]
 mod tests {
     use super::SwizzledTile;
+    use crate::lower::layout::LinearLayout;
+
+    /// A register's part adds to the thread's offset wherever the two share no bit, on
+    /// every thread; and the copies of the Hopper matmul's operands (rows of a copy
+    /// group 32 or 8 apart, whole 16-byte chunks a thread) are additive throughout,
+    /// so a group's shared addresses are one register plus constants.
+    #[test]
+    fn disjoint_register_parts_add_to_every_threads_offset() {
+        let cases = [
+            // `a` 128x64 f16: 8 halves a thread, 4x8 threads a warp, 8 warps down.
+            ([128, 64], [1, 8], [4, 8], [8, 1], 128, false, true),
+            // `b` 64x256 f16: a warp a row of 256, 8 warps down, copies 8 rows apart.
+            ([64, 256], [1, 8], [1, 32], [8, 1], 128, false, true),
+            // Registers along a swizzled row, and a transposed tile: not additive.
+            ([16, 64], [1, 32], [16, 2], [1, 1], 128, false, false),
+            ([64, 32], [1, 4], [8, 4], [4, 1], 64, true, false),
+        ];
+        for (shape, spt, tpw, wpc, bytes, transposed, all_additive) in cases {
+            let layout = LinearLayout::blocked(&shape, &spt, &tpw, &wpc, &[1, 0]).unwrap();
+            let (rows, cols) = if transposed {
+                (shape[1], shape[0])
+            } else {
+                (shape[0], shape[1])
+            };
+            let t = SwizzledTile {
+                rows,
+                cols,
+                bytes,
+                elem: 2,
+                transposed,
+            };
+            let (thread_bits, parts) = t.register_parts(&layout);
+            assert_eq!(
+                parts.iter().all(|p| p & thread_bits == 0),
+                all_additive,
+                "{t:?} {spt:?} {tpw:?}"
+            );
+            for lane in 0..32 {
+                for warp in 0..layout.num_warps() {
+                    let c0 = layout.apply(0, lane, warp);
+                    let base = t.tile_offset(c0[0], c0[1]);
+                    assert_eq!(base & !thread_bits, 0, "{t:?}: thread bits");
+                    for (r, &part) in parts.iter().enumerate() {
+                        let c = layout.apply(r as u32, lane, warp);
+                        let at = t.tile_offset(c[0], c[1]);
+                        assert_eq!(at, base ^ part, "{t:?}: register {r}");
+                        if part & thread_bits == 0 {
+                            assert_eq!(at, base + part, "{t:?}: register {r}");
+                        }
+                    }
+                }
+            }
+        }
+    }
 
     /// Every offset of a tile is used once, 16-byte chunks stay whole, and the rows of
     /// a group of eight put a given chunk in eight different chunk positions.
