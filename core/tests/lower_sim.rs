@@ -656,10 +656,10 @@ fn wgmma_lowering_needs_its_waits_and_fences() {
     assert!(e.contains("fence_proxy_async"), "{e}");
 }
 
-/// tf32 on warpgroup MMA (`ExpandOptions::wgmma_tf32`, off by default: slower than
-/// `mma.sync` on the H200 with its 4-byte transposed copies): `b` stored K-major in
-/// the swizzled layout, `m64nNk8.tf32` steps; the simulator agrees with the
-/// interpreter within tf32's rounding, for one and two warpgroups.
+/// tf32 on warpgroup MMA (`ExpandOptions::wgmma_tf32`): `b` stored K-major in the
+/// swizzled layout (through registers, 16-byte chunks of its stored rows),
+/// `m64nNk8.tf32` steps; the simulator agrees with the interpreter within tf32's
+/// rounding, for one and two warpgroups.
 #[test]
 fn wgmma_tf32_reads_b_k_major() {
     let src = include_str!("../../shaders/matmul.py");
@@ -708,6 +708,24 @@ fn wgmma_tf32_reads_b_k_major() {
                 .any(|n| n.contains("k8.tf32") && n.contains("b K-major")),
             "{:?}",
             tk.notes
+        );
+        // `b` (row-major in memory) reaches its K-major slots through registers, each
+        // thread storing 16-byte chunks of stored rows, not by a copy an element.
+        let text = tilewise_core::thread_ir::print(&tk);
+        let ring_b = tk
+            .shared
+            .iter()
+            .position(|a| a.name.ends_with("_b"))
+            .expect("a ring for b");
+        assert!(
+            !text.contains(&format!("async_copy x1 s{ring_b}[")),
+            "{text}"
+        );
+        assert!(
+            text.lines()
+                .any(|l| l.trim_start().starts_with(&format!("store s{ring_b}[")))
+                && text.contains("vec4<f32> = vector("),
+            "{text}"
         );
         let mut got = buffers.clone();
         simulate(&tk, grid, &rt, &mut got).unwrap_or_else(|e| panic!("{e}"));

@@ -184,6 +184,7 @@ impl Expander<'_> {
         inits: &[Value],
         yields: &[Value],
         tys: &[Type],
+        (body, args): (&Block, &[Value]),
     ) -> Result<Vec<TVal>> {
         let mut slots = vec![];
         for (i, init) in inits.iter().enumerate() {
@@ -207,7 +208,11 @@ impl Expander<'_> {
                 TVal::Ptr {
                     off: Dist::Regs { layout, .. },
                     ..
-                } => self.wider_access_layout(ty, layout),
+                } => args
+                    .get(i)
+                    .and_then(|a| self.transposing_layout_for(body, *a))
+                    .filter(|t| t != layout)
+                    .or_else(|| self.wider_access_layout(ty, layout)),
                 _ => None,
             };
             let like = match (&iv, yields.get(i)) {
@@ -392,7 +397,7 @@ impl Expander<'_> {
         );
         let (yields, _) = Self::terminator(body);
         let tys: Vec<Type> = inst.results.iter().map(|r| self.k.ty(*r).clone()).collect();
-        let slots = self.carried_layouts(init, &yields, &tys)?;
+        let slots = self.carried_layouts(init, &yields, &tys, (body, &body.args[1..]))?;
         let iv = self.new_reg(self.out.reg_ty(lo).dtype);
         self.vals
             .insert(body.args[0], TVal::Data(Dist::Uniform(iv)));
@@ -621,7 +626,7 @@ impl Expander<'_> {
         };
         let tys: Vec<Type> = before.args.iter().map(|a| self.k.ty(*a).clone()).collect();
         let (after_yields, _) = Self::terminator(after);
-        let slots = self.carried_layouts(init, &after_yields, &tys)?;
+        let slots = self.carried_layouts(init, &after_yields, &tys, (before, &before.args))?;
         for (a, s) in before.args.iter().zip(&slots) {
             self.set(*a, s.clone());
         }

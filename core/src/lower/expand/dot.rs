@@ -285,11 +285,14 @@ impl Expander<'_> {
         let regs = self.in_layout(d, &layout)?;
         let idx = self.tile_indices(&layout, shape, &tile, base)?;
         // Runs of registers along the contiguous dimension go out as one wide store
-        // (padded rows and swizzled chunks keep them aligned).
-        let width = if tile.transposed() {
-            1
-        } else {
-            self.stage_width(&layout, tile.contiguous(), dtype)
+        // (padded rows and swizzled chunks keep them aligned); a swizzled tile stored
+        // transposed is contiguous along the operand's first dimension, in chunks.
+        let width = match tile {
+            SharedTile::Swizzled(t) if t.transposed => {
+                self.stage_width(&layout, 0, 16 / t.elem, dtype)
+            }
+            _ if tile.transposed() => 1,
+            _ => self.stage_width(&layout, layout.rank() - 1, tile.contiguous(), dtype),
         };
         for (first, group) in regs.chunks(width).enumerate() {
             let index = idx[first * width];
@@ -405,15 +408,20 @@ impl Expander<'_> {
         }
     }
 
-    /// How many consecutive registers of `layout` (a run along the last dimension) one
+    /// How many consecutive registers of `layout` (a run along dimension `last`) one
     /// shared store may cover where runs of `contiguous` elements stay together: at
     /// most 16 bytes, and only where the wide accesses are enabled.
-    fn stage_width(&self, layout: &LinearLayout, contiguous: u32, dtype: DType) -> usize {
+    fn stage_width(
+        &self,
+        layout: &LinearLayout,
+        last: usize,
+        contiguous: u32,
+        dtype: DType,
+    ) -> usize {
         let max_lanes = self.opt.wide_lanes(dtype);
         if max_lanes < 2 {
             return 1;
         }
-        let last = layout.rank() - 1;
         let mut run = 1u32;
         for (i, b) in layout.reg_bases().iter().enumerate() {
             let unit = (0..layout.rank()).all(|d| b[d] == if d == last { 1 << i } else { 0 });

@@ -22,7 +22,7 @@ use super::shared_tile::SharedTile;
 use super::{Expander, Ring, TVal};
 use crate::diag::{Diagnostic, Result};
 use crate::ir::ops::{Op, Staging};
-use crate::ir::{BinaryOp, CmpPred, DType, Inst, Type, Value};
+use crate::ir::{BinaryOp, Block, CmpPred, DType, Inst, Type, Value};
 use crate::lower::layout::LinearLayout;
 use crate::thread_ir::{Expr, ParamKind, Reg, RegTy, Stmt};
 
@@ -184,6 +184,66 @@ impl Expander<'_> {
         .ok()
     }
 
+    /// For a `[rows, cols]` operand tile stored transposed (contiguous along `rows`) from
+    /// memory contiguous along `cols`: runs of `run` rows in each thread's registers
+    /// (one 16-byte chunk of a stored row), lanes along `cols` (so that the loads of one
+    /// register are coalesced), then warps along `rows`. `None` where the tile is too
+    /// small for it.
+    fn transposing_layout(&self, shape: &[u32], run: u32) -> Option<LinearLayout> {
+        let (ws, nw) = (self.opt.warp_size, self.opt.num_warps);
+        if shape.len() != 2 || shape[0] < run || shape[1] < ws {
+            return None;
+        }
+        let warps_rows = (shape[0] / run).min(nw);
+        LinearLayout::blocked(
+            shape,
+            &[run, 1],
+            &[1, ws],
+            &[warps_rows, nw / warps_rows],
+            &[1, 0],
+        )
+        .ok()
+        .filter(|l| !l.is_replicated())
+    }
+
+    /// For a pointer tile `arg` carried by a loop whose body is `body`: the layout its
+    /// staged loads transpose through registers in ([`Self::transposing_layout`]), where
+    /// one of the body's staged loads reads through it (by `addptr` or a hint), so that
+    /// the carried tile lives in that layout and the loads need no conversion.
+    pub(super) fn transposing_layout_for(&self, body: &Block, arg: Value) -> Option<LinearLayout> {
+        body.insts.iter().find_map(|inst| {
+            let Op::Load {
+                ptr,
+                stage: Some(stage),
+                ..
+            } = &inst.op
+            else {
+                return None;
+            };
+            let ptr: Value = *ptr;
+            let mut v = ptr;
+            while v != arg {
+                v = match self.defs.get(&v)? {
+                    Op::AddPtr { ptr, .. } => *ptr,
+                    Op::Hint { value, .. } => *value,
+                    _ => return None,
+                };
+            }
+            let (shape, dtype) = (self.shape(inst.results[0]), self.dtype(inst.results[0]));
+            if self.shape(arg) != shape {
+                return None;
+            }
+            match SharedTile::of(stage.layout, stage.operand, &shape, dtype) {
+                SharedTile::Swizzled(t)
+                    if t.transposed && !self.contiguous_along_first(ptr, dtype) =>
+                {
+                    self.transposing_layout(&shape, 16 / t.elem)
+                }
+                _ => None,
+            }
+        })
+    }
+
     /// How many consecutive registers of `layout` one access may cover for a tile of
     /// `dtype` through `ptr`: a power of two, 1 when nothing is proven. The registers
     /// must be a run along the last dimension, the addresses contiguous and aligned to
@@ -287,12 +347,26 @@ impl Expander<'_> {
         other: Option<Value>,
         result: Value,
     ) -> Result<Dist> {
-        let (mask_v, other_v) = (mask, other);
         let (root, off) = self.pointer(ptr)?;
+        let mask_d = self.opt_dist(mask)?;
         let dtype = self.dtype(result);
+        self.load_at(root, off, mask_d, (ptr, mask, other), dtype)
+    }
+
+    /// [`Self::load`] with the addresses (`off` into buffer `root`) and the mask already
+    /// in hand, in the layout the caller chose; `values` are the load's pointer, mask
+    /// and `other`, for what the analyses prove of them.
+    fn load_at(
+        &mut self,
+        root: u32,
+        off: Dist,
+        mask: Option<Dist>,
+        values: (Value, Option<Value>, Option<Value>),
+        dtype: DType,
+    ) -> Result<Dist> {
+        let (ptr, mask_v, other_v) = values;
         let mut dists = vec![off];
-        let mask = self.opt_dist(mask)?;
-        let other = self.opt_dist(other)?;
+        let other = self.opt_dist(other_v)?;
         dists.extend(mask.iter().cloned());
         dists.extend(other.iter().cloned());
         let (layout, regs) = self.align(&dists)?;
@@ -496,11 +570,25 @@ impl Expander<'_> {
         // dimension (K) is copied in runs along K: its pointer tile is recomputed in a
         // layout whose registers run along K.
         let along_k = tile.transposed() && self.contiguous_along_first(ptr, dtype);
+        // A swizzled tile stored transposed from memory contiguous along its last
+        // dimension (tf32's row-major `b`) would take one copy an element, each a
+        // warp's 32 lanes writing a few banks. Instead it goes through registers: each
+        // thread loads a run of 16 bytes' worth of rows (lanes along the contiguous
+        // dimension, so each load is coalesced) and stores each column's run as one
+        // 16-byte chunk of the stored row.
+        let transposing = match tile {
+            SharedTile::Swizzled(t) if t.transposed && !along_k => {
+                self.transposing_layout(&shape, 16 / t.elem)
+            }
+            _ => None,
+        };
         // Copies move 16 bytes where the tile allows: a pointer tile in a layout of
         // shorter runs (a loop's first tiles, before the carried ones take the wide
         // layout) is recomputed in the wide one.
         if let Dist::Regs { layout, .. } = &off {
-            let wider = if along_k {
+            let wider = if let Some(t) = &transposing {
+                Some(t.clone()).filter(|t| t != layout)
+            } else if along_k {
                 self.first_dim_access_layout(&shape, dtype)
                     .filter(|l| l != layout)
             } else {
@@ -556,8 +644,11 @@ impl Expander<'_> {
         // The copies' tile, for locating a reported element (in the load's layout,
         // which the copies' registers follow before any transposition).
         let view_for_checks = layout.clone();
+        let transposed_through_registers = transposing.is_some() && layout == transposing;
         match layout {
-            Some(layout) if [4, 8, 16].contains(&(width * size)) => {
+            Some(layout)
+                if !transposed_through_registers && [4, 8, 16].contains(&(width * size)) =>
+            {
                 let idx = self.tile_indices(&layout, &shape, &tile, Some(base))?;
                 let view = if tile.transposed() {
                     layout.permute(&[1, 0])
@@ -617,7 +708,18 @@ impl Expander<'_> {
                 report.into_iter().for_each(|s| self.emit(s));
             }
             _ => {
-                let d = self.load(ptr, mask, None, result)?;
+                let d = if transposed_through_registers {
+                    let mut regs = regs.into_iter();
+                    let layout = view_for_checks.expect("a transposing layout");
+                    let off = Dist::Regs {
+                        layout: layout.clone(),
+                        regs: regs.next().expect("addresses"),
+                    };
+                    let m = regs.next().map(|regs| Dist::Regs { layout, regs });
+                    self.load_at(root, off, m, (ptr, mask, None), dtype)?
+                } else {
+                    self.load(ptr, mask, None, result)?
+                };
                 self.stage_into(ring.arr, Some(base), &d, &shape, tile, dtype)?;
                 // `wgmma` reads the ring through the async proxy: each thread fences
                 // its own stores (the barrier before the dot orders the rest).
