@@ -50,8 +50,10 @@ pub fn expand_options(options: &PtxOptions) -> ExpandOptions {
             .map_or(DEFAULT_RING_BUDGET, |b| b / 10 * 9),
         checked: options.checked,
         num_stages: options.num_stages,
-        // Warpgroup MMA is sm_90a's alone (not in sm_100's PTX).
+        // Warpgroup MMA is sm_90a's alone (not in sm_100's PTX); tf32 too, for large
+        // tiles (`ExpandOptions::wgmma_tf32`).
         wgmma: options.target.sm == 90,
+        wgmma_tf32: options.target.sm == 90,
         ..ExpandOptions::ptx(options.num_warps)
     }
 }

@@ -250,9 +250,9 @@ fn default_config(ty: MmType, kind: DeviceKind, smoke: bool) -> MatmulConfig {
         // Smoke runs use small blocks: a check, not a measurement.
         (true, _, _) => MatmulConfig::new((32, 32, 16), 4),
         // From the H200 sweeps (BENCHMARKS.md).
-        (false, DeviceKind::Cuda, MmType::F32 | MmType::Tf32) => {
-            MatmulConfig::new((128, 256, 32), 8)
-        }
+        // tf32 on `wgmma` (sm_90; `mma.sync` elsewhere): 256x128 beat 128x256 (run 59).
+        (false, DeviceKind::Cuda, MmType::Tf32) => MatmulConfig::new((256, 128, 32), 8),
+        (false, DeviceKind::Cuda, MmType::F32) => MatmulConfig::new((128, 256, 32), 8),
         (false, DeviceKind::Cuda, _) => MatmulConfig::new((128, 256, 64), 8).stages(4),
         (false, DeviceKind::Wgpu, MmType::F32 | MmType::Tf32) => {
             MatmulConfig::new((64, 128, 16), 4)

@@ -93,6 +93,14 @@ fn plan_with(
     k_major_wanted: bool,
 ) -> Option<WgmmaPlan> {
     let tf32 = opt.wgmma_tf32 && ta == DType::F32 && precision == Precision::Tf32;
+    // A tf32 `b` not contiguous along K is transposed through registers, its loads
+    // waited for a ring load later (`memory.rs`): a K step of a smaller tile than
+    // 128x256 does not cover them, and `mma.sync` is faster there (H200, run 59:
+    // 64x64 0.33x against 0.68x, 128x128 0.46x; 128x256 0.64x and 256x128 0.69x
+    // against 0.53x).
+    if tf32 && !k_major_wanted && m * n < 128 * 256 {
+        return None;
+    }
     let input_ok =
         (matches!(ta, DType::F16 | DType::BF16) || tf32) && ta == tb && acc == DType::F32;
     if !opt.wgmma || !input_ok || opt.warp_size != 32 || !opt.num_warps.is_multiple_of(4) {

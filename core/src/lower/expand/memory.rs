@@ -19,7 +19,7 @@ use super::checked::AccessSite;
 type Guarded = (Vec<Option<Reg>>, Vec<Stmt>);
 use super::dist::Dist;
 use super::shared_tile::SharedTile;
-use super::{Expander, Ring, TVal};
+use super::{Expander, HeldTile, Ring, TVal};
 use crate::diag::{Diagnostic, Result};
 use crate::ir::ops::{Op, Staging};
 use crate::ir::{BinaryOp, Block, CmpPred, DType, Inst, Type, Value};
@@ -707,19 +707,72 @@ impl Expander<'_> {
                 }
                 report.into_iter().for_each(|s| self.emit(s));
             }
-            _ => {
-                let d = if transposed_through_registers {
-                    let mut regs = regs.into_iter();
-                    let layout = view_for_checks.expect("a transposing layout");
-                    let off = Dist::Regs {
-                        layout: layout.clone(),
-                        regs: regs.next().expect("addresses"),
-                    };
-                    let m = regs.next().map(|regs| Dist::Regs { layout, regs });
-                    self.load_at(root, off, m, (ptr, mask, None), dtype)?
-                } else {
-                    self.load(ptr, mask, None, result)?
+            _ if transposed_through_registers => {
+                let mut regs = regs.into_iter();
+                let layout = view_for_checks.expect("a transposing layout");
+                let off = Dist::Regs {
+                    layout: layout.clone(),
+                    regs: regs.next().expect("addresses"),
                 };
+                let m = regs.next().map(|regs| Dist::Regs {
+                    layout: layout.clone(),
+                    regs,
+                });
+                // With the loads two or more iterations ahead, a tile is stored one
+                // staged load later than it is loaded (the held tile), so that its
+                // loads have an iteration to arrive instead of being waited for here;
+                // its slot is then the one read three or more dots before, complete.
+                let ahead = stage.stages - 1 - stage.slack as u32;
+                let level = self.loops.len();
+                let held = self
+                    .held_tiles
+                    .get(&stage.ring)
+                    .filter(|h| ahead >= 2 && h.layout == layout)
+                    .cloned();
+                if let Some(h) = &held {
+                    // Not a tile held over from a loop this one follows (its slot's
+                    // stage is past that loop's end).
+                    if h.level <= level {
+                        let d = Dist::Regs {
+                            layout: h.layout.clone(),
+                            regs: h.regs.clone(),
+                        };
+                        self.stage_into(ring.arr, Some(h.slot), &d, &shape, tile, dtype)?;
+                        self.emit(Stmt::FenceProxyAsync);
+                    }
+                }
+                let d = self.load_at(root, off, m, (ptr, mask, None), dtype)?;
+                if ahead >= 2 {
+                    let Dist::Regs { regs: loaded, .. } = &d else {
+                        return Err(Diagnostic::internal("a held tile without registers"));
+                    };
+                    let h = match held {
+                        Some(h) => h,
+                        None => HeldTile {
+                            layout,
+                            regs: loaded.iter().map(|_| self.new_reg(dtype)).collect(),
+                            slot: self.new_reg(DType::I32),
+                            level,
+                        },
+                    };
+                    for (&dst, &src) in h.regs.iter().zip(loaded) {
+                        self.emit(Stmt::Assign {
+                            dst,
+                            expr: Expr::Copy(src),
+                        });
+                    }
+                    self.emit(Stmt::Assign {
+                        dst: h.slot,
+                        expr: Expr::Copy(base),
+                    });
+                    self.held_tiles.insert(stage.ring, HeldTile { level, ..h });
+                } else {
+                    self.stage_into(ring.arr, Some(base), &d, &shape, tile, dtype)?;
+                    self.emit(Stmt::FenceProxyAsync);
+                }
+            }
+            _ => {
+                let d = self.load(ptr, mask, None, result)?;
                 self.stage_into(ring.arr, Some(base), &d, &shape, tile, dtype)?;
                 // `wgmma` reads the ring through the async proxy: each thread fences
                 // its own stores (the barrier before the dot orders the rest).

@@ -72,8 +72,9 @@ pub struct ExpandOptions {
     /// with f32 accumulators, operands in swizzled shared memory (`dot_wgmma.rs`).
     pub wgmma: bool,
     /// Whether f32 dots at tf32 precision also take the warpgroup form (`b` stored
-    /// K-major, as tf32 `wgmma` requires: its copies go 4 bytes at a time). Off by
-    /// default: on the H200 it ran at 0.24x cuBLAS, slower than `mma.sync` (0.53x).
+    /// K-major, as tf32 `wgmma` requires: a row-major `b` is transposed through
+    /// registers, so only tiles of 128x256 or more, see `dot_wgmma::plan_with`). The
+    /// CUDA backend sets it with `wgmma` (sm_90a); off in the plain PTX options.
     pub wgmma_tf32: bool,
     /// The widest global access in bytes (16 for `ld.global.v4.b32`); 0 or 4 keeps
     /// every access scalar. Wide accesses are used where the axis analysis proves a
@@ -301,6 +302,18 @@ pub(crate) enum TVal {
     Frags(dot_coop::CoopAcc),
 }
 
+/// A staged tile loaded into registers and stored into its ring slot by the ring's next
+/// staged load (`memory.rs`, tiles transposed through registers): the registers and
+/// the slot's first element (both reassigned by every load of the ring), and the loop
+/// depth of the load that filled them.
+#[derive(Clone, Debug)]
+pub(crate) struct HeldTile {
+    pub layout: LinearLayout,
+    pub regs: Vec<Reg>,
+    pub slot: Reg,
+    pub level: usize,
+}
+
 /// A ring of shared-memory tiles that staged loads fill and `dot`s read.
 #[derive(Clone, Debug)]
 pub(crate) struct Ring {
@@ -375,6 +388,8 @@ pub(crate) struct Expander<'k> {
     pub axis_proven: crate::lower::axis_info::AxisAnalysis,
     /// The shared-memory rings of staged `dot` operands, by `ir::Staging::ring`.
     pub rings: HashMap<u32, Ring>,
+    /// Tiles loaded and not yet stored, by ring ([`HeldTile`]).
+    pub(crate) held_tiles: HashMap<u32, HeldTile>,
     /// Scratch arrays of cooperative-matrix accumulators, by (dtype, fragment size,
     /// fragments per round).
     coop_scratch: HashMap<(DType, u32, u32), u32>,
@@ -442,6 +457,7 @@ impl<'k> Expander<'k> {
             axis: crate::lower::axis_info::AxisAnalysis::new(k, true),
             axis_proven: crate::lower::axis_info::AxisAnalysis::new(k, false),
             rings: HashMap::new(),
+            held_tiles: HashMap::new(),
             coop_scratch: HashMap::new(),
             if_depth: 0,
             check_lens: HashMap::new(),
