@@ -682,13 +682,15 @@ fn wgmma_tf32_reads_b_k_major() {
         args.push(A::I32(x as i32));
     }
     // Rings of 2 stages store each tile where it is loaded; from 3 on, a tile is held
-    // in registers and stored by the ring's next load (the default here: 5).
+    // in registers and stored by the ring's next load (the default here: 5), or by the
+    // one after where it is 16 registers a thread and the ring has 4 or more stages.
     // Tiles below 128x256 keep `mma.sync` (the last case).
     for (bm, bn, warps, stages) in [
         (128, 256, 4, None),
         (256, 128, 8, None),
         (128, 256, 8, Some(2)),
         (256, 128, 8, Some(3)),
+        (256, 128, 8, Some(4)),
         (128, 128, 8, None),
     ] {
         let blocks = [
@@ -710,6 +712,8 @@ fn wgmma_tf32_reads_b_k_major() {
             wgmma: true,
             wgmma_tf32: true,
             num_stages: stages,
+            // The H200's (four 48 KiB stages of the 256x128 tile).
+            ring_budget: 204 * 1024,
             ..ExpandOptions::ptx(warps)
         };
         let tk = to_thread_ir(&spec.kernel, &options).unwrap_or_else(|e| panic!("{e}"));
@@ -720,6 +724,14 @@ fn wgmma_tf32_reads_b_k_major() {
         assert_eq!(on_wgmma, bm * bn >= 128 * 256, "{:?}", tk.notes);
         if !on_wgmma {
             continue;
+        }
+        if stages == Some(4) {
+            // Four stages, three loads ahead: the tile is held two loads.
+            assert!(
+                tk.notes.iter().any(|n| n.contains("ring of 4 stages")),
+                "{:?}",
+                tk.notes
+            );
         }
         // `b` (row-major in memory) reaches its K-major slots through registers, each
         // thread storing 16-byte chunks of stored rows, not by a copy an element.

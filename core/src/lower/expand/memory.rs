@@ -19,7 +19,7 @@ use super::checked::AccessSite;
 type Guarded = (Vec<Option<Reg>>, Vec<Stmt>);
 use super::dist::Dist;
 use super::shared_tile::SharedTile;
-use super::{Expander, HeldTile, Ring, TVal};
+use super::{Expander, HeldTiles, Ring, TVal};
 use crate::diag::{Diagnostic, Result};
 use crate::ir::ops::{Op, Staging};
 use crate::ir::{BinaryOp, Block, CmpPred, DType, Inst, Type, Value};
@@ -718,57 +718,72 @@ impl Expander<'_> {
                     layout: layout.clone(),
                     regs,
                 });
-                // With the loads two or more iterations ahead, a tile is stored one
-                // staged load later than it is loaded (the held tile), so that its
-                // loads have an iteration to arrive instead of being waited for here;
-                // its slot is then the one read three or more dots before, complete.
-                let ahead = stage.stages - 1 - stage.slack as u32;
+                // With the loads two or more iterations ahead, a tile is stored one or
+                // two staged loads later than it is loaded (held tiles, a queue of
+                // registers), so that its loads have that many iterations to arrive
+                // instead of being waited for here. Stored `h` loads later, a tile is
+                // still stored before its `dot` while `h` is less than the prefetch
+                // distance, and its slot was read `h + 1` or more dots before
+                // (complete). Two only where a tile is at most 16 registers a thread.
+                let ahead = (stage.stages - 1 - stage.slack as u32) as usize;
                 let level = self.loops.len();
-                let held = self
-                    .held_tiles
-                    .get(&stage.ring)
-                    .filter(|h| ahead >= 2 && h.layout == layout)
-                    .cloned();
-                if let Some(h) = &held {
-                    // Not a tile held over from a loop this one follows (its slot's
-                    // stage is past that loop's end).
-                    if h.level <= level {
-                        let d = Dist::Regs {
-                            layout: h.layout.clone(),
-                            regs: h.regs.clone(),
-                        };
-                        self.stage_into(ring.arr, Some(h.slot), &d, &shape, tile, dtype)?;
-                        self.emit(Stmt::FenceProxyAsync);
-                    }
-                }
                 let d = self.load_at(root, off, m, (ptr, mask, None), dtype)?;
-                if ahead >= 2 {
-                    let Dist::Regs { regs: loaded, .. } = &d else {
-                        return Err(Diagnostic::internal("a held tile without registers"));
-                    };
-                    let h = match held {
-                        Some(h) => h,
-                        None => HeldTile {
+                let Dist::Regs { regs: loaded, .. } = &d else {
+                    return Err(Diagnostic::internal("a transposed tile without registers"));
+                };
+                let depth = ahead.saturating_sub(1).min((32 / loaded.len()).clamp(1, 2));
+                if depth == 0 {
+                    self.stage_into(ring.arr, Some(base), &d, &shape, tile, dtype)?;
+                    self.emit(Stmt::FenceProxyAsync);
+                } else {
+                    let mut q = match self.held_tiles.get(&stage.ring) {
+                        Some(q) if q.layout == layout && q.entries.len() == depth => q.clone(),
+                        _ => HeldTiles {
+                            entries: (0..depth)
+                                .map(|_| {
+                                    let regs = loaded.iter().map(|_| self.new_reg(dtype)).collect();
+                                    (regs, self.new_reg(DType::I32))
+                                })
+                                .collect(),
                             layout,
-                            regs: loaded.iter().map(|_| self.new_reg(dtype)).collect(),
-                            slot: self.new_reg(DType::I32),
+                            count: 0,
                             level,
                         },
                     };
-                    for (&dst, &src) in h.regs.iter().zip(loaded) {
+                    // Tiles held over from a loop this one follows (their stages are past
+                    // that loop's end) are dropped.
+                    if q.level > level {
+                        q.count = 0;
+                    }
+                    if q.count == depth {
+                        let (regs, slot) = q.entries[0].clone();
+                        let held = Dist::Regs {
+                            layout: q.layout.clone(),
+                            regs,
+                        };
+                        self.stage_into(ring.arr, Some(slot), &held, &shape, tile, dtype)?;
+                        self.emit(Stmt::FenceProxyAsync);
+                        for p in 1..depth {
+                            let (to, from) = (q.entries[p - 1].clone(), q.entries[p].clone());
+                            for (&dst, &src) in to.0.iter().zip(&from.0).chain([(&to.1, &from.1)]) {
+                                self.emit(Stmt::Assign {
+                                    dst,
+                                    expr: Expr::Copy(src),
+                                });
+                            }
+                        }
+                        q.count -= 1;
+                    }
+                    let (regs, slot) = q.entries[q.count].clone();
+                    for (&dst, &src) in regs.iter().zip(loaded).chain([(&slot, &base)]) {
                         self.emit(Stmt::Assign {
                             dst,
                             expr: Expr::Copy(src),
                         });
                     }
-                    self.emit(Stmt::Assign {
-                        dst: h.slot,
-                        expr: Expr::Copy(base),
-                    });
-                    self.held_tiles.insert(stage.ring, HeldTile { level, ..h });
-                } else {
-                    self.stage_into(ring.arr, Some(base), &d, &shape, tile, dtype)?;
-                    self.emit(Stmt::FenceProxyAsync);
+                    q.count += 1;
+                    q.level = level;
+                    self.held_tiles.insert(stage.ring, q);
                 }
             }
             _ => {

@@ -302,15 +302,16 @@ pub(crate) enum TVal {
     Frags(dot_coop::CoopAcc),
 }
 
-/// A staged tile loaded into registers and stored into its ring slot by the ring's next
-/// staged load (`memory.rs`, tiles transposed through registers): the registers and
-/// the slot's first element (both reassigned by every load of the ring), and the loop
-/// depth of the load that filled them.
+/// Staged tiles loaded into registers and stored into their ring slots by a later
+/// staged load of the ring (`memory.rs`, tiles transposed through registers): a queue
+/// of `entries` (each the tile's registers and its slot's first element, reassigned
+/// by every load of the ring), oldest first, `count` of them filled at this point of
+/// the expansion, and the loop depth of the load that filled the last.
 #[derive(Clone, Debug)]
-pub(crate) struct HeldTile {
+pub(crate) struct HeldTiles {
     pub layout: LinearLayout,
-    pub regs: Vec<Reg>,
-    pub slot: Reg,
+    pub entries: Vec<(Vec<Reg>, Reg)>,
+    pub count: usize,
     pub level: usize,
 }
 
@@ -388,8 +389,8 @@ pub(crate) struct Expander<'k> {
     pub axis_proven: crate::lower::axis_info::AxisAnalysis,
     /// The shared-memory rings of staged `dot` operands, by `ir::Staging::ring`.
     pub rings: HashMap<u32, Ring>,
-    /// Tiles loaded and not yet stored, by ring ([`HeldTile`]).
-    pub(crate) held_tiles: HashMap<u32, HeldTile>,
+    /// Tiles loaded and not yet stored, by ring ([`HeldTiles`]).
+    pub(crate) held_tiles: HashMap<u32, HeldTiles>,
     /// Scratch arrays of cooperative-matrix accumulators, by (dtype, fragment size,
     /// fragments per round).
     coop_scratch: HashMap<(DType, u32, u32), u32>,
