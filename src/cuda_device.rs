@@ -433,6 +433,68 @@ impl Backend for CudaBackend {
 }
 
 impl CudaBackend {
+    /// The tensor map parameter `m`, encoded from the arguments of the parameters
+    /// before it (`kargs`, built from `args`).
+    fn tensor_map_arg(
+        &self,
+        m: &tilewise_core::thread_ir::tma::TensorMap,
+        kargs: &[KernelArg],
+        args: &[BoundArg],
+        compiled: &Compiled,
+    ) -> Result<KernelArg> {
+        use tilewise_core::thread_ir::tma::Extent;
+        let bad = || {
+            Diagnostic::internal(format!(
+                "tensor map of `{}` reads a parameter that is not before it",
+                compiled.ptx.name
+            ))
+        };
+        // Parameter index -> argument index: tensor maps before it take none.
+        let arg_of = |p: u32| -> Option<&BoundArg> {
+            let maps = compiled.ptx.params[..p as usize]
+                .iter()
+                .filter(|q| matches!(q, PtxParam::TensorMap(_)))
+                .count();
+            args.get(p as usize - maps)
+        };
+        let value = |e: &Extent| -> Result<i64> {
+            match e {
+                Extent::Const(c) => Ok(*c),
+                Extent::Param(p) => match arg_of(*p) {
+                    Some(BoundArg::Scalar(tilewise_core::launch::ScalarValue::Int(_, v))) => Ok(*v),
+                    _ => Err(bad()),
+                },
+            }
+        };
+        let address = match kargs.get(m.buffer as usize) {
+            Some(KernelArg::U64(a)) => *a,
+            _ => return Err(bad()),
+        };
+        let size = m.dtype.size_bytes() as i64;
+        let to_u64 = |v: i64| u64::try_from(v).unwrap_or(0);
+        let dims: Vec<u64> = m
+            .dims
+            .iter()
+            .map(|e| value(e).map(to_u64))
+            .collect::<Result<_>>()?;
+        let strides: Vec<u64> = m
+            .strides
+            .iter()
+            .map(|e| value(e).map(|s| to_u64(s.saturating_mul(size))))
+            .collect::<Result<_>>()?;
+        let bytes = self.rt.encode_tensor_map(&tilewise_cuda::TensorMapRequest {
+            address,
+            dtype: m.dtype,
+            dims: &dims,
+            strides: &strides,
+            box_dims: &m.box_dims,
+            swizzle: m.swizzle,
+        });
+        Ok(KernelArg::TensorMap(Box::new(bytes.map_err(|e| {
+            e.with_note(format!("in a launch of `{}`", compiled.ptx.name))
+        })?)))
+    }
+
     /// Launches a compiled kernel with `args` (its hidden ones included when checked).
     fn launch_compiled(
         &self,
@@ -443,7 +505,20 @@ impl CudaBackend {
     ) -> Result<()> {
         let bufs = self.buffers.lock()?;
         let mut kargs = Vec::with_capacity(compiled.ptx.params.len());
+        // Tensor maps take no argument: the arguments pair with the other parameters.
+        let mut next_arg = 0;
         for (p, param) in compiled.ptx.params.iter().enumerate() {
+            if let PtxParam::TensorMap(m) = param {
+                kargs.push(self.tensor_map_arg(
+                    m,
+                    &kargs,
+                    &args[..next_arg.min(args.len())],
+                    compiled,
+                )?);
+                continue;
+            }
+            let arg = args.get(next_arg);
+            next_arg += 1;
             let bad = || {
                 Diagnostic::new(
                     ErrorKind::Launch,
@@ -453,7 +528,7 @@ impl CudaBackend {
                     ),
                 )
             };
-            kargs.push(match (param, args.get(p)) {
+            kargs.push(match (param, arg) {
                 (PtxParam::Buffer { .. }, Some(BoundArg::Buffer { id, offset, .. })) => {
                     let (mem, dtype, _) = bufs.get(*id)?;
                     KernelArg::U64(mem.address() + (*offset * dtype.size_bytes()) as u64)

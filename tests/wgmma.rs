@@ -16,7 +16,7 @@
 mod common;
 
 use tilewise::half::{bf16, f16};
-use tilewise::{ConstValue, Device, Module};
+use tilewise::{ConstValue, Device, Module, TensorDescriptor};
 
 const KERNELS: &str = r#"
 import triton
@@ -614,5 +614,191 @@ fn warpgroup_descriptors_are_computed_once_a_group() {
         tilewise::cuda::assemble(src, &ptx.arch).unwrap();
     } else if std::env::var("TILEWISE_REQUIRE_PTXAS").as_deref() == Ok("1") {
         panic!("TILEWISE_REQUIRE_PTXAS=1 but ptxas was not found");
+    }
+}
+
+const TMA_KERNELS: &str = r#"
+import triton
+import triton.language as tl
+
+@triton.jit
+def bp(A, B, C, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    a = tl.make_block_ptr(A, (M, K), (K, 1), (tl.program_id(0) * BM, 0), (BM, BK), (1, 0))
+    b = tl.make_block_ptr(B, (K, N), (N, 1), (0, tl.program_id(1) * BN), (BK, BN), (1, 0))
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for _ in range(0, tl.cdiv(K, BK)):
+        acc = tl.dot(tl.load(a, boundary_check=(0, 1)), tl.load(b, boundary_check=(0, 1)), acc)
+        a = tl.advance(a, (0, BK))
+        b = tl.advance(b, (BK, 0))
+    c = tl.make_block_ptr(C, (M, N), (N, 1), (tl.program_id(0) * BM, tl.program_id(1) * BN),
+                          (BM, BN), (1, 0))
+    tl.store(c, acc, boundary_check=(0, 1))
+
+@triton.jit
+def desc(A, B, C, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    da = tl.make_tensor_descriptor(A, [M, K], [K, 1], [BM, BK])
+    db = tl.make_tensor_descriptor(B, [K, N], [N, 1], [BK, BN])
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, K, BK):
+        acc = tl.dot(da.load([tl.program_id(0) * BM, k]), db.load([k, tl.program_id(1) * BN]), acc)
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    tl.store(C + rm[:, None] * N + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+@triton.jit
+def hdesc(da, db, C, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, K, BK):
+        acc = tl.dot(da.load([tl.program_id(0) * BM, k]), db.load([k, tl.program_id(1) * BN]), acc)
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    tl.store(C + rm[:, None] * N + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+@triton.jit
+def persistent(A, B, C, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    tiles_n = tl.cdiv(N, BN)
+    for tile in range(tl.program_id(0), tl.cdiv(M, BM) * tiles_n, tl.num_programs(0)):
+        pm = tile // tiles_n
+        pn = tile % tiles_n
+        a = tl.make_block_ptr(A, (M, K), (K, 1), (pm * BM, 0), (BM, BK), (1, 0))
+        b = tl.make_block_ptr(B, (K, N), (N, 1), (0, pn * BN), (BK, BN), (1, 0))
+        acc = tl.zeros((BM, BN), dtype=tl.float32)
+        for _ in range(0, tl.cdiv(K, BK)):
+            acc = tl.dot(tl.load(a, boundary_check=(0, 1)), tl.load(b, boundary_check=(0, 1)), acc)
+            a = tl.advance(a, (0, BK))
+            b = tl.advance(b, (BK, 0))
+        c = tl.make_block_ptr(C, (M, N), (N, 1), (pm * BM, pn * BN), (BM, BN), (1, 0))
+        tl.store(c, acc, boundary_check=(0, 1))
+"#;
+
+/// Block pointers and tensor descriptors feeding a warpgroup dot: on sm_90 their
+/// operand tiles are copied by the tensor memory accelerator where the specialization
+/// proves the tensor map valid (rows of `a` and `b` multiples of 16 elements), by
+/// `cp.async` otherwise; ragged edges are zero-filled by the hardware. Bit-exact
+/// against the interpreter on the Hopper simulator and, on an sm_90 GPU, on CUDA (the
+/// host encodes the tensor maps at launch). The persistent kernel runs the K loop for
+/// several tiles a program (rings and their barriers started again for each); `hdesc`
+/// takes host tensor descriptors (Triton's `TensorDescriptor` arguments). f32 (tf32)
+/// keeps `cp.async` (faster there, BENCHMARKS.md run 63).
+#[test]
+fn block_pointers_and_descriptors_copy_by_tma() {
+    let module = Module::parse("tma", TMA_KERNELS).unwrap();
+    let mut r = Rng(0x7a11);
+    // (kernel, M, N, K, blocks, warps, dtype)
+    type TmaCase = (
+        &'static str,
+        usize,
+        usize,
+        usize,
+        (u32, u32, u32),
+        u32,
+        &'static str,
+    );
+    let cases: [TmaCase; 9] = [
+        ("bp", 150, 304, 208, (128, 256, 64), 8, "f16"),
+        ("bp", 200, 96, 160, (128, 64, 32), 4, "bf16"),
+        ("bp", 130, 72, 100, (64, 64, 32), 4, "f16"),
+        ("desc", 190, 144, 96, (64, 128, 32), 4, "f16"),
+        ("desc", 64, 256, 272, (64, 256, 64), 4, "bf16"),
+        ("persistent", 300, 200, 112, (128, 64, 64), 4, "f16"),
+        ("hdesc", 150, 144, 208, (128, 64, 64), 4, "f16"),
+        ("hdesc", 100, 80, 72, (64, 32, 32), 4, "bf16"),
+        ("bp", 150, 272, 96, (128, 256, 32), 8, "f32"),
+    ];
+    for (name, m, n, k, (bm, bn, bk), warps, dtype) in cases {
+        let a = r.eighths(m * k);
+        let b = r.eighths(k * n);
+        let kernel = module.kernel(name).unwrap();
+        let grid = if name == "persistent" {
+            [3, 1, 1]
+        } else {
+            [(m as u32).div_ceil(bm), (n as u32).div_ceil(bn), 1]
+        };
+        // Which operands TMA copies: rows 16-byte aligned for the specialization
+        // (multiples of 16 elements), and tf32's `b` is transposed on its way.
+        let tma_rings = if dtype == "f32" {
+            0
+        } else {
+            (k % 16 == 0) as usize + (n % 16 == 0) as usize
+        };
+        let run = |dev: &Device, check_ptx: bool| -> Vec<f32> {
+            let (ab, bb) = match dtype {
+                "f32" => (dev.upload(&a).unwrap(), dev.upload(&b).unwrap()),
+                "bf16" => {
+                    let cv = |v: &[f32]| v.iter().map(|x| bf16::from_f32(*x)).collect::<Vec<_>>();
+                    (dev.upload(&cv(&a)).unwrap(), dev.upload(&cv(&b)).unwrap())
+                }
+                _ => {
+                    let cv = |v: &[f32]| v.iter().map(|x| f16::from_f32(*x)).collect::<Vec<_>>();
+                    (dev.upload(&cv(&a)).unwrap(), dev.upload(&cv(&b)).unwrap())
+                }
+            };
+            let cb = dev.upload(&vec![f32::NAN; m * n]).unwrap();
+            let l = kernel.launch(dev, grid).num_warps(warps);
+            let l = if name == "hdesc" {
+                let (mi, ni, ki) = (m as i64, n as i64, k as i64);
+                l.arg(TensorDescriptor::new(&ab, &[mi, ki], &[ki, 1], &[bm, bk]))
+                    .arg(TensorDescriptor::new(&bb, &[ki, ni], &[ni, 1], &[bk, bn]))
+            } else {
+                l.arg(&ab).arg(&bb)
+            };
+            let l = l
+                .arg(&cb)
+                .arg(m as i32)
+                .arg(n as i32)
+                .arg(k as i32)
+                .constexpr("BM", ConstValue::from(bm))
+                .constexpr("BN", ConstValue::from(bn))
+                .constexpr("BK", ConstValue::from(bk));
+            if check_ptx {
+                let compiled = l.compile().unwrap_or_else(|e| panic!("{name}: {e}"));
+                let ptx = compiled
+                    .ptx_for(tilewise::cuda::PtxTarget { sm: 90 }, warps)
+                    .unwrap_or_else(|e| panic!("{name}: {e}"));
+                let rings = ptx
+                    .notes
+                    .iter()
+                    .filter(|n| n.contains("tensor memory accelerator"))
+                    .count();
+                assert_eq!(rings, tma_rings, "{name} {m}x{n}x{k}: {:?}", ptx.notes);
+                assert_eq!(
+                    ptx.source.contains("cp.async.bulk.tensor.2d"),
+                    tma_rings > 0,
+                    "{name}"
+                );
+                if tilewise::cuda::find_ptxas().is_some() {
+                    tilewise::cuda::assemble(&ptx.source, &ptx.arch)
+                        .unwrap_or_else(|e| panic!("{name}: ptxas: {e}"));
+                } else if std::env::var("TILEWISE_REQUIRE_PTXAS").as_deref() == Ok("1") {
+                    panic!("TILEWISE_REQUIRE_PTXAS=1 but ptxas was not found");
+                }
+            }
+            l.run()
+                .unwrap_or_else(|e| panic!("{name} on {}: {e}", dev.name()));
+            dev.download::<f32>(&cb).unwrap()
+        };
+        let want = run(&Device::interpreter(), true);
+        for i in 0..m {
+            for j in 0..n {
+                let x: f64 = (0..k)
+                    .map(|q| a[i * k + q] as f64 * b[q * n + j] as f64)
+                    .sum();
+                assert_eq!(
+                    want[i * n + j] as f64,
+                    x,
+                    "{name}: the interpreter at ({i}, {j})"
+                );
+            }
+        }
+        for dev in devices() {
+            let got = run(&dev, false);
+            for (i, (w, g)) in want.iter().zip(&got).enumerate() {
+                assert!(
+                    w.to_bits() == g.to_bits(),
+                    "{name} {m}x{n}x{k} {dtype} on {}: element {i}: {g} (interpreter {w})",
+                    dev.name()
+                );
+            }
+        }
     }
 }

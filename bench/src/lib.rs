@@ -84,7 +84,9 @@ pub struct BenchArgs {
     #[arg(long)]
     svg: Option<std::path::PathBuf>,
     /// Square matmul configurations to run instead of the default, as
-    /// `BMxBNxBK/WARPS[/STAGES]` separated by commas (e.g. `128x128x32/8,64x64x32/4/3`).
+    /// `BMxBNxBK/WARPS[/STAGES][/bp]` separated by commas (e.g.
+    /// `128x128x32/8,64x64x32/4/3`); `/bp` runs f16 and bf16 through the block-pointer
+    /// kernel (TMA on sm_90) instead of tutorial 03's.
     #[arg(long, value_parser = parse_matmul_config, value_delimiter = ',')]
     matmul_configs: Vec<cases::MatmulConfig>,
     /// Skinny matmul configurations (the 16- and 64-row products) to run instead of
@@ -136,10 +138,17 @@ fn parse_matmul_config(c: &str) -> Result<cases::MatmulConfig, String> {
         .split('x')
         .map(number)
         .collect::<Result<_, _>>()?;
+    // A trailing `/bp`: f16 and bf16 through the block-pointer kernel.
+    let mut rest: Vec<&str> = parts.collect();
+    let block_ptr = rest.last() == Some(&"bp");
+    if block_ptr {
+        rest.pop();
+    }
+    let mut parts = rest.into_iter();
     let warps = parts.next().map_or(Ok(4), number)?;
     let stages = parts.next().map(number).transpose()?;
     let expected = || {
-        format!("`{c}`: expected BMxBNxBK/WARPS[/STAGES], blocks and warps powers of two, stages 1 to 8")
+        format!("`{c}`: expected BMxBNxBK/WARPS[/STAGES][/bp], blocks and warps powers of two, stages 1 to 8")
     };
     if parts.next().is_some() || stages.is_some_and(|s| !(1..=8).contains(&s)) {
         return Err(expected());
@@ -147,9 +156,14 @@ fn parse_matmul_config(c: &str) -> Result<cases::MatmulConfig, String> {
     match dims.as_slice() {
         [m, n, k] if [*m, *n, *k, warps].iter().all(|d| d.is_power_of_two()) => {
             let config = cases::MatmulConfig::new((*m, *n, *k), warps);
-            Ok(match stages {
+            let config = match stages {
                 Some(s) => config.stages(s),
                 None => config,
+            };
+            Ok(if block_ptr {
+                config.block_ptr()
+            } else {
+                config
             })
         }
         _ => Err(expected()),

@@ -121,8 +121,13 @@ fn run(pass: &str, input: &str, opts: &ExpandOptions) -> Result<String, String> 
     let thread = || thread_ir::parse(input).map_err(render);
     Ok(match pass {
         "block_ptr" => ir::print(
-            &lower::block_ptr::lower_block_pointers_with(&tile()?, DType::I32, opts.checked)
-                .map_err(render)?,
+            &lower::block_ptr::lower_block_pointers_with(
+                &tile()?,
+                DType::I32,
+                opts.checked,
+                opts.tma,
+            )
+            .map_err(render)?,
         ),
         "fp8" => ir::print(&lower::fp8::lower_fp8(&tile()?).map_err(render)?),
         "narrow_i64" => ir::print(&lower::narrow_i64::narrow_i64(&tile()?)),

@@ -127,7 +127,8 @@ impl Stats {
         let parsed = self.check(k, "traced", what);
         let mut run = || -> tilewise_core::Result<()> {
             let w = format!("{what} [{} checked={}]", options.backend, options.checked);
-            let k1 = block_ptr::lower_block_pointers_with(k, DType::I32, options.checked)?;
+            let k1 =
+                block_ptr::lower_block_pointers_with(k, DType::I32, options.checked, options.tma)?;
             self.check(&k1, "after passes", &format!("{w} after block_ptr"));
             let k2 = fp8::lower_fp8(&k1)?;
             self.check(&k2, "after passes", &format!("{w} after fp8"));

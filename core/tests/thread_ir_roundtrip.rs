@@ -329,6 +329,20 @@ fn cases() -> Vec<Case> {
             ],
         ));
     }
+    // f16: the warpgroup dot on sm90, its operands copied by TMA.
+    let mut args = vec![f16p(), f16p(), f16p()];
+    args.extend(strides(512, 512, 512));
+    v.push(case(
+        "matmul_block_ptr_f16_64x64x32",
+        include_str!("../../shaders/matmul_block_ptr.py"),
+        "matmul_block_ptr_kernel",
+        args,
+        &[
+            ("BLOCK_M", int(64)),
+            ("BLOCK_N", int(64)),
+            ("BLOCK_K", int(32)),
+        ],
+    ));
     for (dt, (bm, bn, bk)) in [
         (DType::F16, (64, 64, 32)),
         (DType::F16, (128, 32, 32)),
@@ -623,6 +637,7 @@ fn option_sets() -> Vec<(String, ExpandOptions)> {
         checked: false,
         num_stages: None,
         wgmma: true,
+        tma: true,
         ..ExpandOptions::ptx(warps)
     };
     let f16 = |acc| CoopConfig {
@@ -707,6 +722,10 @@ fn stmt_kind(s: &Stmt) -> &'static str {
         Stmt::WgmmaCommit => "WgmmaCommit",
         Stmt::WgmmaWait { .. } => "WgmmaWait",
         Stmt::FenceProxyAsync => "FenceProxyAsync",
+        Stmt::MbarrierInit { .. } => "MbarrierInit",
+        Stmt::MbarrierArriveTx { .. } => "MbarrierArriveTx",
+        Stmt::MbarrierWait { .. } => "MbarrierWait",
+        Stmt::TmaLoad { .. } => "TmaLoad",
         Stmt::For { .. } => "For",
         Stmt::If { .. } => "If",
         Stmt::While { .. } => "While",
@@ -741,7 +760,7 @@ fn expr_kind(e: &Expr) -> &'static str {
     }
 }
 
-const EVERY_KIND: [&str; 49] = [
+const EVERY_KIND: [&str; 53] = [
     "Loc",
     "Store",
     "SharedStore",
@@ -765,6 +784,10 @@ const EVERY_KIND: [&str; 49] = [
     "WgmmaCommit",
     "WgmmaWait",
     "FenceProxyAsync",
+    "MbarrierInit",
+    "MbarrierArriveTx",
+    "MbarrierWait",
+    "TmaLoad",
     "For",
     "If",
     "While",

@@ -54,6 +54,9 @@ pub fn expand_options(options: &PtxOptions) -> ExpandOptions {
         // tiles (`ExpandOptions::wgmma_tf32`).
         wgmma: options.target.sm == 90,
         wgmma_tf32: options.target.sm == 90,
+        // Copies by the tensor memory accelerator (not in checked mode: there every
+        // access is tested where the program makes it).
+        tma: options.target.sm == 90 && !options.checked,
         ..ExpandOptions::ptx(options.num_warps)
     }
 }

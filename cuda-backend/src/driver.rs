@@ -18,6 +18,7 @@ use std::sync::{Arc, OnceLock};
 use cudarc::driver::result::{self as cu, DriverError};
 use cudarc::driver::sys;
 use cudarc::driver::{CudaContext, CudaEvent, CudaStream};
+use tilewise_core::ir::DType;
 use tilewise_core::{Diagnostic, ErrorKind, Result};
 
 /// Checks once per process that the CUDA driver library (`libcuda.so`) can be loaded,
@@ -679,15 +680,23 @@ impl CudaRuntime {
         };
         let mut ptr_array = [std::ptr::null_mut::<c_void>(); ON_STACK];
         let mut ptr_vec: Vec<*mut c_void>;
+        // A tensor map is read from its own aligned bytes, not a slot.
+        let address = |s: &mut u64, a: &KernelArg| -> *mut c_void {
+            match a {
+                KernelArg::TensorMap(m) => (&**m as *const TensorMapBytes).cast_mut().cast(),
+                _ => (s as *mut u64).cast::<c_void>(),
+            }
+        };
         let params: &mut [*mut c_void] = if slots.len() <= ON_STACK {
-            for (p, s) in ptr_array.iter_mut().zip(slots.iter_mut()) {
-                *p = (s as *mut u64).cast::<c_void>();
+            for ((p, s), a) in ptr_array.iter_mut().zip(slots.iter_mut()).zip(args) {
+                *p = address(s, a);
             }
             &mut ptr_array[..slots.len()]
         } else {
             ptr_vec = slots
                 .iter_mut()
-                .map(|s| (s as *mut u64).cast::<c_void>())
+                .zip(args)
+                .map(|(s, a)| address(s, a))
                 .collect();
             &mut ptr_vec
         };
@@ -705,6 +714,99 @@ impl CudaRuntime {
             )
         }
         .map_err(|e| driver_error(ErrorKind::Launch, &format!("launch of `{}`", func.name), e))
+    }
+
+    /// Encodes a tiled tensor map (`cuTensorMapEncodeTiled`). What the hardware needs
+    /// is checked first, each broken rule a launch error that names it: the address
+    /// 16-byte aligned, the strides multiples of 16 bytes below 2^40, the extents from
+    /// 1 to 2^32, the boxes at most 256 elements a side, no wider than the swizzle.
+    pub fn encode_tensor_map(&self, m: &TensorMapRequest) -> Result<TensorMapBytes> {
+        use sys::CUtensorMapDataType as T;
+        let fail = |what: String| {
+            Err(Diagnostic::new(
+                ErrorKind::Launch,
+                format!("cannot copy a block pointer's tiles with the tensor memory accelerator: {what}"),
+            )
+            .with_note("the kernel was compiled for a 16-byte aligned buffer and strides that are multiples of 16 bytes (its specialization); a stride of 0 or one of 2^40 bytes or more cannot be described"))
+        };
+        let data_type = match m.dtype {
+            DType::F16 => T::CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+            DType::BF16 => T::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
+            DType::F32 => T::CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
+            DType::F64 => T::CU_TENSOR_MAP_DATA_TYPE_FLOAT64,
+            DType::I32 => T::CU_TENSOR_MAP_DATA_TYPE_INT32,
+            DType::U32 => T::CU_TENSOR_MAP_DATA_TYPE_UINT32,
+            DType::I64 => T::CU_TENSOR_MAP_DATA_TYPE_INT64,
+            DType::U64 => T::CU_TENSOR_MAP_DATA_TYPE_UINT64,
+            d if d.size_bytes() == 2 => T::CU_TENSOR_MAP_DATA_TYPE_UINT16,
+            d if d.size_bytes() == 1 => T::CU_TENSOR_MAP_DATA_TYPE_UINT8,
+            d => return fail(format!("no tensor map holds {d}")),
+        };
+        let rank = m.dims.len();
+        if !(1..=5).contains(&rank) || m.strides.len() + 1 != rank || m.box_dims.len() != rank {
+            return fail(format!(
+                "a map of rank {rank} with {} strides and a box of rank {}",
+                m.strides.len(),
+                m.box_dims.len()
+            ));
+        }
+        if !m.address.is_multiple_of(16) {
+            return fail(format!(
+                "the buffer's address {:#x} is not 16-byte aligned",
+                m.address
+            ));
+        }
+        if let Some(s) = m
+            .strides
+            .iter()
+            .find(|&&s| !s.is_multiple_of(16) || s == 0 || s >= 1 << 40)
+        {
+            return fail(format!("a stride of {s} bytes"));
+        }
+        if let Some(d) = m.dims.iter().find(|&&d| d == 0 || d > 1 << 32) {
+            return fail(format!("an extent of {d} elements"));
+        }
+        let inner = m.box_dims[0] as u64 * m.dtype.size_bytes() as u64;
+        if m.box_dims.iter().any(|&b| !(1..=256).contains(&b))
+            || (m.swizzle > 0 && inner > m.swizzle as u64)
+            || (m.swizzle == 0 && !inner.is_multiple_of(16))
+        {
+            return fail(format!(
+                "a box of {:?} elements under a {}-byte swizzle",
+                m.box_dims, m.swizzle
+            ));
+        }
+        let swizzle = match m.swizzle {
+            0 => sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_NONE,
+            32 => sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_32B,
+            64 => sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_64B,
+            128 => sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B,
+            s => return fail(format!("a {s}-byte swizzle")),
+        };
+        let element_strides = vec![1u32; rank];
+        let mut map = sys::CUtensorMap { opaque: [0; 16] };
+        self.bind()?;
+        // SAFETY: every array holds `rank` entries (`strides` rank - 1, as the driver
+        // reads), checked above; `map` is a CUtensorMap the driver writes.
+        unsafe {
+            sys::cuTensorMapEncodeTiled(
+                &mut map,
+                data_type,
+                rank as u32,
+                m.address as *mut c_void,
+                m.dims.as_ptr(),
+                m.strides.as_ptr(),
+                m.box_dims.as_ptr(),
+                element_strides.as_ptr(),
+                sys::CUtensorMapInterleave::CU_TENSOR_MAP_INTERLEAVE_NONE,
+                swizzle,
+                sys::CUtensorMapL2promotion::CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+                sys::CUtensorMapFloatOOBfill::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
+            )
+        }
+        .result()
+        .map_err(|e| driver_error(ErrorKind::Launch, "encoding a tensor map", e))?;
+        Ok(TensorMapBytes(map.opaque))
     }
 
     /// Records a timing event at the current end of the stream.
@@ -889,8 +991,11 @@ impl Drop for LoadedFunction {
 
 /// One kernel argument, passed by value. Pointers are [`KernelArg::U64`] device
 /// addresses; f16/bf16 scalars go as their bits in [`KernelArg::U16`].
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum KernelArg {
+    /// A tensor map (`CUtensorMap`, a 128-byte parameter aligned to 64), from
+    /// [`CudaRuntime::encode_tensor_map`].
+    TensorMap(Box<TensorMapBytes>),
     /// A `.u32`/`.s32`/`.b32` parameter.
     U32(u32),
     /// A `.u64`/`.s64`/`.b64` parameter or a device address.
@@ -913,6 +1018,7 @@ impl KernelArg {
             KernelArg::U64(_) | KernelArg::F64(_) => 8,
             KernelArg::U16(_) => 2,
             KernelArg::U8(_) => 1,
+            KernelArg::TensorMap(_) => 128,
         }
     }
 
@@ -926,9 +1032,28 @@ impl KernelArg {
             KernelArg::F64(v) => b = v.to_ne_bytes(),
             KernelArg::U16(v) => b[..2].copy_from_slice(&v.to_ne_bytes()),
             KernelArg::U8(v) => b[0] = v,
+            KernelArg::TensorMap(_) => {}
         }
         u64::from_ne_bytes(b)
     }
+}
+
+/// The bytes of an encoded tensor map, aligned as the driver requires.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(C, align(64))]
+pub struct TensorMapBytes(pub [u64; 16]);
+
+/// What [`CudaRuntime::encode_tensor_map`] encodes: a tiled map of `dtype` elements from
+/// device `address`, `dims` and byte `strides` (of dimensions 1..) innermost first,
+/// copied in boxes of `box_dims` with a `swizzle`-byte swizzle (0, 32, 64 or 128).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TensorMapRequest<'a> {
+    pub address: u64,
+    pub dtype: DType,
+    pub dims: &'a [u64],
+    pub strides: &'a [u64],
+    pub box_dims: &'a [u32],
+    pub swizzle: u32,
 }
 
 /// A timing event recorded on a runtime's stream ([`CudaRuntime::record_event`]).

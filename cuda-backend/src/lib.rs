@@ -17,7 +17,8 @@ pub mod ptxas;
 pub use compile::{compile, compile_with_thread_ir, expand_options, PtxOptions};
 pub use cublas::{Cublas, GemmPrecision};
 pub use driver::{
-    lost_in_process, mark_context_lost, CudaRuntime, DeviceMemory, Event, KernelArg, LoadedFunction,
+    lost_in_process, mark_context_lost, CudaRuntime, DeviceMemory, Event, KernelArg,
+    LoadedFunction, TensorMapBytes, TensorMapRequest,
 };
 pub use print::{encode_scalar, print_ptx, PtxKernel, PtxParam, PtxTarget};
 pub use ptxas::{assemble, find_ptxas, PtxasReport};

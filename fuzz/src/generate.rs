@@ -211,7 +211,7 @@ impl Gen {
         for _ in 0..8 {
             let ok = match self.rng.below(22) {
                 0..=2 => self.load(None, None).is_some(),
-                3 => self.block_load(None).is_some(),
+                3 => self.block_load(None, None).is_some(),
                 4..=7 => self.elementwise().is_some(),
                 8 => self.compare().is_some(),
                 9 => self.cast().is_some(),
@@ -299,10 +299,16 @@ impl Gen {
         self.p.inputs.len() - 1
     }
 
-    fn block_load(&mut self, dtype: Option<DType>) -> Option<Var> {
-        let a = 1u32 << self.rng.range(1, 6);
-        let b = 1u32 << self.rng.range(1, 6);
-        if a * b > 2048 {
+    /// A block-pointer (or descriptor) load of a random shape, or of `shape` (a dot
+    /// operand in a loop: then every program reads one view from the input's first
+    /// element, the rows advancing with the loop, as a pipelined K loop reads).
+    fn block_load(&mut self, dtype: Option<DType>, shape: Option<[u32; 2]>) -> Option<Var> {
+        let shared_base = shape.is_some();
+        let [a, b] = match shape {
+            Some(s) => s,
+            None => [1u32 << self.rng.range(1, 6), 1u32 << self.rng.range(1, 6)],
+        };
+        if a * b > 2048 && !shared_base {
             return None;
         }
         let dtype = dtype.unwrap_or_else(|| self.random_dtype());
@@ -310,13 +316,19 @@ impl Gen {
         let (r, c) = (self.rng.range(0, 2 * a as i64), self.rng.range(0, b as i64));
         let rows = self.scalar_arg(r as i32);
         let cols = self.scalar_arg(c as i32);
-        let input = self.input(dtype, (span * self.p.grid) as usize);
+        let len = if shared_base {
+            span
+        } else {
+            span * self.p.grid
+        };
+        let input = self.input(dtype, len as usize);
         let row_offset = self
             .loop_vars
             .last()
             .copied()
-            .filter(|_| self.rng.chance(0.6));
-        let padding = if dtype.is_float() && self.rng.chance(0.4) {
+            .filter(|_| shared_base || self.rng.chance(0.6));
+        // (Zero padding mostly where TMA may copy the tile: NaN padding keeps `cp.async`.)
+        let padding = if dtype.is_float() && self.rng.chance(if shared_base { 0.15 } else { 0.4 }) {
             Padding::Nan
         } else {
             Padding::Zero
@@ -332,6 +344,7 @@ impl Gen {
             row_offset,
             // Derived from values already drawn, so that every seed keeps its program.
             descriptor: padding == Padding::Zero && (r + c) % 2 == 0,
+            shared_base,
         })
     }
 
@@ -742,6 +755,20 @@ impl Gen {
                 _ => DType::F32,
             }
         };
+        // In a loop, 16-bit operands sometimes come from block pointers walking a view
+        // (pipelined; on sm_90 copied by the tensor memory accelerator).
+        let looped = !self.loop_vars.is_empty() && matches!(dtype, DType::F16 | DType::BF16);
+        if looped && self.rng.chance(if acc.is_some() { 0.6 } else { 0.2 }) {
+            let a = self.block_load(Some(dtype), Some([m, k]))?;
+            let b = self.block_load(Some(dtype), Some([k, n]))?;
+            let precision = None;
+            return self.emit(Expr::Dot {
+                a,
+                b,
+                acc,
+                precision,
+            });
+        }
         let a = self.operand(&[m, k], dtype)?;
         let b = if self.rng.chance(0.2) {
             // B as the transpose of a K-major tile.
@@ -821,7 +848,11 @@ impl Gen {
         let mut carried = vec![];
         let matmul = self.rng.chance(0.45);
         if matmul {
-            let (m, n) = (self.rng.pick(&[16, 32, 64]), self.rng.pick(&[16, 32, 64]));
+            // 64 rows: the warpgroup form on sm_90 (its block-pointer operands by TMA).
+            let (m, n) = (
+                self.rng.pick(&[16, 32, 64, 64]),
+                self.rng.pick(&[16, 32, 64]),
+            );
             let int = self.rng.chance(0.15);
             let Some(acc) = self.emit(Expr::Full {
                 shape: vec![m, n],

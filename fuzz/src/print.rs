@@ -251,12 +251,18 @@ impl Program {
                 padding,
                 row_offset,
                 descriptor,
+                shared_base,
             } => {
                 let row_off =
                     row_offset.map_or("0".to_string(), |v| format!("v{v} * {}", shape[0]));
+                let base = if *shared_base {
+                    format!("in{input}")
+                } else {
+                    format!("in{input} + pid * {span}")
+                };
                 if *descriptor {
                     return format!(
-                        "tl.make_tensor_descriptor(in{input} + pid * {span}, shape=[s{rows_arg}, s{cols_arg}], strides=[{stride}, 1], block_shape=[{}, {}]).load([{row_off}, 0])",
+                        "tl.make_tensor_descriptor({base}, shape=[s{rows_arg}, s{cols_arg}], strides=[{stride}, 1], block_shape=[{}, {}]).load([{row_off}, 0])",
                         shape[0], shape[1]
                     );
                 }
@@ -265,7 +271,7 @@ impl Program {
                     Padding::Nan => "nan",
                 };
                 format!(
-                    "tl.load(tl.make_block_ptr(in{input} + pid * {span}, shape=(s{rows_arg}, s{cols_arg}), strides=({stride}, 1), offsets=({row_off}, 0), block_shape=({}, {}), order=(1, 0)), boundary_check=(0, 1), padding_option=\"{pad}\")",
+                    "tl.load(tl.make_block_ptr({base}, shape=(s{rows_arg}, s{cols_arg}), strides=({stride}, 1), offsets=({row_off}, 0), block_shape=({}, {}), order=(1, 0)), boundary_check=(0, 1), padding_option=\"{pad}\")",
                     shape[0], shape[1]
                 )
             }

@@ -202,6 +202,10 @@ pub enum Expr {
         /// Written as a tensor descriptor's `load` (zero padding only; the same
         /// semantics).
         descriptor: bool,
+        /// Every program reads the same view, from the input's first element (`in{i}`
+        /// itself, not `in{i} + pid * span`): the form whose tiles the tensor memory
+        /// accelerator copies on sm_90 (a dot operand in a loop).
+        shared_base: bool,
     },
     Full {
         shape: Vec<u32>,

@@ -155,13 +155,19 @@ pub(super) fn run(
             ))
         })
         .collect::<Result<Vec<_>>>()?;
-    // f32: the block-pointer kernel; f16 and bf16: tutorial 03's grouped kernel.
+    // f32 (and f16 / bf16 where the configuration says `bp`): the block-pointer
+    // kernel; f16 and bf16: tutorial 03's grouped kernel.
+    let bp = matches!(ty, MmType::Tf32 | MmType::F32) || config.block_ptr;
     let kern = match ty {
         MmType::Tf32 | MmType::F32 => block_ptr_kernel(ty == MmType::F32)?,
+        MmType::F16 | MmType::Bf16 if bp => block_ptr_kernel(false)?,
         MmType::F16 | MmType::Bf16 => kernel(MATMUL, "matmul.py", "matmul_kernel")?,
     };
     let launch = |(da, db, dc): &(Buffer, Buffer, Buffer)| match ty {
         MmType::Tf32 | MmType::F32 => launch_block_ptr(&kern, dev, (da, db, dc), (m, n, k), config),
+        MmType::F16 | MmType::Bf16 if bp => {
+            launch_block_ptr(&kern, dev, (da, db, dc), (m, n, k), config)
+        }
         MmType::F16 | MmType::Bf16 => {
             let grid = (m as u32).div_ceil(block.0) * (n as u32).div_ceil(block.1);
             let mut l = kern

@@ -123,6 +123,8 @@ impl Case {
                 match ty {
                     MmType::Tf32 => format!("matmul tf32 bp {b}"),
                     MmType::F32 => format!("matmul f32 bp {b}"),
+                    MmType::F16 if config.block_ptr => format!("matmul f16->f32 bp {b}"),
+                    MmType::Bf16 if config.block_ptr => format!("matmul bf16->f32 bp {b}"),
                     MmType::F16 => format!("matmul f16->f32 {b}"),
                     MmType::Bf16 => format!("matmul bf16->f32 {b}"),
                 }
@@ -196,12 +198,15 @@ pub fn default_softmax_warps(cols: usize) -> u32 {
 }
 
 /// A matmul block configuration: `(BM, BN, BK)`, warps per program and (where given)
-/// the pipeline depth of the K loop (`num_stages`; the compiler's default otherwise).
+/// the pipeline depth of the K loop (`num_stages`; the compiler's default otherwise);
+/// `block_ptr` runs f16 and bf16 through the block-pointer kernel (whose operands the
+/// tensor memory accelerator copies on sm_90) instead of tutorial 03's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MatmulConfig {
     pub block: (u32, u32, u32),
     pub warps: u32,
     pub stages: Option<u32>,
+    pub block_ptr: bool,
 }
 
 impl MatmulConfig {
@@ -210,6 +215,14 @@ impl MatmulConfig {
             block,
             warps,
             stages: None,
+            block_ptr: false,
+        }
+    }
+
+    pub const fn block_ptr(self) -> MatmulConfig {
+        MatmulConfig {
+            block_ptr: true,
+            ..self
         }
     }
 

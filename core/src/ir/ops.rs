@@ -166,6 +166,40 @@ pub enum Padding {
     Nan,
 }
 
+/// The block pointer a load's pointer tile and mask came from (kept by `block_ptr`
+/// where the target has a tensor memory accelerator): base pointer, `shape` and
+/// `strides` (scalars of the index type) and `offsets` (i32 scalars), outermost
+/// dimension first. The pointer tile and mask say the same; the expansion may copy the
+/// tile as one box instead (out-of-bound elements read as zero, so only loads that pad
+/// with zeros keep one).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TensorBox {
+    /// The base, then the shape, the strides and the offsets (`1 + 3 * rank` values).
+    pub parts: Vec<Value>,
+}
+
+impl TensorBox {
+    pub fn rank(&self) -> usize {
+        (self.parts.len() - 1) / 3
+    }
+
+    pub fn base(&self) -> Value {
+        self.parts[0]
+    }
+
+    pub fn shape(&self) -> &[Value] {
+        &self.parts[1..1 + self.rank()]
+    }
+
+    pub fn strides(&self) -> &[Value] {
+        &self.parts[1 + self.rank()..1 + 2 * self.rank()]
+    }
+
+    pub fn offsets(&self) -> &[Value] {
+        &self.parts[1 + 2 * self.rank()..]
+    }
+}
+
 /// `cache_modifier` / `eviction_policy` hints; accepted and kept for the backends.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct CacheHints {
@@ -401,6 +435,8 @@ pub enum Op {
         /// `dot` on a backend with asynchronous copies: the tile goes straight to
         /// shared memory (see [`Staging`]). The value is the same as without it.
         stage: Option<Staging>,
+        /// The block pointer the load came from ([`TensorBox`]), where kept.
+        tensor_box: Option<TensorBox>,
     },
     /// Scatters `value` through a pointer tile (with `mask`) or a block pointer (with
     /// `boundary_check`). No results.
@@ -580,11 +616,18 @@ macro_rules! operand_refs {
                 $v.extend(deltas);
             }
             Op::Load {
-                ptr, mask, other, ..
+                ptr,
+                mask,
+                other,
+                tensor_box,
+                ..
             } => {
                 $v.push(ptr);
                 $v.extend(mask);
                 $v.extend(other);
+                if let Some(TensorBox { parts }) = tensor_box {
+                    $v.extend(parts);
+                }
             }
             Op::Store {
                 ptr, value, mask, ..

@@ -30,7 +30,7 @@
 
 use super::ops::{
     AtomicOp, BinaryOp, CacheHints, CmpPred, Combiner, Const, HintKind, Op, Padding, Precision,
-    StagedLayout, Staging, UnaryOp,
+    StagedLayout, Staging, TensorBox, UnaryOp,
 };
 use super::{Block, DType, Elem, Inst, Kernel, Param, Type, Value, ValueData, ValueDef};
 use crate::diag::{Diagnostic, ErrorKind, Result, SourceFile, Span};
@@ -1482,6 +1482,19 @@ impl<'a> Parser<'a> {
         } else {
             Padding::None
         };
+        let tensor_box = if self.eat_kw("box") {
+            let at = self.pos;
+            let parts = self.paren_values()?;
+            if parts.len() % 3 != 1 || parts.len() < 4 {
+                return Err(self.err_at(at, format!(
+                    "a load's `box` lists a base, then the shape, strides and offsets of each dimension; {} values do not",
+                    parts.len()
+                )));
+            }
+            Some(TensorBox { parts })
+        } else {
+            None
+        };
         let hints = self.cache_hints()?;
         Ok(Op::Load {
             ptr,
@@ -1491,6 +1504,7 @@ impl<'a> Parser<'a> {
             padding,
             hints,
             stage,
+            tensor_box,
         })
     }
 

@@ -225,6 +225,7 @@ impl Printer<'_> {
                 padding,
                 hints,
                 stage,
+                tensor_box,
             } => {
                 let _ = write!(self.out, "load {ptr}");
                 if let Some(m) = mask {
@@ -250,6 +251,9 @@ impl Printer<'_> {
                 }
                 if !boundary_check.is_empty() || *padding != Padding::None {
                     let _ = write!(self.out, " padding {}", padding_name(*padding));
+                }
+                if let Some(b) = tensor_box {
+                    let _ = write!(self.out, " box ({})", list(&b.parts));
                 }
                 self.cache_hints(hints);
             }

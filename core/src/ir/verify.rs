@@ -278,6 +278,31 @@ impl Verifier<'_> {
                 {
                     self.staging(inst, st, res_ty.as_ref())?;
                 }
+                if let Op::Load {
+                    tensor_box: Some(bx),
+                    ..
+                } = &inst.op
+                {
+                    // A base pointer, then integer scalars: the shape, strides and
+                    // offsets of each of the tile's dimensions.
+                    let rank = res_ty.as_ref().map_or(0, |t| t.rank());
+                    let ints = bx.parts[1..].iter().all(|v| {
+                        self.ty(*v).is_scalar() && self.ty(*v).dtype().is_some_and(|d| d.is_int())
+                    });
+                    let base = self.ty(bx.base());
+                    if bx.parts.len() != 1 + 3 * rank
+                        || !ints
+                        || !base.is_scalar()
+                        || !matches!(base.elem(), Some(Elem::Ptr(_)))
+                    {
+                        return Err(self.err(
+                            Some(inst),
+                            format!(
+                                "a load's box does not describe a block pointer of rank {rank}"
+                            ),
+                        ));
+                    }
+                }
             }
             Op::Dot { a, b, acc, .. } => {
                 let (sa, sb, sc) = (
@@ -464,6 +489,7 @@ mod tests {
                     padding: Padding::None,
                     hints: CacheHints::default(),
                     stage: Some(stage),
+                    tensor_box: None,
                 },
                 Type::tile(DType::F16, shape),
                 Span::NONE,

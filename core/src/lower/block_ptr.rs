@@ -22,13 +22,20 @@ use crate::ir::{DType, Inst, Kernel, Type, Value};
 /// Rewrites every block pointer of `kernel`; address arithmetic is done in `index`
 /// (`I32` or `I64`).
 pub fn lower_block_pointers(kernel: &Kernel, index: DType) -> Result<Kernel> {
-    lower_block_pointers_with(kernel, index, false)
+    lower_block_pointers_with(kernel, index, false, false)
 }
 
 /// As [`lower_block_pointers`]; with `checked`, each `make_block_ptr` is followed by a
 /// `check_block_ptr` of its base, shape and strides (checked mode on the GPUs tests
-/// the declared extent against the buffer as the checked interpreter does).
-pub fn lower_block_pointers_with(kernel: &Kernel, index: DType, checked: bool) -> Result<Kernel> {
+/// the declared extent against the buffer as the checked interpreter does); with
+/// `boxes` (a target with a tensor memory accelerator), each load that pads with zeros
+/// keeps its block pointer's parts beside the pointer tile ([`crate::ir::TensorBox`]).
+pub fn lower_block_pointers_with(
+    kernel: &Kernel,
+    index: DType,
+    checked: bool,
+    boxes: bool,
+) -> Result<Kernel> {
     let expand = |t: &Type| -> Vec<Type> {
         match t {
             Type::BlockPtr {
@@ -45,7 +52,7 @@ pub fn lower_block_pointers_with(kernel: &Kernel, index: DType, checked: bool) -
         }
     };
     rewrite(kernel, &expand, &mut |ctx, inst| {
-        hook(ctx, inst, index, checked)
+        hook(ctx, inst, index, checked, boxes)
     })
 }
 
@@ -73,7 +80,7 @@ fn parts(ctx: &Ctx, bp: Value) -> Result<Parts> {
     })
 }
 
-fn hook(ctx: &mut Ctx, inst: &Inst, index: DType, checked: bool) -> Result<Hook> {
+fn hook(ctx: &mut Ctx, inst: &Inst, index: DType, checked: bool, boxes: bool) -> Result<Hook> {
     let span = inst.span;
     match &inst.op {
         Op::MakeBlockPtr {
@@ -169,6 +176,14 @@ fn hook(ctx: &mut Ctx, inst: &Inst, index: DType, checked: bool) -> Result<Hook>
                     span,
                 )),
             };
+            let zero_padded = *padding != Padding::Nan || !pointee.is_float();
+            let tensor_box = (boxes && zero_padded && !pointee.is_bool()).then(|| {
+                let mut parts = vec![p.base];
+                parts.extend(&p.shape);
+                parts.extend(&p.strides);
+                parts.extend(&p.offsets);
+                crate::ir::ops::TensorBox { parts }
+            });
             let op = Op::Load {
                 ptr: ptrs,
                 mask,
@@ -177,6 +192,7 @@ fn hook(ctx: &mut Ctx, inst: &Inst, index: DType, checked: bool) -> Result<Hook>
                 padding: Padding::None,
                 hints: hints.clone(),
                 stage: None,
+                tensor_box,
             };
             let v = ctx.b.push1(op, Type::tile(pointee, block_shape), span);
             ctx.set(inst.results[0], vec![v]);

@@ -70,7 +70,7 @@ pub fn prepare_with_notes(
         Ok(k)
     };
     let k = check(
-        block_ptr::lower_block_pointers_with(kernel, index, options.checked)?,
+        block_ptr::lower_block_pointers_with(kernel, index, options.checked, options.tma)?,
         "block_ptr",
     )?;
     let k = check(fp8::lower_fp8(&k)?, "fp8")?;

@@ -494,6 +494,7 @@ fn emit_loads(
             other,
             padding,
             hints,
+            tensor_box,
             ..
         } = &inst.op
         else {
@@ -530,6 +531,12 @@ fn emit_loads(
                 padding: *padding,
                 hints: hints.clone(),
                 stage: plan.staging.as_ref().map(|s| s[n]),
+                tensor_box: match tensor_box {
+                    Some(b) => Some(crate::ir::ops::TensorBox {
+                        parts: b.parts.iter().map(|&v| ctx.one(v)).collect::<Result<_>>()?,
+                    }),
+                    None => None,
+                },
             },
             ty,
             span,

@@ -16,6 +16,10 @@
 //! Destinations of asynchronous copies (the pipelined rings) share only across a
 //! drain (a barrier right after waiting for every copy, as after each pipelined loop):
 //! the rings of consecutive loops (causal attention's two) take turns in one memory.
+//! Rings the tensor memory accelerator fills (and their barriers) take over only the
+//! memory of other such rings: their copies write through the asynchronous proxy, which
+//! is not ordered after ordinary stores and copies to the same memory without a proxy
+//! fence in every writing thread.
 //! Merging is greedy by start position, per dtype (WGSL's workgroup arrays are typed).
 //! The simulator's race detector checks the result on every kernel the tests run.
 
@@ -32,6 +36,15 @@ struct Slot {
     align: u32,
     /// Destinations of asynchronous copies never share.
     fixed: bool,
+    /// Every member is filled by the tensor memory accelerator (or holds its barriers).
+    tma: bool,
+}
+
+/// Per array: a destination of asynchronous copies (`fixed`), and of TMA copies or
+/// their barriers (`tma`).
+struct Marks {
+    fixed: Vec<bool>,
+    tma: Vec<bool>,
 }
 
 /// Merges shared arrays of `k` where their lifetimes allow; returns the bytes saved.
@@ -39,10 +52,13 @@ pub fn reuse_shared(k: &mut ThreadKernel) -> u64 {
     if k.shared.len() < 2 {
         return 0;
     }
-    let mut fixed = vec![false; k.shared.len()];
-    mark_async_targets(&k.body, &mut fixed);
+    let mut marks = Marks {
+        fixed: vec![false; k.shared.len()],
+        tma: vec![false; k.shared.len()],
+    };
+    mark_async_targets(&k.body, &mut marks);
     let mut inserts = vec![];
-    let slots = block_slots(&k.body, k, &fixed, &[], false, &[], &mut inserts);
+    let slots = block_slots(&k.body, k, &marks, &[], false, &[], &mut inserts);
     // Arrays no statement uses (none in practice) keep their own slot.
     let mut placed = vec![false; k.shared.len()];
     for s in &slots {
@@ -59,6 +75,7 @@ pub fn reuse_shared(k: &mut ThreadKernel) -> u64 {
                 len: a.len,
                 align: a.align,
                 fixed: true,
+                tma: marks.tma[i],
             });
         }
     }
@@ -115,13 +132,25 @@ fn insert_barriers(body: &mut Vec<Stmt>, mut inserts: Vec<(Vec<usize>, usize)>) 
     }
 }
 
-fn mark_async_targets(body: &[Stmt], fixed: &mut [bool]) {
+fn mark_async_targets(body: &[Stmt], marks: &mut Marks) {
     for s in body {
-        if let Stmt::AsyncCopy { arr, .. } = s {
-            fixed[*arr as usize] = true;
+        match s {
+            Stmt::AsyncCopy { arr, .. } => marks.fixed[*arr as usize] = true,
+            // Copies by the tensor memory accelerator and their barriers.
+            Stmt::TmaLoad { arr, bar_arr, .. } => {
+                for a in [*arr, *bar_arr] {
+                    marks.fixed[a as usize] = true;
+                    marks.tma[a as usize] = true;
+                }
+            }
+            Stmt::MbarrierInit { arr, .. } => {
+                marks.fixed[*arr as usize] = true;
+                marks.tma[*arr as usize] = true;
+            }
+            _ => {}
         }
         for b in s.bodies() {
-            mark_async_targets(b, fixed);
+            mark_async_targets(b, marks);
         }
     }
 }
@@ -148,7 +177,7 @@ fn arrays_within(s: &Stmt, out: &mut Vec<u32>) {
 fn block_slots(
     body: &[Stmt],
     k: &ThreadKernel,
-    fixed: &[bool],
+    marks: &Marks,
     pinned: &[u32],
     cyclic: bool,
     path: &[usize],
@@ -187,7 +216,7 @@ fn block_slots(
             let inner_path: Vec<usize> = path.iter().copied().chain([i]).collect();
             let mut inner_pinned = pinned.to_vec();
             inner_pinned.extend(here.iter().copied().filter(|a| !local.contains(a)));
-            for slot in block_slots(b, k, fixed, &inner_pinned, true, &inner_path, inserts) {
+            for slot in block_slots(b, k, marks, &inner_pinned, true, &inner_path, inserts) {
                 if slot.members.iter().all(|m| local.contains(m)) {
                     for &m in &slot.members {
                         inner_members[m as usize] = true;
@@ -217,7 +246,8 @@ fn block_slots(
                 dtype: arr.dtype,
                 len: arr.len,
                 align: arr.align,
-                fixed: fixed[a as usize] || pinned.contains(&a),
+                fixed: marks.fixed[a as usize] || pinned.contains(&a),
+                tma: marks.tma[a as usize],
             },
             first,
             last,
@@ -241,6 +271,7 @@ fn block_slots(
         // loop body (rings live across the trips) they never share.
         let can_share = |b: &[usize], s: &Slot, s_first: usize, s_last: usize| {
             s.dtype == c.dtype
+                && (!c.tma || s.tma)
                 && if s.fixed || c.fixed {
                     !cyclic
                         && (!s.fixed || separated(&drains, s_last, first))
@@ -271,6 +302,7 @@ fn block_slots(
                 s.len = s.len.max(c.len);
                 s.align = s.align.max(c.align);
                 s.fixed |= c.fixed;
+                s.tma &= c.tma;
                 *s_last = last;
             }
             None => out.push((c, first, last)),

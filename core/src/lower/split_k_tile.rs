@@ -467,6 +467,7 @@ impl State<'_> {
                     padding,
                     hints,
                     stage,
+                    ..
                 } => Op::Load {
                     ptr: operand(*ptr, axis, j)?,
                     mask: mask.map(|m| operand(m, axis, j)).transpose()?,
@@ -475,6 +476,8 @@ impl State<'_> {
                     padding: *padding,
                     hints: hints.clone(),
                     stage: *stage,
+                    // A part of the tile is not the block pointer's box.
+                    tensor_box: None,
                 },
                 op => {
                     let mut op = op.clone();

@@ -33,6 +33,7 @@ mod parse;
 mod print;
 mod scopes;
 pub mod sim;
+pub mod tma;
 pub mod uniformity;
 pub mod verify;
 mod visit;
@@ -109,6 +110,10 @@ pub enum ParamKind {
     Buffer { dtype: DType, written: bool },
     /// A scalar argument.
     Scalar { dtype: DType },
+    /// A tensor map ([`tma::TensorMap`]) the host builds from other arguments at
+    /// launch; no argument feeds it (launchers skip it when they pair arguments with
+    /// parameters). Targets with TMA only.
+    TensorMap(tma::TensorMap),
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -287,6 +292,36 @@ pub enum Stmt {
     /// Waits until at most `pending` of this thread's committed copy groups (the most
     /// recent ones) are incomplete (PTX `cp.async.wait_group`).
     AsyncWait { pending: u32 },
+    /// Initialises the transaction barrier `shared[arr][index]` (an `i64` array, PTX
+    /// `mbarrier.init`) for `count` arrivals a phase, its current phase numbered 0, and
+    /// makes the initialisation visible to the asynchronous proxy; other threads may
+    /// use it after a following barrier. Nothing may be pending on it.
+    MbarrierInit { arr: u32, index: Reg, count: u32 },
+    /// Arrives on barrier `shared[arr][index]` and adds `bytes` to the transactions its
+    /// current phase waits for (PTX `mbarrier.arrive.expect_tx`): the phase completes
+    /// when its arrivals are in and the copies completing on it have delivered that
+    /// many bytes.
+    MbarrierArriveTx { arr: u32, index: Reg, bytes: u32 },
+    /// Waits until the phase of barrier `shared[arr][index]` whose number has parity
+    /// `parity` (0 or 1) has completed (PTX `mbarrier.try_wait.parity` in a loop); the
+    /// shared memory that phase's copies wrote is then visible to the thread.
+    MbarrierWait { arr: u32, index: Reg, parity: Reg },
+    /// Copies the box of tensor map parameter `map` ([`tma::TensorMap`]) at element
+    /// coordinates `coords` (innermost first, each may lie outside the tensor: those
+    /// elements are written as zeros and memory is not read) into shared array `arr`
+    /// from element `shared_index` on, laid out as [`tma::TensorMap::smem_byte_offset`]
+    /// says (the first element aligned to the swizzle's repeat), asynchronously:
+    /// complete, and its bytes counted, on barrier `shared[bar_arr][bar_index]` (PTX
+    /// `cp.async.bulk.tensor`). Issued by one thread; until the barrier's phase
+    /// completes the destination is undefined.
+    TmaLoad {
+        arr: u32,
+        shared_index: Reg,
+        map: u32,
+        coords: Vec<Reg>,
+        bar_arr: u32,
+        bar_index: Reg,
+    },
     /// A warp-wide load of `dst.len()` (1, 2 or 4) matrices of 8 rows of 16 bytes from
     /// shared array `arr` (PTX `ldmatrix`): lane `8i + r` gives in `index` the element
     /// index of row `r` of matrix `i`. Of 16-bit elements (8x8), lane `l` (`g = l / 4`,

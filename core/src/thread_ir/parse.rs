@@ -629,6 +629,8 @@ impl Parser {
             let dtype = self.dtype()?;
             self.punct('>')?;
             ParamKind::Buffer { dtype, written }
+        } else if self.eat_word("tensor_map") {
+            self.tensor_map()?
         } else {
             ParamKind::Scalar {
                 dtype: self.dtype()?,
@@ -640,6 +642,56 @@ impl Parser {
         }
         self.params.push(Param { name, kind });
         Ok(())
+    }
+
+    /// `tensor_map<dtype> of BUFFER dims(E, ..) strides(E, ..) box(N, ..) swizzle N`,
+    /// each `E` a constant or a scalar parameter's name (after `tensor_map`).
+    fn tensor_map(&mut self) -> PResult<ParamKind> {
+        use super::tma::{Extent, TensorMap};
+        self.punct('<')?;
+        let dtype = self.dtype()?;
+        self.punct('>')?;
+        self.word("of")?;
+        let buffer = self.param_ref("the tensor map's buffer parameter")?;
+        let list = |p: &mut Self, word: &str| -> PResult<Vec<Extent>> {
+            p.word(word)?;
+            p.punct('(')?;
+            let mut out = vec![];
+            while !p.is_punct(')') {
+                if !out.is_empty() {
+                    p.punct(',')?;
+                }
+                out.push(if matches!(p.peek().tok, Tok::Num(_)) {
+                    Extent::Const(p.i64("an extent")?)
+                } else {
+                    Extent::Param(p.param_ref("a scalar parameter")?)
+                });
+            }
+            p.punct(')')?;
+            Ok(out)
+        };
+        let dims = list(self, "dims")?;
+        let strides = list(self, "strides")?;
+        let box_dims = list(self, "box")?
+            .into_iter()
+            .map(|e| match e {
+                Extent::Const(c) => u32::try_from(c).ok(),
+                Extent::Param(_) => None,
+            })
+            .collect::<Option<Vec<u32>>>();
+        let Some(box_dims) = box_dims else {
+            return self.expected("constant box extents");
+        };
+        self.word("swizzle")?;
+        let swizzle = self.u32("the swizzle width in bytes")?;
+        Ok(ParamKind::TensorMap(TensorMap {
+            buffer,
+            dtype,
+            dims,
+            strides,
+            box_dims,
+            swizzle,
+        }))
     }
 
     fn dtype(&mut self) -> PResult<DType> {
@@ -1102,6 +1154,70 @@ impl Parser {
         Ok(body)
     }
 
+    /// The transaction-barrier and TMA statements (after their keyword), out of line so
+    /// that the recursive statement parser's frame stays small.
+    #[inline(never)]
+    fn tma_stmt(&mut self, word: &str) -> PResult<Stmt> {
+        Ok(match word {
+            "mbarrier_init" => {
+                let arr = self.shared_ref()?;
+                let index = self.index()?;
+                self.word("count")?;
+                Stmt::MbarrierInit {
+                    arr,
+                    index,
+                    count: self.u32("the arrival count")?,
+                }
+            }
+            "mbarrier_arrive_tx" => {
+                let arr = self.shared_ref()?;
+                let index = self.index()?;
+                self.word("bytes")?;
+                Stmt::MbarrierArriveTx {
+                    arr,
+                    index,
+                    bytes: self.u32("the transaction bytes")?,
+                }
+            }
+            "mbarrier_wait" => {
+                let arr = self.shared_ref()?;
+                let index = self.index()?;
+                self.word("parity")?;
+                Stmt::MbarrierWait {
+                    arr,
+                    index,
+                    parity: self.reg()?,
+                }
+            }
+            "tma_load" => {
+                let arr = self.shared_ref()?;
+                let shared_index = self.index()?;
+                self.punct('<')?;
+                self.punct('-')?;
+                let map = self.param_ref("a tensor map parameter")?;
+                self.punct('[')?;
+                let mut coords = vec![self.reg()?];
+                while self.is_punct(',') {
+                    self.next();
+                    coords.push(self.reg()?);
+                }
+                self.punct(']')?;
+                self.word("bar")?;
+                let bar_arr = self.shared_ref()?;
+                let bar_index = self.index()?;
+                Stmt::TmaLoad {
+                    arr,
+                    shared_index,
+                    map,
+                    coords,
+                    bar_arr,
+                    bar_index,
+                }
+            }
+            _ => unreachable!("a TMA keyword"),
+        })
+    }
+
     fn stmt(&mut self) -> PResult<Stmt> {
         if self.is_numbered_word('r') {
             return self.assign();
@@ -1166,6 +1282,9 @@ impl Parser {
                 }
             }
             "loc" => Stmt::Loc(self.opt_span()?),
+            "mbarrier_init" | "mbarrier_arrive_tx" | "mbarrier_wait" | "tma_load" => {
+                self.tma_stmt(&word)?
+            }
             "async_commit" => Stmt::AsyncCommit,
             "async_wait" => Stmt::AsyncWait {
                 pending: self.u32("the number of pending groups")?,

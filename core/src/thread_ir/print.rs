@@ -39,6 +39,33 @@ pub fn print(k: &ThreadKernel) -> String {
                 )
             }
             ParamKind::Scalar { dtype } => format!("{}: {dtype}", name(&p.name)),
+            ParamKind::TensorMap(m) => {
+                let list = |v: &[crate::thread_ir::tma::Extent]| {
+                    v.iter()
+                        .map(|e| match e {
+                            crate::thread_ir::tma::Extent::Param(i) => {
+                                name(&k.params[*i as usize].name)
+                            }
+                            crate::thread_ir::tma::Extent::Const(c) => c.to_string(),
+                        })
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                };
+                format!(
+                    "{}: tensor_map<{}> of {} dims({}) strides({}) box({}) swizzle {}",
+                    name(&p.name),
+                    m.dtype,
+                    name(&k.params[m.buffer as usize].name),
+                    list(&m.dims),
+                    list(&m.strides),
+                    m.box_dims
+                        .iter()
+                        .map(|b| b.to_string())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    m.swizzle
+                )
+            }
         })
         .collect();
     let _ = writeln!(
@@ -496,6 +523,34 @@ fn stmts(k: &ThreadKernel, body: &[Stmt], depth: usize, out: &mut String) {
             }
             Stmt::AsyncWait { pending } => {
                 let _ = writeln!(out, "{pad}async_wait {pending}");
+            }
+            Stmt::MbarrierInit { arr, index, count } => {
+                let _ = writeln!(out, "{pad}mbarrier_init s{arr}[{index}] count {count}");
+            }
+            Stmt::MbarrierArriveTx { arr, index, bytes } => {
+                let _ = writeln!(out, "{pad}mbarrier_arrive_tx s{arr}[{index}] bytes {bytes}");
+            }
+            Stmt::MbarrierWait { arr, index, parity } => {
+                let _ = writeln!(out, "{pad}mbarrier_wait s{arr}[{index}] parity {parity}");
+            }
+            Stmt::TmaLoad {
+                arr,
+                shared_index,
+                map,
+                coords,
+                bar_arr,
+                bar_index,
+            } => {
+                let _ = writeln!(
+                    out,
+                    "{pad}tma_load s{arr}[{shared_index}] <- {}[{}] bar s{bar_arr}[{bar_index}]",
+                    name(&k.params[*map as usize].name),
+                    coords
+                        .iter()
+                        .map(|c| c.to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                );
             }
             Stmt::LdMatrix {
                 dst,

@@ -8,10 +8,12 @@
 //! active set. A barrier reached by only part of the program is reported as a lowering
 //! bug, as are reads of unassigned registers, out-of-bounds accesses and races on shared
 //! memory between two barriers (see [`Races`]), which lockstep execution would
-//! otherwise hide. Asynchronous copies land when their group is waited for; until then
-//! their destinations hold poison.
+//! otherwise hide. Asynchronous copies land when their group is waited for, TMA copies
+//! when their barrier's phase is (`sim/tma.rs`); until then their destinations hold
+//! poison.
 
 mod coop;
+mod tma;
 mod wgmma;
 
 use super::{Expr, MmaKind, ParamKind, Reg, Special, Stmt, ThreadKernel, FLAT};
@@ -31,6 +33,8 @@ pub fn simulate(
     args: &[RtArg],
     buffers: &mut [HostBuffer],
 ) -> Result<()> {
+    let filled = tma::with_tensor_map_slots(&k.params, args);
+    let args = filled.as_deref().unwrap_or(args);
     if args.len() != k.params.len() {
         return Err(Diagnostic::new(
             ErrorKind::Launch,
@@ -134,6 +138,7 @@ fn run_program<'a>(
         copies_open: vec![],
         copies_committed: Default::default(),
         wgmma: wgmma::WgmmaState::of(&k.body),
+        mbarriers: Default::default(),
         races: Races {
             epoch: 0,
             touch: k
@@ -182,6 +187,8 @@ struct Sim<'a> {
     copies_committed: std::collections::VecDeque<Vec<PendingCopy>>,
     /// Warpgroup MMAs in flight and the fences they need (`sim/wgmma.rs`).
     wgmma: wgmma::WgmmaState,
+    /// Transaction barriers and the TMA copies pending on them (`sim/tma.rs`).
+    mbarriers: tma::MbarrierState,
     races: Races,
     /// Global writes that changed memory, global reads, loop iterations (all programs;
     /// see `interp::schedule`).
@@ -873,6 +880,10 @@ impl Sim<'_> {
             | Stmt::WgmmaCommit
             | Stmt::WgmmaWait { .. }
             | Stmt::FenceProxyAsync => self.wgmma_stmt(s, active)?,
+            Stmt::MbarrierInit { .. }
+            | Stmt::MbarrierArriveTx { .. }
+            | Stmt::MbarrierWait { .. }
+            | Stmt::TmaLoad { .. } => self.tma_stmt(s, active)?,
             Stmt::Mma { kind, d, a, b, c } => {
                 if active.iter().any(|a| !a) {
                     return Err(bug("mma reached by only part of the program"));

@@ -40,6 +40,7 @@ pub fn verify(k: &ThreadKernel, opt: &ExpandOptions, pass: &str) -> Result<()> {
         errors: vec![],
     };
     v.collect_assigned(&k.body);
+    v.tensor_maps();
     v.body(&k.body, 0);
     if v.errors.is_empty() {
         let uniform = super::uniformity::uniformity(k);
@@ -71,6 +72,53 @@ impl Verifier<'_> {
     fn err(&mut self, msg: String) {
         if self.errors.len() < 16 {
             self.errors.push(msg);
+        }
+    }
+
+    /// Tensor map parameters describe a buffer parameter by scalar parameters.
+    fn tensor_maps(&mut self) {
+        for p in &self.k.params {
+            let ParamKind::TensorMap(m) = &p.kind else {
+                continue;
+            };
+            self.needs(self.opt.tma, "a tensor map parameter");
+            if !matches!(
+                self.k.params.get(m.buffer as usize).map(|p| &p.kind),
+                Some(ParamKind::Buffer { .. })
+            ) {
+                self.err(format!(
+                    "tensor map `{}` of a parameter that is not a buffer",
+                    p.name
+                ));
+            }
+            let rank = m.rank();
+            if !(1..=5).contains(&rank) || m.strides.len() + 1 != rank || m.box_dims.len() != rank {
+                self.err(format!("tensor map `{}` of inconsistent rank", p.name));
+            }
+            if ![0, 32, 64, 128].contains(&m.swizzle)
+                || (m.swizzle > 0
+                    && m.box_dims.first().map(|&b| b * m.dtype.size_bytes() as u32)
+                        > Some(m.swizzle))
+                || m.box_dims.iter().any(|&b| !(1..=256).contains(&b))
+            {
+                self.err(format!(
+                    "tensor map `{}`: a box the hardware cannot copy",
+                    p.name
+                ));
+            }
+            for e in m.dims.iter().chain(&m.strides) {
+                if let super::tma::Extent::Param(i) = e {
+                    if !matches!(
+                        self.k.params.get(*i as usize).map(|p| &p.kind),
+                        Some(ParamKind::Scalar { .. })
+                    ) {
+                        self.err(format!(
+                            "tensor map `{}` reads a parameter that is not a scalar",
+                            p.name
+                        ));
+                    }
+                }
+            }
         }
     }
 
@@ -135,6 +183,18 @@ impl Verifier<'_> {
     fn shared(&mut self, arr: u32) {
         if arr as usize >= self.k.shared.len() {
             self.err(format!("shared array {arr} does not exist"));
+        }
+    }
+
+    /// A shared array of transaction barriers (8-byte `i64` words).
+    fn barrier_array(&mut self, arr: u32) {
+        match self.k.shared.get(arr as usize) {
+            Some(a) if a.dtype != DType::I64 => self.err(format!(
+                "transaction barriers in `{}` of {}, not i64",
+                a.name, a.dtype
+            )),
+            Some(_) => {}
+            None => self.err(format!("shared array {arr} does not exist")),
         }
     }
 
@@ -415,6 +475,44 @@ impl Verifier<'_> {
                     self.needs(self.opt.wgmma, "a warpgroup mma (wgmma)")
                 }
                 Stmt::FenceProxyAsync => {}
+                Stmt::MbarrierInit { arr, .. }
+                | Stmt::MbarrierArriveTx { arr, .. }
+                | Stmt::MbarrierWait { arr, .. } => {
+                    self.needs(self.opt.tma, "a transaction barrier (mbarrier)");
+                    self.barrier_array(*arr);
+                }
+                Stmt::TmaLoad {
+                    arr,
+                    map,
+                    coords,
+                    bar_arr,
+                    ..
+                } => {
+                    self.needs(self.opt.tma, "a tensor memory accelerator copy");
+                    self.shared(*arr);
+                    self.barrier_array(*bar_arr);
+                    match self.k.params.get(*map as usize).map(|p| &p.kind) {
+                        Some(ParamKind::TensorMap(m)) => {
+                            if m.rank() != coords.len() {
+                                self.err(format!(
+                                    "a tensor map of rank {} copied at {} coordinates",
+                                    m.rank(),
+                                    coords.len()
+                                ));
+                            }
+                            let need = (8 * m.swizzle).max(128);
+                            if let Some(a) = self.k.shared.get(*arr as usize) {
+                                if a.align < need || a.dtype.size_bytes() != m.dtype.size_bytes() {
+                                    self.err(format!(
+                                        "a tensor memory accelerator copy of {} into `{}` ({}, aligned to {} bytes; it needs {need})",
+                                        m.dtype, a.name, a.dtype, a.align
+                                    ));
+                                }
+                            }
+                        }
+                        _ => self.err(format!("parameter {map} is not a tensor map")),
+                    }
+                }
                 Stmt::CoopZero { dst } => self.coop(&[*dst], None, if_depth),
                 Stmt::CoopLoad { dst, arr, .. } => self.coop(&[*dst], Some(*arr), if_depth),
                 Stmt::CoopStore { src, arr, .. } => self.coop(&[*src], Some(*arr), if_depth),

@@ -124,7 +124,25 @@ impl Stmt {
             }
             Stmt::LdMatrix { index, .. }
             | Stmt::CoopLoad { index, .. }
-            | Stmt::CoopStore { index, .. } => *index = f(*index),
+            | Stmt::CoopStore { index, .. }
+            | Stmt::MbarrierInit { index, .. }
+            | Stmt::MbarrierArriveTx { index, .. } => *index = f(*index),
+            Stmt::MbarrierWait { index, parity, .. } => {
+                *index = f(*index);
+                *parity = f(*parity);
+            }
+            Stmt::TmaLoad {
+                shared_index,
+                coords,
+                bar_index,
+                ..
+            } => {
+                *shared_index = f(*shared_index);
+                for c in coords.iter_mut() {
+                    *c = f(*c);
+                }
+                *bar_index = f(*bar_index);
+            }
             Stmt::CoopZero { .. } | Stmt::CoopMulAdd { .. } | Stmt::CoopCopy { .. } => {}
             Stmt::Mma { a, b, c, .. } => {
                 for r in a.iter_mut().chain(b.iter_mut()).chain(c.iter_mut()) {
@@ -183,10 +201,17 @@ impl Stmt {
             | Stmt::AsyncCopy { arr, .. }
             | Stmt::LdMatrix { arr, .. }
             | Stmt::CoopLoad { arr, .. }
-            | Stmt::CoopStore { arr, .. } => f(arr),
+            | Stmt::CoopStore { arr, .. }
+            | Stmt::MbarrierInit { arr, .. }
+            | Stmt::MbarrierArriveTx { arr, .. }
+            | Stmt::MbarrierWait { arr, .. } => f(arr),
             Stmt::Wgmma { a, b, .. } => {
                 f(&mut a.arr);
                 f(&mut b.arr);
+            }
+            Stmt::TmaLoad { arr, bar_arr, .. } => {
+                f(arr);
+                f(bar_arr);
             }
             _ => {}
         }
@@ -203,8 +228,12 @@ impl Stmt {
             | Stmt::AsyncCopy { arr, .. }
             | Stmt::LdMatrix { arr, .. }
             | Stmt::CoopLoad { arr, .. }
-            | Stmt::CoopStore { arr, .. } => vec![*arr],
+            | Stmt::CoopStore { arr, .. }
+            | Stmt::MbarrierInit { arr, .. }
+            | Stmt::MbarrierArriveTx { arr, .. }
+            | Stmt::MbarrierWait { arr, .. } => vec![*arr],
             Stmt::Wgmma { a, b, .. } => vec![a.arr, b.arr],
+            Stmt::TmaLoad { arr, bar_arr, .. } => vec![*arr, *bar_arr],
             _ => vec![],
         }
     }

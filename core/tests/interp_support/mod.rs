@@ -335,6 +335,7 @@ impl K {
                 padding: Padding::None,
                 hints: CacheHints::default(),
                 stage: None,
+                tensor_box: None,
             },
             Type::tile(dt, shape),
         )
@@ -406,6 +407,7 @@ impl K {
                 padding,
                 hints: CacheHints::default(),
                 stage: None,
+                tensor_box: None,
             },
             Type::tile(pointee, block_shape),
         )

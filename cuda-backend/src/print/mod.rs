@@ -55,6 +55,7 @@ mod control;
 mod matrix;
 mod memory;
 mod module;
+mod tma;
 mod vector;
 
 pub use module::{encode_scalar, PtxParam, PtxTarget};
@@ -382,6 +383,19 @@ impl Printer<'_> {
                 mask,
             } => self.async_copy(*arr, *shared_index, *buf, *index, *lanes, *mask)?,
             Stmt::AsyncCommit => self.async_commit(),
+            Stmt::MbarrierInit { arr, index, count } => self.mbarrier_init(*arr, *index, *count),
+            Stmt::MbarrierArriveTx { arr, index, bytes } => {
+                self.mbarrier_arrive_tx(*arr, *index, *bytes)
+            }
+            Stmt::MbarrierWait { arr, index, parity } => self.mbarrier_wait(*arr, *index, *parity),
+            Stmt::TmaLoad {
+                arr,
+                shared_index,
+                map,
+                coords,
+                bar_arr,
+                bar_index,
+            } => self.tma_load(*arr, *shared_index, *map, coords, (*bar_arr, *bar_index)),
             Stmt::AsyncWait { pending } => self.async_wait(*pending),
             Stmt::LdMatrix {
                 dst,

@@ -8,6 +8,7 @@ use super::{class, Class, Printer};
 use std::fmt::Write;
 use tilewise_core::ir::DType;
 use tilewise_core::launch::ScalarValue;
+use tilewise_core::thread_ir::tma::TensorMap;
 use tilewise_core::thread_ir::{ParamKind, Special, Stmt, ThreadKernel};
 
 /// The GPU architecture a module is printed for.
@@ -38,7 +39,7 @@ impl PtxTarget {
 }
 
 /// How one kernel parameter travels to the GPU.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum PtxParam {
     /// A global address (`.u64`): the first element of the bound view.
     Buffer { dtype: DType },
@@ -46,6 +47,9 @@ pub enum PtxParam {
     Word { dtype: DType },
     /// A 64-bit word ([`encode_scalar`]).
     DoubleWord { dtype: DType },
+    /// A tensor map (`CUtensorMap`, 128 bytes aligned to 64) the launcher encodes from
+    /// the other arguments; no argument feeds it.
+    TensorMap(TensorMap),
 }
 
 /// The bits of a scalar argument as the printed kernel reads them: integers sign- or
@@ -83,8 +87,16 @@ pub fn encode_scalar(dtype: DType, value: ScalarValue) -> u64 {
 /// Whether `body` (or a nested body) has a `wgmma` statement: the module then needs
 /// the architecture-specific target `sm_90a` and PTX ISA 8.0.
 pub(super) fn uses_wgmma(body: &[Stmt]) -> bool {
-    body.iter()
-        .any(|s| matches!(s, Stmt::Wgmma { .. }) || s.bodies().iter().any(|b| uses_wgmma(b)))
+    body.iter().any(|s| {
+        matches!(
+            s,
+            Stmt::Wgmma { .. }
+                | Stmt::TmaLoad { .. }
+                | Stmt::MbarrierInit { .. }
+                | Stmt::MbarrierArriveTx { .. }
+                | Stmt::MbarrierWait { .. }
+        ) || s.bodies().iter().any(|b| uses_wgmma(b))
+    })
 }
 
 /// Each shared array's byte offset in the dynamic shared block (16-byte aligned, or
@@ -114,6 +126,7 @@ pub(super) fn params(k: &ThreadKernel) -> Vec<PtxParam> {
                 PtxParam::DoubleWord { dtype }
             }
             ParamKind::Scalar { dtype } => PtxParam::Word { dtype },
+            ParamKind::TensorMap(ref m) => PtxParam::TensorMap(m.clone()),
         })
         .collect()
 }
@@ -181,9 +194,15 @@ impl Printer<'_> {
                 PtxParam::Buffer { .. } => ".u64",
                 PtxParam::Word { .. } => ".b32",
                 PtxParam::DoubleWord { .. } => ".b64",
+                PtxParam::TensorMap(_) => ".align 64 .b8",
             };
             let sep = if i + 1 == params.len() { "" } else { "," };
-            let _ = write!(s, "\n    .param {ty} tw_p{i}{sep}");
+            let array = if matches!(prm, PtxParam::TensorMap(_)) {
+                "[128]"
+            } else {
+                ""
+            };
+            let _ = write!(s, "\n    .param {ty} tw_p{i}{array}{sep}");
         }
         let _ = writeln!(s, "\n)\n.reqntid {}, 1, 1\n{{", k.threads);
         s

@@ -226,6 +226,11 @@ pub fn print_wgsl(k: &ThreadKernel, caps: &Capabilities) -> Result<WgslKernel> {
                 p.scalar_slot[i] = Some(scalar_slots.len());
                 scalar_slots.push((i, *dtype));
             }
+            ParamKind::TensorMap(_) => {
+                return Err(Diagnostic::internal(
+                    "a tensor map parameter reached the WGSL printer (WGSL has no tensor memory accelerator)",
+                ))
+            }
         }
     }
     let layout = KernelLayout {
@@ -478,6 +483,14 @@ impl Printer<'_> {
                 | Stmt::FenceProxyAsync => {
                     return Err(Diagnostic::internal(
                         "a warpgroup mma (wgmma) reached the WGSL printer (WGSL has no warpgroups)",
+                    ))
+                }
+                Stmt::MbarrierInit { .. }
+                | Stmt::MbarrierArriveTx { .. }
+                | Stmt::MbarrierWait { .. }
+                | Stmt::TmaLoad { .. } => {
+                    return Err(Diagnostic::internal(
+                        "a tensor memory accelerator copy reached the WGSL printer",
                     ))
                 }
                 Stmt::AsyncCopy { .. } | Stmt::AsyncCommit | Stmt::AsyncWait { .. } => {

@@ -451,8 +451,10 @@ impl Expander<'_> {
         ) = outer;
         if slots.iter().any(|s| matches!(s, TVal::Staged { .. })) {
             // Nothing may still be copying into the rings once the loop is done (the
-            // prefetches past the end are empty), and no later write may race with
-            // the last iteration's reads.
+            // prefetches past the end are empty, or, by TMA, read what lies past the
+            // loop's tiles and are waited for), and no later write may race with the
+            // last iteration's reads.
+            self.tma_drain(&slots)?;
             self.emit(Stmt::AsyncWait { pending: 0 });
             self.emit(Stmt::Barrier);
         }

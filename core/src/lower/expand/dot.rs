@@ -339,10 +339,18 @@ impl Expander<'_> {
         let pending = staged_a
             .iter()
             .chain(&staged_b)
+            .filter(|(r, _)| r.bars.is_none())
             .map(|(r, _)| r.pending)
             .min();
         if let Some(pending) = pending {
             self.emit(Stmt::AsyncWait { pending });
+        }
+        // Rings filled by the tensor memory accelerator: each thread waits for its
+        // slot's barrier phase (which also makes the copies visible to it).
+        for (r, c) in staged_a.iter().chain(&staged_b) {
+            if r.bars.is_some() {
+                self.tma_wait(r, *c)?;
+            }
         }
         self.emit(Stmt::Barrier);
         Ok((staged_a, staged_b))
@@ -364,6 +372,11 @@ impl Expander<'_> {
     ) -> Result<(u32, Option<Reg>)> {
         match staged {
             Some((ring, slot)) => {
+                let slot = if ring.bars.is_some() {
+                    self.tma_slot_parity(&ring, slot).0
+                } else {
+                    slot
+                };
                 let len = self.int_const(DType::I32, ring.slot_len as i64);
                 let base = self.assign(DType::I32, Expr::Binary(BinaryOp::Mul, slot, len));
                 Ok((ring.arr, Some(base)))

@@ -33,9 +33,11 @@ impl Expander<'_> {
                 ptr,
                 mask,
                 stage: Some(stage),
+                tensor_box,
                 ..
             } => {
-                let v = self.staged_load(*ptr, *mask, *stage, inst.results[0])?;
+                let v =
+                    self.staged_load(*ptr, *mask, *stage, tensor_box.as_ref(), inst.results[0])?;
                 self.set(inst.results[0], v);
             }
             Op::Load {
@@ -493,12 +495,19 @@ impl Expander<'_> {
         ptr: Value,
         mask: Option<Value>,
         stage: Staging,
+        tensor_box: Option<&crate::ir::ops::TensorBox>,
         result: Value,
     ) -> Result<TVal> {
         let shape = self.shape(result);
         let dtype = self.dtype(result);
         let tile = SharedTile::of(stage.layout, stage.operand, &shape, dtype);
         let slot_len = tile.len(&shape);
+        // By the tensor memory accelerator where the block pointer allows it
+        // (`memory_tma.rs`).
+        let tma = match &tile {
+            SharedTile::Swizzled(t) => self.tma_copy_of(tensor_box, t, dtype),
+            _ => None,
+        };
         let ring = match self.rings.get(&stage.ring) {
             Some(r) => r.clone(),
             None => {
@@ -515,11 +524,19 @@ impl Expander<'_> {
                 self.note(
                     self.span,
                     format!(
-                        "dot operand {} staged by asynchronous copies in a ring of {} stages ({bytes} bytes)",
+                        "dot operand {} staged by {} in a ring of {} stages ({bytes} bytes)",
                         ["a", "b"][stage.operand as usize & 1],
+                        if tma.is_some() {
+                            "the tensor memory accelerator (TMA)"
+                        } else {
+                            "asynchronous copies"
+                        },
                         stage.stages
                     ),
                 );
+                let bars = tma
+                    .is_some()
+                    .then(|| self.tma_ring_barriers(&name, stage.stages));
                 let next = self.new_reg(DType::I32);
                 let zero = self.int_const(DType::I32, 0);
                 self.emit(Stmt::Assign {
@@ -533,6 +550,7 @@ impl Expander<'_> {
                     next,
                     pending: stage.pending,
                     slack: stage.slack,
+                    bars,
                 };
                 self.rings.insert(stage.ring, ring.clone());
                 ring
@@ -548,11 +566,13 @@ impl Expander<'_> {
             }
             self.emit(Stmt::Barrier);
         }
-        // This load's slot, and the next one's.
+        // This load's slot, and the next one's (a TMA ring counts to twice its slots:
+        // the second half's phases have parity 1).
         let slot = self.assign(DType::I32, Expr::Copy(ring.next));
         let one = self.int_const(DType::I32, 1);
         let bumped = self.assign(DType::I32, Expr::Binary(BinaryOp::Add, slot, one));
-        let stages = self.int_const(DType::I32, ring.stages as i64);
+        let period = ring.stages * if ring.bars.is_some() { 2 } else { 1 };
+        let stages = self.int_const(DType::I32, period as i64);
         let wrap = self.assign(DType::I1, Expr::Cmp(CmpPred::Eq, bumped, stages));
         let zero = self.int_const(DType::I32, 0);
         self.emit(Stmt::Assign {
@@ -563,6 +583,24 @@ impl Expander<'_> {
                 on_false: bumped,
             },
         });
+        if ring.bars.is_some() {
+            let Some(copy) = tma else {
+                return Err(Diagnostic::internal(
+                    "a load of a TMA ring that TMA cannot copy",
+                ));
+            };
+            let (index, _) = self.tma_slot_parity(&ring, slot);
+            let len = self.int_const(DType::I32, ring.slot_len as i64);
+            let base = self.assign(DType::I32, Expr::Binary(BinaryOp::Mul, index, len));
+            self.tma_copies(&copy, &ring, index, base)?;
+            // An empty group keeps the count of groups `Staging::pending` relies on
+            // where another ring of the loop is filled by `cp.async`.
+            self.emit(Stmt::AsyncCommit);
+            return Ok(TVal::Staged {
+                ring: stage.ring,
+                slot,
+            });
+        }
         let len = self.int_const(DType::I32, ring.slot_len as i64);
         let base = self.assign(DType::I32, Expr::Binary(BinaryOp::Mul, slot, len));
         let (root, mut off) = self.pointer(ptr)?;

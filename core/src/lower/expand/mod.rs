@@ -36,6 +36,7 @@ pub(crate) mod dot_coop;
 pub(crate) mod dot_wgmma;
 mod elementwise;
 mod memory;
+mod memory_tma;
 mod packing;
 mod reduce;
 mod remat;
@@ -76,6 +77,11 @@ pub struct ExpandOptions {
     /// registers, so only tiles of 128x256 or more, see `dot_wgmma::plan_with`). The
     /// CUDA backend sets it with `wgmma` (sm_90a); off in the plain PTX options.
     pub wgmma_tf32: bool,
+    /// Whether staged `wgmma` operands loaded through block pointers (and tensor
+    /// descriptors) may be copied by the tensor memory accelerator ([`Stmt::TmaLoad`],
+    /// sm_90): one thread copies a tile's box, tracked by a transaction barrier, where
+    /// the specialization proves the tensor map valid (`memory_tma.rs`).
+    pub tma: bool,
     /// The widest global access in bytes (16 for `ld.global.v4.b32`); 0 or 4 keeps
     /// every access scalar. Wide accesses are used where the axis analysis proves a
     /// thread's run of elements contiguous, aligned and uniformly masked.
@@ -179,6 +185,7 @@ impl ExpandOptions {
             mma: false,
             wgmma: false,
             wgmma_tf32: false,
+            tma: false,
             vector_bytes: 16,
             wide_16bit: false,
             wide_f16: false,
@@ -211,6 +218,7 @@ impl ExpandOptions {
             mma: true,
             wgmma: false,
             wgmma_tf32: false,
+            tma: false,
             vector_bytes: 16,
             wide_16bit: true,
             wide_f16: true,
@@ -258,6 +266,7 @@ impl Default for ExpandOptions {
             mma: false,
             wgmma: false,
             wgmma_tf32: false,
+            tma: false,
             vector_bytes: 0,
             wide_16bit: false,
             wide_f16: false,
@@ -328,6 +337,9 @@ pub(crate) struct Ring {
     pub pending: u32,
     /// A slot more than the prefetch distance needs (`ir::Staging::slack`).
     pub slack: bool,
+    /// Filled by the tensor memory accelerator: the array of the slots' transaction
+    /// barriers; `next` then counts loads modulo `2 * stages` (`memory_tma.rs`).
+    pub bars: Option<u32>,
 }
 
 /// Lowers `kernel` (after `block_ptr`) to Thread IR.
