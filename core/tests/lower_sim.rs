@@ -751,6 +751,29 @@ fn wgmma_tf32_reads_b_k_major() {
                 && text.contains("vec4<f32> = vector("),
             "{text}"
         );
+        // A held tile is stored before the next tile's loads are issued (issuing them
+        // first keeps both tiles live: the H200 ran the 256x128x32 product 25% slower,
+        // BENCHMARKS.md run 66).
+        if stages != Some(2) {
+            let body = collect(&tk.body, &|s| match s {
+                Stmt::For { body, .. } => Some(body.clone()),
+                _ => None,
+            });
+            let body = body.last().expect("the K loop");
+            let order = collect(body, &|s| match s {
+                Stmt::SharedStore { arr, .. } if *arr as usize == ring_b => Some(true),
+                Stmt::Assign {
+                    expr: Expr::Load { buf: 1, .. },
+                    ..
+                } => Some(false),
+                _ => None,
+            });
+            assert_eq!(
+                order.first(),
+                Some(&true),
+                "{bm}x{bn}, {stages:?} stages: the held tile's store follows the next tile's loads"
+            );
+        }
         let mut got = buffers.clone();
         simulate(&tk, grid, &rt, &mut got).unwrap_or_else(|e| panic!("{e}"));
         compare(&got, &want, 1e-5)

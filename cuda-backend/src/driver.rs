@@ -721,68 +721,8 @@ impl CudaRuntime {
     /// 16-byte aligned, the strides multiples of 16 bytes below 2^40, the extents from
     /// 1 to 2^32, the boxes at most 256 elements a side, no wider than the swizzle.
     pub fn encode_tensor_map(&self, m: &TensorMapRequest) -> Result<TensorMapBytes> {
-        use sys::CUtensorMapDataType as T;
-        let fail = |what: String| {
-            Err(Diagnostic::new(
-                ErrorKind::Launch,
-                format!("cannot copy a block pointer's tiles with the tensor memory accelerator: {what}"),
-            )
-            .with_note("the kernel was compiled for a 16-byte aligned buffer and strides that are multiples of 16 bytes (its specialization); a stride of 0 or one of 2^40 bytes or more cannot be described"))
-        };
-        let data_type = match m.dtype {
-            DType::F16 => T::CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
-            DType::BF16 => T::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
-            DType::F32 => T::CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
-            DType::F64 => T::CU_TENSOR_MAP_DATA_TYPE_FLOAT64,
-            DType::I32 => T::CU_TENSOR_MAP_DATA_TYPE_INT32,
-            DType::U32 => T::CU_TENSOR_MAP_DATA_TYPE_UINT32,
-            DType::I64 => T::CU_TENSOR_MAP_DATA_TYPE_INT64,
-            DType::U64 => T::CU_TENSOR_MAP_DATA_TYPE_UINT64,
-            d if d.size_bytes() == 2 => T::CU_TENSOR_MAP_DATA_TYPE_UINT16,
-            d if d.size_bytes() == 1 => T::CU_TENSOR_MAP_DATA_TYPE_UINT8,
-            d => return fail(format!("no tensor map holds {d}")),
-        };
+        let (data_type, swizzle) = m.check()?;
         let rank = m.dims.len();
-        if !(1..=5).contains(&rank) || m.strides.len() + 1 != rank || m.box_dims.len() != rank {
-            return fail(format!(
-                "a map of rank {rank} with {} strides and a box of rank {}",
-                m.strides.len(),
-                m.box_dims.len()
-            ));
-        }
-        if !m.address.is_multiple_of(16) {
-            return fail(format!(
-                "the buffer's address {:#x} is not 16-byte aligned",
-                m.address
-            ));
-        }
-        if let Some(s) = m
-            .strides
-            .iter()
-            .find(|&&s| !s.is_multiple_of(16) || s == 0 || s >= 1 << 40)
-        {
-            return fail(format!("a stride of {s} bytes"));
-        }
-        if let Some(d) = m.dims.iter().find(|&&d| d == 0 || d > 1 << 32) {
-            return fail(format!("an extent of {d} elements"));
-        }
-        let inner = m.box_dims[0] as u64 * m.dtype.size_bytes() as u64;
-        if m.box_dims.iter().any(|&b| !(1..=256).contains(&b))
-            || (m.swizzle > 0 && inner > m.swizzle as u64)
-            || (m.swizzle == 0 && !inner.is_multiple_of(16))
-        {
-            return fail(format!(
-                "a box of {:?} elements under a {}-byte swizzle",
-                m.box_dims, m.swizzle
-            ));
-        }
-        let swizzle = match m.swizzle {
-            0 => sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_NONE,
-            32 => sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_32B,
-            64 => sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_64B,
-            128 => sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B,
-            s => return fail(format!("a {s}-byte swizzle")),
-        };
         let element_strides = vec![1u32; rank];
         let mut map = sys::CUtensorMap { opaque: [0; 16] };
         self.bind()?;
@@ -1038,6 +978,77 @@ impl KernelArg {
     }
 }
 
+impl TensorMapRequest<'_> {
+    /// The driver's data type and swizzle of the map, after checking what the hardware
+    /// needs (each broken rule a launch error that names it).
+    fn check(&self) -> Result<(sys::CUtensorMapDataType, sys::CUtensorMapSwizzle)> {
+        let m = self;
+        use sys::CUtensorMapDataType as T;
+        let fail = |what: String| {
+            Err(Diagnostic::new(
+                ErrorKind::Launch,
+                format!("cannot copy a block pointer's tiles with the tensor memory accelerator: {what}"),
+            )
+            .with_note("the kernel was compiled for a 16-byte aligned buffer and strides that are multiples of 16 bytes (its specialization); a stride of 0 or one of 2^40 bytes or more cannot be described"))
+        };
+        let data_type = match m.dtype {
+            DType::F16 => T::CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+            DType::BF16 => T::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
+            DType::F32 => T::CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
+            DType::F64 => T::CU_TENSOR_MAP_DATA_TYPE_FLOAT64,
+            DType::I32 => T::CU_TENSOR_MAP_DATA_TYPE_INT32,
+            DType::U32 => T::CU_TENSOR_MAP_DATA_TYPE_UINT32,
+            DType::I64 => T::CU_TENSOR_MAP_DATA_TYPE_INT64,
+            DType::U64 => T::CU_TENSOR_MAP_DATA_TYPE_UINT64,
+            d if d.size_bytes() == 2 => T::CU_TENSOR_MAP_DATA_TYPE_UINT16,
+            d if d.size_bytes() == 1 => T::CU_TENSOR_MAP_DATA_TYPE_UINT8,
+            d => return fail(format!("no tensor map holds {d}")),
+        };
+        let rank = m.dims.len();
+        if !(1..=5).contains(&rank) || m.strides.len() + 1 != rank || m.box_dims.len() != rank {
+            return fail(format!(
+                "a map of rank {rank} with {} strides and a box of rank {}",
+                m.strides.len(),
+                m.box_dims.len()
+            ));
+        }
+        if !m.address.is_multiple_of(16) {
+            return fail(format!(
+                "the buffer's address {:#x} is not 16-byte aligned",
+                m.address
+            ));
+        }
+        if let Some(s) = m
+            .strides
+            .iter()
+            .find(|&&s| !s.is_multiple_of(16) || s == 0 || s >= 1 << 40)
+        {
+            return fail(format!("a stride of {s} bytes"));
+        }
+        if let Some(d) = m.dims.iter().find(|&&d| d == 0 || d > 1 << 32) {
+            return fail(format!("an extent of {d} elements"));
+        }
+        let inner = m.box_dims[0] as u64 * m.dtype.size_bytes() as u64;
+        if m.box_dims.iter().any(|&b| !(1..=256).contains(&b))
+            || (m.swizzle > 0 && inner > m.swizzle as u64)
+            || (m.swizzle == 0 && !inner.is_multiple_of(16))
+        {
+            return fail(format!(
+                "a box of {:?} elements under a {}-byte swizzle",
+                m.box_dims, m.swizzle
+            ));
+        }
+        let swizzle = match m.swizzle {
+            0 => sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_NONE,
+            32 => sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_32B,
+            64 => sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_64B,
+            128 => sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B,
+            s => return fail(format!("a {s}-byte swizzle")),
+        };
+        Ok((data_type, swizzle))
+    }
+}
+
 /// The bytes of an encoded tensor map, aligned as the driver requires.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(C, align(64))]
@@ -1071,6 +1082,70 @@ mod tests {
         assert_eq!(&s[4..], &[0; 4]);
         assert_eq!(KernelArg::U16(0xabcd).size(), 2);
         assert_eq!(KernelArg::U64(7).slot(), 7);
+    }
+
+    /// What the hardware cannot copy is a launch error naming the rule, before any
+    /// driver call (no GPU needed).
+    #[test]
+    fn tensor_maps_the_hardware_cannot_copy_are_launch_errors() {
+        let good = TensorMapRequest {
+            address: 0x1000,
+            dtype: DType::F16,
+            dims: &[4096, 4096],
+            strides: &[8192],
+            box_dims: &[64, 128],
+            swizzle: 128,
+        };
+        assert!(good.check().is_ok());
+        let cases: [(TensorMapRequest, &str); 6] = [
+            (
+                TensorMapRequest {
+                    address: 0x1008,
+                    ..good.clone()
+                },
+                "not 16-byte aligned",
+            ),
+            (
+                TensorMapRequest {
+                    strides: &[0],
+                    ..good.clone()
+                },
+                "a stride of 0 bytes",
+            ),
+            (
+                TensorMapRequest {
+                    strides: &[8200],
+                    ..good.clone()
+                },
+                "a stride of 8200 bytes",
+            ),
+            (
+                TensorMapRequest {
+                    dims: &[0, 4096],
+                    ..good.clone()
+                },
+                "an extent of 0",
+            ),
+            (
+                TensorMapRequest {
+                    box_dims: &[128, 128],
+                    ..good.clone()
+                },
+                "128-byte swizzle",
+            ),
+            (
+                TensorMapRequest {
+                    strides: &[],
+                    ..good.clone()
+                },
+                "rank 2 with 0 strides",
+            ),
+        ];
+        for (m, want) in cases {
+            let e = m.check().unwrap_err();
+            assert_eq!(e.kind, ErrorKind::Launch);
+            assert!(e.message.contains(want), "{want}: {}", e.message);
+        }
     }
 
     #[test]
