@@ -766,6 +766,17 @@ fn block_pointers_and_descriptors_copy_by_tma() {
                     tma_rings > 0,
                     "{name}"
                 );
+                // The persistent cache keeps the tensor maps' descriptions (the
+                // launcher encodes them from the other arguments).
+                let json = serde_json::to_vec(&ptx).unwrap();
+                let back: tilewise::cuda::PtxKernel = serde_json::from_slice(&json).unwrap();
+                assert_eq!(back.params, ptx.params, "{name}");
+                let maps = ptx
+                    .params
+                    .iter()
+                    .filter(|p| matches!(p, tilewise::cuda::PtxParam::TensorMap(_)))
+                    .count();
+                assert_eq!(maps, tma_rings, "{name}: one tensor map a TMA ring");
                 if tilewise::cuda::find_ptxas().is_some() {
                     tilewise::cuda::assemble(&ptx.source, &ptx.arch)
                         .unwrap_or_else(|e| panic!("{name}: ptxas: {e}"));
