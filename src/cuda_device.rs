@@ -56,6 +56,9 @@ pub(crate) struct CudaBackend {
     checked: crate::checked::CheckedState,
     /// The persistent cache, unless the environment turned it off.
     disk: Option<DiskCache>,
+    /// 16 zero bytes: what the tensor map of an empty tensor points at (allocated
+    /// when one is first needed).
+    zeros: Mutex<Option<DeviceMemory>>,
 }
 
 fn poisoned() -> Diagnostic {
@@ -93,6 +96,7 @@ impl CudaBackend {
             lost: Mutex::new(None),
             checked: Default::default(),
             disk: DiskCache::from_environment(),
+            zeros: Mutex::new(None),
         })
     }
 
@@ -120,6 +124,10 @@ impl CudaBackend {
     /// them later could free what a fresh context has been given since.
     fn leak(&self) {
         self.buffers.leak_all();
+        if let Some(z) = self.zeros.lock().ok().and_then(|mut z| z.take()) {
+            // (Not freed: its context is gone.)
+            std::mem::forget(z);
+        }
         for v in self.compiled.drain() {
             std::mem::forget(v);
         }
@@ -472,16 +480,29 @@ impl CudaBackend {
         };
         let size = m.dtype.size_bytes() as i64;
         let to_u64 = |v: i64| u64::try_from(v).unwrap_or(0);
-        let dims: Vec<u64> = m
+        let mut dims: Vec<u64> = m
             .dims
             .iter()
             .map(|e| value(e).map(to_u64))
             .collect::<Result<_>>()?;
-        let strides: Vec<u64> = m
+        let mut strides: Vec<u64> = m
             .strides
             .iter()
             .map(|e| value(e).map(|s| to_u64(s.saturating_mul(size))))
             .collect::<Result<_>>()?;
+        // An empty tensor (an extent of 0, or negative) reads as zeros everywhere; a map
+        // cannot say so, so it describes one element of 16 zero bytes instead: every
+        // box reads that element as zero and the rest as out of bounds.
+        let mut address = address;
+        if dims.contains(&0) {
+            let mut zeros = self.zeros.lock().map_err(|_| poisoned())?;
+            if zeros.is_none() {
+                *zeros = Some(self.watch(self.rt.alloc_zeroed(16))?);
+            }
+            address = zeros.as_ref().map_or(0, |z| z.address());
+            dims.iter_mut().for_each(|d| *d = 1);
+            strides.iter_mut().for_each(|s| *s = 16);
+        }
         let bytes = self.rt.encode_tensor_map(&tilewise_cuda::TensorMapRequest {
             address,
             dtype: m.dtype,

@@ -678,7 +678,8 @@ def persistent(A, B, C, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.cons
 /// against the interpreter on the Hopper simulator and, on an sm_90 GPU, on CUDA (the
 /// host encodes the tensor maps at launch). The persistent kernel runs the K loop for
 /// several tiles a program (rings and their barriers started again for each); `hdesc`
-/// takes host tensor descriptors (Triton's `TensorDescriptor` arguments). f32 (tf32)
+/// takes host tensor descriptors (Triton's `TensorDescriptor` arguments); with K = 0
+/// the tensors are empty (their maps describe a zero element). f32 (tf32)
 /// keeps `cp.async` (faster there, BENCHMARKS.md run 63).
 #[test]
 fn block_pointers_and_descriptors_copy_by_tma() {
@@ -694,7 +695,7 @@ fn block_pointers_and_descriptors_copy_by_tma() {
         u32,
         &'static str,
     );
-    let cases: [TmaCase; 9] = [
+    let cases: [TmaCase; 10] = [
         ("bp", 150, 304, 208, (128, 256, 64), 8, "f16"),
         ("bp", 200, 96, 160, (128, 64, 32), 4, "bf16"),
         ("bp", 130, 72, 100, (64, 64, 32), 4, "f16"),
@@ -703,6 +704,8 @@ fn block_pointers_and_descriptors_copy_by_tma() {
         ("persistent", 300, 200, 112, (128, 64, 64), 4, "f16"),
         ("hdesc", 150, 144, 208, (128, 64, 64), 4, "f16"),
         ("hdesc", 100, 80, 72, (64, 32, 32), 4, "bf16"),
+        // K = 0: an empty tensor's map (the prologue's copies read nothing), C = 0.
+        ("bp", 70, 64, 0, (64, 64, 32), 4, "f16"),
         ("bp", 150, 272, 96, (128, 256, 32), 8, "f32"),
     ];
     for (name, m, n, k, (bm, bn, bk), warps, dtype) in cases {
