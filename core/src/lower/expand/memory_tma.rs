@@ -34,6 +34,9 @@ use crate::thread_ir::{Expr, Param, ParamKind, Reg, Special, Stmt};
 pub(crate) struct TmaCopy {
     pub map: TensorMap,
     pub origin: Vec<Value>,
+    /// The base's offset from its buffer parameter, in elements, and the log2 of the
+    /// elements in 16 bytes: the third coordinate is the offset shifted right by it.
+    pub shift: Option<(Value, u32)>,
     /// Strips of the swizzled tile, each one box: elements between their starts in
     /// shared memory, and columns between them in the tensor.
     pub strips: u32,
@@ -58,14 +61,26 @@ impl Expander<'_> {
             return None;
         }
         let elem = dtype.size_bytes() as u64;
-        // The base: a buffer parameter itself, 16-byte aligned by the specialization.
+        // The base: a buffer parameter, 16-byte aligned by the specialization, or one
+        // plus a scalar offset that is a multiple of 16 bytes (a batch's or a head's
+        // matrix, as attention's `V + qvk_offset`): a third dimension of 16-byte steps
+        // then moves the box there, the first two keeping the block pointer's bounds.
         let base = self.loop_invariant_origin(bx.base());
+        let (base, shift) = match (self.k.value(base).def, self.defs.get(&base)) {
+            (ValueDef::Param(_), _) => (base, None),
+            (ValueDef::Result, Some(Op::AddPtr { ptr, offset }))
+                if self.k.ty(*offset).rank() == 0 =>
+            {
+                (self.loop_invariant_origin(*ptr), Some(*offset))
+            }
+            _ => return None,
+        };
         let ValueDef::Param(p) = self.k.value(base).def else {
             return None;
         };
         let buffer = self.param_index[p as usize];
         let aligned = |v: Value| self.axis_proven.get(self.k, v).divisibility[0] * elem >= 16;
-        if !aligned(base) {
+        if !aligned(base) || shift.is_some_and(|s| !aligned(s)) {
             return None;
         }
         // The innermost dimension contiguous; the outer stride a multiple of 16 bytes.
@@ -77,7 +92,7 @@ impl Expander<'_> {
             return None;
         }
         let extent = |v: Value| self.host_extent(v);
-        let map = TensorMap {
+        let mut map = TensorMap {
             buffer,
             dtype,
             dims: vec![extent(shape[1])?, extent(shape[0])?],
@@ -85,9 +100,17 @@ impl Expander<'_> {
             box_dims: vec![tile.block_cols(), tile.rows],
             swizzle: tile.bytes,
         };
+        let per_step = (16 / elem) as u32;
+        if shift.is_some() {
+            // 2^31 steps: any offset a program can name.
+            map.dims.push(Extent::Const(1 << 31));
+            map.strides.push(Extent::Const(per_step as i64));
+            map.box_dims.push(1);
+        }
         Some(TmaCopy {
             map,
             origin: bx.offsets().to_vec(),
+            shift: shift.map(|s| (s, per_step.trailing_zeros())),
             strips: tile.cols / tile.block_cols(),
             strip_len: tile.rows * tile.block_cols(),
             strip_cols: tile.block_cols(),
@@ -248,6 +271,29 @@ impl Expander<'_> {
                 }
             })
             .collect::<Result<_>>()?;
+        let step = match copy.shift {
+            Some((offset, log2)) => {
+                let Dist::Uniform(r) = self.data(offset)? else {
+                    return Err(Diagnostic::internal(
+                        "a block pointer's base offset in registers",
+                    ));
+                };
+                let r = if self.out.reg_ty(r).dtype == DType::I32 {
+                    r
+                } else {
+                    self.assign(
+                        DType::I32,
+                        Expr::Cast {
+                            value: r,
+                            bitcast: false,
+                        },
+                    )
+                };
+                let k = self.int_const(DType::I32, log2 as i64);
+                Some(self.assign(DType::I32, Expr::Binary(BinaryOp::Shr, r, k)))
+            }
+            None => None,
+        };
         let own = self.thread_zero();
         self.open();
         self.emit(Stmt::MbarrierArriveTx {
@@ -270,7 +316,7 @@ impl Expander<'_> {
                 arr: ring.arr,
                 shared_index: dst,
                 map,
-                coords: vec![col, origin[0]],
+                coords: [col, origin[0]].into_iter().chain(step).collect(),
                 bar_arr: bars,
                 bar_index: slot,
             });
