@@ -41,21 +41,9 @@ var<workgroup> s1: array<vec4<f32>, 512>; // dot_b
 @compute @workgroup_size(128)
 fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_wg: vec3<u32>, @builtin(num_workgroups) tw_nwg: vec3<u32>) {
   var r502: i32;
-  var r503: i32;
-  var r504: i32;
-  var r505: i32;
   var r506: i32;
-  var r507: i32;
-  var r508: i32;
-  var r509: i32;
   var r510: i32;
-  var r511: i32;
-  var r512: i32;
-  var r513: i32;
   var r514: i32;
-  var r515: i32;
-  var r516: i32;
-  var r517: i32;
   var r518: f32;
   var r519: f32;
   var r520: f32;
@@ -89,21 +77,9 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
   var r548: f32;
   var r549: f32;
   var r550: i32;
-  var r551: i32;
-  var r552: i32;
-  var r553: i32;
   var r554: i32;
-  var r555: i32;
-  var r556: i32;
-  var r557: i32;
   var r558: i32;
-  var r559: i32;
-  var r560: i32;
-  var r561: i32;
   var r562: i32;
-  var r563: i32;
-  var r564: i32;
-  var r565: i32;
   var r566: f16;
   var r567: f16;
   var r568: f16;
@@ -270,23 +246,10 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
   let r39: i32 = tw_idiv(r35, r34);
   // line 55
   let r41: i32 = (r37 * r15);
-  let r72: i32 = (r68 + r44);
-  let r74: i32 = (r68 + r55);
-  let r76: i32 = (r68 + r62);
   // line 56
   let r86: i32 = (r39 * r15);
   let r95: i32 = (r86 + r68);
-  let r96: i32 = (r86 + r72);
-  let r97: i32 = (r86 + r74);
-  let r98: i32 = (r86 + r76);
   let r99: i32 = tw_irem(r95, r9);
-  let r100: i32 = tw_irem(r96, r9);
-  let r101: i32 = tw_irem(r97, r9);
-  let r102: i32 = tw_irem(r98, r9);
-  // line 57
-  let r126: i32 = (r61 + r44);
-  let r128: i32 = (r61 + r55);
-  let r130: i32 = (r61 + r62);
   // line 58
   let r176: i32 = (r166 + r59);
   let r184: i32 = (r166 + r66);
@@ -305,21 +268,9 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
   let r239: i32 = (r223 * r11);
   let r243: i32 = (r227 * r11);
   let r247: i32 = (r231 + r61);
-  let r248: i32 = (r231 + r126);
-  let r249: i32 = (r231 + r128);
-  let r250: i32 = (r231 + r130);
   let r251: i32 = (r235 + r61);
-  let r252: i32 = (r235 + r126);
-  let r253: i32 = (r235 + r128);
-  let r254: i32 = (r235 + r130);
   let r255: i32 = (r239 + r61);
-  let r256: i32 = (r239 + r126);
-  let r257: i32 = (r239 + r128);
-  let r258: i32 = (r239 + r130);
   let r259: i32 = (r243 + r61);
-  let r260: i32 = (r243 + r126);
-  let r261: i32 = (r243 + r128);
-  let r262: i32 = (r243 + r130);
   // line 59
   let r317: i32 = (r307 + r52);
   let r325: i32 = (r307 + r59);
@@ -330,21 +281,9 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
   let r348: i32 = (r325 * r12);
   let r352: i32 = (r333 * r12);
   let r356: i32 = (r340 + r99);
-  let r357: i32 = (r340 + r100);
-  let r358: i32 = (r340 + r101);
-  let r359: i32 = (r340 + r102);
   let r360: i32 = (r344 + r99);
-  let r361: i32 = (r344 + r100);
-  let r362: i32 = (r344 + r101);
-  let r363: i32 = (r344 + r102);
   let r364: i32 = (r348 + r99);
-  let r365: i32 = (r348 + r100);
-  let r366: i32 = (r348 + r101);
-  let r367: i32 = (r348 + r102);
   let r368: i32 = (r352 + r99);
-  let r369: i32 = (r352 + r100);
-  let r370: i32 = (r352 + r101);
-  let r371: i32 = (r352 + r102);
   // line 62
   let r388: f32 = bitcast<f32>(0x0u);
   // line 63
@@ -378,21 +317,9 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
   let r501: vec4<f16> = select(vec4<f16>(r404), b1[(select(P.bases[0][1], (P.bases[0][1] + bitcast<u32>(r368)), r478)) >> 2u], r478);
   // line 63
   r502 = r247;
-  r503 = r248;
-  r504 = r249;
-  r505 = r250;
   r506 = r251;
-  r507 = r252;
-  r508 = r253;
-  r509 = r254;
   r510 = r255;
-  r511 = r256;
-  r512 = r257;
-  r513 = r258;
   r514 = r259;
-  r515 = r260;
-  r516 = r261;
-  r517 = r262;
   r518 = r388;
   r519 = r388;
   r520 = r388;
@@ -426,21 +353,9 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
   r548 = r388;
   r549 = r388;
   r550 = r356;
-  r551 = r357;
-  r552 = r358;
-  r553 = r359;
   r554 = r360;
-  r555 = r361;
-  r556 = r362;
-  r557 = r363;
   r558 = r364;
-  r559 = r365;
-  r560 = r366;
-  r561 = r367;
   r562 = r368;
-  r563 = r369;
-  r564 = r370;
-  r565 = r371;
   r582 = r450;
   r583 = r455;
   r584 = r460;
@@ -667,39 +582,15 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
     }
     // line 67
     let r1181: i32 = (r502 + r66);
-    let r1182: i32 = (r503 + r66);
-    let r1183: i32 = (r504 + r66);
-    let r1184: i32 = (r505 + r66);
     let r1185: i32 = (r506 + r66);
-    let r1186: i32 = (r507 + r66);
-    let r1187: i32 = (r508 + r66);
-    let r1188: i32 = (r509 + r66);
     let r1189: i32 = (r510 + r66);
-    let r1190: i32 = (r511 + r66);
-    let r1191: i32 = (r512 + r66);
-    let r1192: i32 = (r513 + r66);
     let r1193: i32 = (r514 + r66);
-    let r1194: i32 = (r515 + r66);
-    let r1195: i32 = (r516 + r66);
-    let r1196: i32 = (r517 + r66);
     // line 68
     let r1198: i32 = (r66 * r12);
     let r1199: i32 = (r550 + r1198);
-    let r1200: i32 = (r551 + r1198);
-    let r1201: i32 = (r552 + r1198);
-    let r1202: i32 = (r553 + r1198);
     let r1203: i32 = (r554 + r1198);
-    let r1204: i32 = (r555 + r1198);
-    let r1205: i32 = (r556 + r1198);
-    let r1206: i32 = (r557 + r1198);
     let r1207: i32 = (r558 + r1198);
-    let r1208: i32 = (r559 + r1198);
-    let r1209: i32 = (r560 + r1198);
-    let r1210: i32 = (r561 + r1198);
     let r1211: i32 = (r562 + r1198);
-    let r1212: i32 = (r563 + r1198);
-    let r1213: i32 = (r564 + r1198);
-    let r1214: i32 = (r565 + r1198);
     // line 63
     let r1215: i32 = (r606 + r44);
     // line 64
@@ -760,21 +651,9 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
     let r1399: f32 = r669;
     let r1400: f32 = r670;
     r502 = r1181;
-    r503 = r1182;
-    r504 = r1183;
-    r505 = r1184;
     r506 = r1185;
-    r507 = r1186;
-    r508 = r1187;
-    r509 = r1188;
     r510 = r1189;
-    r511 = r1190;
-    r512 = r1191;
-    r513 = r1192;
     r514 = r1193;
-    r515 = r1194;
-    r516 = r1195;
-    r517 = r1196;
     r518 = r1369;
     r519 = r1370;
     r520 = r1371;
@@ -808,21 +687,9 @@ fn main(@builtin(local_invocation_index) tw_tid: u32, @builtin(workgroup_id) tw_
     r548 = r1399;
     r549 = r1400;
     r550 = r1199;
-    r551 = r1200;
-    r552 = r1201;
-    r553 = r1202;
     r554 = r1203;
-    r555 = r1204;
-    r556 = r1205;
-    r557 = r1206;
     r558 = r1207;
-    r559 = r1208;
-    r560 = r1209;
-    r561 = r1210;
     r562 = r1211;
-    r563 = r1212;
-    r564 = r1213;
-    r565 = r1214;
     r582 = r1301;
     r583 = r1306;
     r584 = r1311;

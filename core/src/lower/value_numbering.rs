@@ -10,8 +10,9 @@
 //!   an enclosing block by the earlier register (constants included);
 //! - propagates copies (`r2 = r1` with the same type) and integer identities
 //!   (`x + 0`, `x - 0`, `x * 1`, `x | 0`, `x ^ 0`, shifts by 0);
-//! - removes assignments whose register is never read (Thread IR expressions have no
-//!   side effects: atomics and stores are statements).
+//! - removes assignments whose value reaches no statement with an effect (Thread IR
+//!   expressions have no side effects: atomics and stores are statements), loop-carried
+//!   cycles included.
 //!
 //! An expression reading a register assigned more than once (a loop-carried value) is
 //! never shared: the register's value may change between two textual occurrences.
@@ -300,40 +301,49 @@ impl Numbering<'_> {
     }
 }
 
-/// Removes assignments to registers assigned once and never read, until none is left.
+/// Removes assignments to registers whose values reach nothing: a register is live when
+/// a statement other than an assignment reads it (a store, a condition, a loop bound, a
+/// fragment or tensor-core operation), or an assignment to a live register does. A
+/// loop-carried register that only feeds its own next value (the per-element pointers
+/// of a tile whose loads use one address a vector) is dead with everything computing
+/// it, however often it is assigned.
 pub(crate) fn remove_dead(body: &mut Vec<Stmt>, nregs: usize) {
-    loop {
-        let mut uses = vec![0u32; nregs];
-        let mut defs = vec![0u32; nregs];
-        count_uses(body, &mut uses, &mut defs);
-        let mut removed = false;
-        prune(body, &uses, &defs, &mut removed);
-        if !removed {
-            return;
+    let mut live = vec![false; nregs];
+    let mut assigns: Vec<Vec<Reg>> = vec![vec![]; nregs];
+    mark_roots(body, &mut live, &mut assigns);
+    let mut work: Vec<usize> = (0..nregs).filter(|&r| live[r]).collect();
+    while let Some(r) = work.pop() {
+        for &read in &assigns[r] {
+            if !live[read.0 as usize] {
+                live[read.0 as usize] = true;
+                work.push(read.0 as usize);
+            }
         }
     }
+    prune(body, &live);
 }
 
-fn count_uses(body: &[Stmt], uses: &mut [u32], defs: &mut [u32]) {
+/// Marks the registers statements other than assignments read, and lists what each
+/// register's assignments read.
+fn mark_roots(body: &[Stmt], live: &mut [bool], assigns: &mut [Vec<Reg>]) {
     for s in body {
-        for r in s.reads() {
-            uses[r.0 as usize] += 1;
-        }
-        for w in s.writes() {
-            defs[w.0 as usize] += 1;
+        match s {
+            Stmt::Assign { dst, .. } => assigns[dst.0 as usize].extend(s.reads()),
+            _ => {
+                for r in s.reads() {
+                    live[r.0 as usize] = true;
+                }
+            }
         }
         for b in s.bodies() {
-            count_uses(b, uses, defs);
+            mark_roots(b, live, assigns);
         }
     }
 }
 
-fn prune(body: &mut Vec<Stmt>, uses: &[u32], defs: &[u32], removed: &mut bool) {
+fn prune(body: &mut Vec<Stmt>, live: &[bool]) {
     body.retain(|s| match s {
-        Stmt::Assign { dst, .. } if uses[dst.0 as usize] == 0 && defs[dst.0 as usize] == 1 => {
-            *removed = true;
-            false
-        }
+        Stmt::Assign { dst, .. } => live[dst.0 as usize],
         _ => true,
     });
     // A source location with no statement left under it says nothing.
@@ -347,7 +357,7 @@ fn prune(body: &mut Vec<Stmt>, uses: &[u32], defs: &[u32], removed: &mut bool) {
     }
     for s in body.iter_mut() {
         for b in s.bodies_mut() {
-            prune(b, uses, defs, removed);
+            prune(b, live);
         }
     }
 }
@@ -449,6 +459,70 @@ mod tests {
             ]
         );
         assert_eq!(k.body.len(), 8);
+    }
+
+    /// A loop-carried register that only feeds its own next value goes, with what
+    /// computes it; one that reaches a store stays, and so does what it reads.
+    #[test]
+    fn loop_carried_cycles_that_reach_nothing_are_dropped() {
+        use BinaryOp::Add;
+        let bin = |op, a: u32, b: u32| Expr::Binary(op, Reg(a), Reg(b));
+        let body = vec![
+            assign(0, Expr::Special(Special::ThreadId)),
+            assign(1, Expr::Const(Const::Int(4))),
+            assign(2, Expr::Copy(Reg(0))), // live: its next value is stored
+            assign(3, Expr::Copy(Reg(0))), // dead: only feeds r5 -> r3
+            Stmt::For {
+                iv: Reg(4),
+                lower: Reg(0),
+                upper: Reg(1),
+                step: Reg(1),
+                body: vec![
+                    Stmt::Store {
+                        buf: 0,
+                        index: Reg(2),
+                        value: Reg(4),
+                        mask: None,
+                    },
+                    assign(5, bin(Add, 3, 1)),
+                    assign(6, bin(Add, 2, 1)),
+                    assign(3, Expr::Copy(Reg(5))),
+                    assign(2, Expr::Copy(Reg(6))),
+                ],
+            },
+        ];
+        let mut k = ThreadKernel {
+            name: "t".into(),
+            params: vec![Param {
+                name: "out".into(),
+                kind: ParamKind::Buffer {
+                    dtype: DType::I32,
+                    written: true,
+                },
+            }],
+            threads: 32,
+            shared: vec![],
+            regs: vec![RegTy::scalar(DType::I32); 7],
+            frags: vec![],
+            body,
+            notes: vec![],
+            source: None,
+            checks: None,
+        };
+        remove_dead(&mut k.body, k.regs.len());
+        let Stmt::For { body, .. } = &k.body[3] else {
+            panic!("{:?}", k.body)
+        };
+        assert_eq!(
+            k.body[..3],
+            [
+                assign(0, Expr::Special(Special::ThreadId)),
+                assign(1, Expr::Const(Const::Int(4))),
+                assign(2, Expr::Copy(Reg(0))),
+            ]
+        );
+        assert_eq!(body.len(), 3, "{body:?}");
+        assert!(!format!("{body:?}").contains("Reg(3)") && !format!("{body:?}").contains("Reg(5)"));
     }
 
     /// A source location whose statements all died goes with them; one that still
