@@ -200,7 +200,10 @@ impl CudaBackend {
         };
         // Checked kernels stay out of the persistent cache (their checks' decoding
         // holds source spans): checked mode is for debugging runs.
-        let disk = self.disk.as_ref().filter(|_| !checked);
+        let disk = self
+            .disk
+            .as_ref()
+            .filter(|_| !checked && !crate::kernel_files::overriding());
         let disk_key = disk.map(|_| self.disk_key(&key));
         let (ptx, function) = match disk
             .zip(disk_key.as_ref())
@@ -208,7 +211,12 @@ impl CudaBackend {
         {
             Some(hit) => hit,
             None => {
-                let ptx = tilewise_cuda::compile(&spec.kernel, &options)?;
+                let mut ptx = tilewise_cuda::compile(&spec.kernel, &options)?;
+                ptx.source = crate::kernel_files::dump_and_override(
+                    &ptx.name,
+                    std::mem::take(&mut ptx.source),
+                    "ptx",
+                );
                 let lowered = start.elapsed();
                 // Kernels with hidden parameters (`tl.device_print` outside checked
                 // mode too) are not stored either.

@@ -43,6 +43,7 @@ pub mod disk_cache;
 mod element;
 mod interp_device;
 mod kernel;
+pub mod kernel_files;
 mod slots;
 mod wgpu_device;
 pub mod worker;

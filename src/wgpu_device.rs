@@ -100,7 +100,10 @@ impl WgpuBackend {
         let start = std::time::Instant::now();
         // Checked kernels stay out of the persistent cache (their checks' decoding
         // holds source spans).
-        let disk = self.disk.as_ref().filter(|_| !checked);
+        let disk = self
+            .disk
+            .as_ref()
+            .filter(|_| !checked && !crate::kernel_files::overriding());
         let disk_key = disk.map(|_| self.disk_key(&key.0));
         let cached = disk.zip(disk_key.as_ref()).and_then(|(d, k)| {
             let entry = d.get("wgpu", k)?;
@@ -113,7 +116,7 @@ impl WgpuBackend {
             decoded
         });
         let from_disk = cached.is_some();
-        let wgsl = match cached {
+        let mut wgsl = match cached {
             Some(w) => w,
             None => tilewise_wgsl::compile_with(
                 &spec.kernel,
@@ -126,6 +129,11 @@ impl WgpuBackend {
             )?,
         };
         let lowered = start.elapsed();
+        wgsl.source = crate::kernel_files::dump_and_override(
+            &wgsl.name,
+            std::mem::take(&mut wgsl.source),
+            "wgsl",
+        );
         let pipeline = self.ctx.pipeline(&KernelSpec {
             key: &key.0,
             kernel_name: &wgsl.name,

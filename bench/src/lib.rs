@@ -114,6 +114,11 @@ pub struct BenchArgs {
     /// `tutorials` suite; default: `TILEWISE_TRITON_TUTORIALS`.
     #[arg(long)]
     tutorials: Option<std::path::PathBuf>,
+    /// Time the cases without checking their results (their error prints as NaN): for
+    /// experiments with kernels edited by hand (`TILEWISE_KERNEL_OVERRIDE_DIR`) that
+    /// leave out part of the work. Never for figures that are reported.
+    #[arg(long)]
+    unchecked: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -182,6 +187,10 @@ pub fn run(cli: &BenchArgs) -> bool {
         std::env::set_var("TILEWISE_BENCH_TIMER", "host");
     }
     cases::tutorials::set_dir(cli.tutorials.clone());
+    if cli.unchecked {
+        eprintln!("note: --unchecked: results are not checked; errors print as NaN");
+        references::UNCHECKED.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
     let mut failed = false;
     let mut devices = vec![];
     if matches!(cli.device, DeviceChoice::Interp | DeviceChoice::All) {

@@ -63,9 +63,15 @@ pub fn fail(case: &str, what: String) -> tilewise::Diagnostic {
     )
 }
 
+/// Set by `--unchecked`: [`check`] passes everything and reports NaN.
+pub static UNCHECKED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
 /// Largest error of (got, want) pairs, relative to the reference's largest magnitude; an
 /// error above `tol` or a non-finite value fails the case.
 pub fn check(case: &str, pairs: impl Iterator<Item = (f64, f64)> + Clone, tol: f64) -> Result<f64> {
+    if UNCHECKED.load(std::sync::atomic::Ordering::Relaxed) {
+        return Ok(f64::NAN);
+    }
     let scale = pairs
         .clone()
         .fold(0f64, |m, (_, w)| m.max(w.abs()))

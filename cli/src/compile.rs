@@ -57,7 +57,7 @@ pub fn artifact(args: &CompileArgs) -> Result<String, String> {
         Emit::Ir => compiled.ir_text(),
         Emit::ThreadIr | Emit::ThreadIrPtx => {
             let base = if args.emit == Emit::ThreadIr {
-                tilewise::wgsl::expand_options(&caps(args.coop), args.num_warps)
+                tilewise::wgsl::expand_options(&caps(args), args.num_warps)
             } else {
                 tilewise::cuda::expand_options(&PtxOptions::new(
                     PtxTarget { sm: args.sm },
@@ -73,7 +73,7 @@ pub fn artifact(args: &CompileArgs) -> Result<String, String> {
             tilewise::core::thread_ir::print(&t)
         }
         Emit::Wgsl => {
-            let c = caps(args.coop);
+            let c = caps(args);
             let w = tilewise::wgsl::compile_with(
                 ir,
                 &c,
@@ -100,10 +100,19 @@ pub fn artifact(args: &CompileArgs) -> Result<String, String> {
     })
 }
 
-fn caps(coop: bool) -> Capabilities {
-    if coop {
+/// The offline WGSL device `args` describes.
+fn caps(args: &CompileArgs) -> Capabilities {
+    let mut c = if args.coop {
         Capabilities::offline_coop()
     } else {
         Capabilities::offline(true, false)
+    };
+    if let Some(bytes) = args.workgroup_storage {
+        c.max_compute_workgroup_storage_size = bytes;
     }
+    if let Some(n) = args.invocations {
+        c.max_compute_invocations_per_workgroup = n;
+        c.max_compute_workgroup_size[0] = c.max_compute_workgroup_size[0].max(n);
+    }
+    c
 }

@@ -37,7 +37,8 @@ enum Command {
     /// a GPU.
     #[command(after_help = "Examples:\n  \
         tilewise compile add.py --kernel add_kernel --signature 'x:*f32:16, y:*f32:16, out:*f32:16, n:i32' --constexpr BLOCK=1024 --emit ptx\n  \
-        tilewise compile softmax.py --kernel softmax --signature 'out:*f32, x:*f32, n:i32:16' --constexpr BLOCK=1024 --emit wgsl --checked -o softmax.wgsl")]
+        tilewise compile softmax.py --kernel softmax --signature 'out:*f32, x:*f32, n:i32:16' --constexpr BLOCK=1024 --emit wgsl --checked -o softmax.wgsl\n  \
+        tilewise compile matmul.py --kernel matmul_kernel --signature 'a:*f16:16, b:*f16:16, c:*f32:16, M:i32:16, N:i32:16, K:i32:16, sam:i32:16, sak:i32:1, sbk:i32:16, sbn:i32:1, scm:i32:16, scn:i32:1' --constexpr BLOCK_SIZE_M=128 --constexpr BLOCK_SIZE_N=256 --constexpr BLOCK_SIZE_K=32 --constexpr GROUP_SIZE_M=8 --num-warps 8 --emit wgsl --coop --workgroup-storage 49152")]
     Compile(CompileArgs),
     /// Runs a kernel on generated or `.npy` inputs on a chosen device; `--check`
     /// compares every buffer with the interpreter's, `--checked` uses checked mode,
@@ -177,6 +178,13 @@ pub struct CompileArgs {
     /// the H200 lists through Vulkan); otherwise WebGPU's defaults with f16.
     #[arg(long)]
     pub coop: bool,
+    /// The WGSL device's workgroup storage in bytes (WebGPU's default 16384; the H200
+    /// lists 49152 through Vulkan): the lowering picks tiles and rounds to fit it.
+    #[arg(long, value_name = "BYTES")]
+    pub workgroup_storage: Option<u32>,
+    /// The WGSL device's invocations per workgroup (WebGPU's default 256).
+    #[arg(long, value_name = "N")]
+    pub invocations: Option<u32>,
     /// The checked-mode form (every access tested, reports through a record).
     #[arg(long)]
     pub checked: bool,
