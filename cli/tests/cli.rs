@@ -62,6 +62,55 @@ fn compile_emits_every_artifact() {
     }
 }
 
+/// The offline device's limits steer the plan: tutorial 03's 128x256x32 tile on 8 warps
+/// stages 27 KiB for its fragments, more than WebGPU's default 16 KiB of workgroup
+/// storage (the FMA form, in rounds, then) and less than the H200's 48 KiB.
+#[test]
+fn compile_workgroup_storage_sets_the_devices_limit() {
+    let wgsl = |extra: &[&str]| {
+        let mut args = vec![
+            "compile",
+            "../shaders/matmul.py",
+            "--kernel",
+            "matmul_kernel",
+            "--signature",
+            "a:*f16:16, b:*f16:16, c:*f32:16, M:i32:16, N:i32:16, K:i32:16, sam:i32:16, sak:i32:1, sbk:i32:16, sbn:i32:1, scm:i32:16, scn:i32:1",
+            "--constexpr",
+            "BLOCK_SIZE_M=128",
+            "--constexpr",
+            "BLOCK_SIZE_N=256",
+            "--constexpr",
+            "BLOCK_SIZE_K=32",
+            "--constexpr",
+            "GROUP_SIZE_M=8",
+            "--num-warps",
+            "8",
+            "--emit",
+            "wgsl",
+            "--coop",
+        ];
+        args.extend_from_slice(extra);
+        let (ok, out, err) = tilewise(&args);
+        assert!(ok, "{extra:?}: {err}");
+        out
+    };
+    let default = wgsl(&[]);
+    assert!(!default.contains("coopMultiplyAdd"), "{default}");
+    let h200 = wgsl(&["--workgroup-storage", "49152"]);
+    assert!(h200.contains("coopMultiplyAdd"), "{h200}");
+    let (ok, _, err) = tilewise(&[
+        "compile",
+        "x.py",
+        "--kernel",
+        "k",
+        "--signature",
+        "",
+        "--workgroup-storage",
+        "lots",
+    ]);
+    assert!(!ok && err.contains("--workgroup-storage"), "{err}");
+}
+
 #[test]
 fn compile_num_stages_sets_the_pipeline_depth() {
     let thread_ir = |stages: Option<&str>| {
