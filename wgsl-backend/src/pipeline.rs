@@ -260,6 +260,25 @@ impl PipelineCache {
     }
 }
 
+/// The runtime checks wgpu adds to a tilewise kernel on `backend`. By default naga
+/// clamps every index into a fixed-size array (workgroup memory included) and bounds
+/// every loop with a counter. On Vulkan, where the device's robust buffer access (a
+/// required Vulkan feature, which wgpu enables) already keeps storage accesses inside
+/// their buffers, tilewise turns the bounds checks off: its workgroup indices are its
+/// own, computed from layouts and checked in range by the simulator, and the clamps
+/// cost the cooperative-matrix matmul 11-21% on the H200 (BENCHMARKS.md, run 76).
+/// Loop bounding goes where every loop is a counted `for` (they end by construction);
+/// a kernel with a `loop` (a `while`, a compare-and-swap retry) keeps it. Elsewhere
+/// (Metal, DX12, GL) everything stays checked: their buffers have no such guarantee.
+pub fn runtime_checks(backend: wgpu::Backend, source: &str) -> wgpu::ShaderRuntimeChecks {
+    let mut checks = wgpu::ShaderRuntimeChecks::checked();
+    if backend == wgpu::Backend::Vulkan {
+        checks.bounds_checks = false;
+        checks.force_loop_bounding = source.contains("loop {");
+    }
+    checks
+}
+
 /// The cache key of `spec`: its specialization key and a hash of everything compiled.
 pub fn cache_key(spec: &KernelSpec<'_>) -> String {
     let mut h = std::collections::hash_map::DefaultHasher::new();
@@ -335,10 +354,20 @@ impl WgpuContext {
             bind_group_layouts: &[Some(&bind_group_layout)],
             immediate_size: 0,
         });
-        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+        let desc = wgpu::ShaderModuleDescriptor {
             label: Some(spec.kernel_name),
             source: wgpu::ShaderSource::Wgsl(spec.source.into()),
-        });
+        };
+        let checks = runtime_checks(self.adapter_info().backend, spec.source);
+        let module = if checks.bounds_checks && checks.force_loop_bounding {
+            device.create_shader_module(desc)
+        } else {
+            // SAFETY: `runtime_checks` drops only checks whose job is done otherwise:
+            // buffer bounds by the Vulkan device's robust buffer access, workgroup indices
+            // by construction (the simulator reports any out of range in CI), and loop
+            // bounding where every loop is a counted `for`.
+            unsafe { device.create_shader_module_trusted(desc, checks) }
+        };
         let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
             label: Some(spec.kernel_name),
             layout: Some(&pipeline_layout),
@@ -365,5 +394,25 @@ impl WgpuContext {
             usage,
             bind_groups: Mutex::new(HashMap::new()),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::runtime_checks;
+
+    #[test]
+    fn vulkan_drops_bounds_checks_and_bounds_only_loops_that_may_not_end() {
+        let counted = "for (r1 = r0; r1 < r2; r1 = r1 + r3) { }";
+        let c = runtime_checks(wgpu::Backend::Vulkan, counted);
+        assert!(!c.bounds_checks && !c.force_loop_bounding);
+        assert!(c.int_div_checks, "divisions stay guarded");
+        let spin = "loop { if (x) { break; } }";
+        let c = runtime_checks(wgpu::Backend::Vulkan, spin);
+        assert!(!c.bounds_checks && c.force_loop_bounding);
+        for backend in [wgpu::Backend::Metal, wgpu::Backend::Dx12, wgpu::Backend::Gl] {
+            let c = runtime_checks(backend, counted);
+            assert!(c.bounds_checks && c.force_loop_bounding, "{backend:?}");
+        }
     }
 }
