@@ -8,7 +8,8 @@
 //! a stale override is never applied to a kernel it was not written for. An override
 //! must keep the kernel's interface (its bindings and parameter block on WGSL, its
 //! entry point and parameters on PTX, and no more shared memory than the generated
-//! kernel); naga and the driver still check what they can. While overrides are on,
+//! kernel, and workgroup indices in range: on Vulkan tilewise's modules go without
+//! naga's index clamps); naga and the driver still check what they can. While overrides are on,
 //! the persistent cache is not used for kernels (a cached kernel would hide the
 //! override, and an overridden one must not be stored as the compiler's).
 

@@ -268,13 +268,16 @@ impl PipelineCache {
 /// own, computed from layouts and checked in range by the simulator, and the clamps
 /// cost the cooperative-matrix matmul 11-21% on the H200 (BENCHMARKS.md, run 76).
 /// Loop bounding goes where every loop is a counted `for` (they end by construction);
-/// a kernel with a `loop` (a `while`, a compare-and-swap retry) keeps it. Elsewhere
-/// (Metal, DX12, GL) everything stays checked: their buffers have no such guarantee.
+/// a kernel whose text says `loop` or `while` anywhere (tilewise prints a `while` and a
+/// compare-and-swap retry as `loop`; a hand-written override may use either) keeps it.
+/// Elsewhere (Metal, DX12, GL) everything stays checked: their buffers have no such
+/// guarantee. An override (`TILEWISE_KERNEL_OVERRIDE_DIR`) gets the same policy, so its
+/// workgroup indices must stay in range as the generated kernel's do.
 pub fn runtime_checks(backend: wgpu::Backend, source: &str) -> wgpu::ShaderRuntimeChecks {
     let mut checks = wgpu::ShaderRuntimeChecks::checked();
     if backend == wgpu::Backend::Vulkan {
         checks.bounds_checks = false;
-        checks.force_loop_bounding = source.contains("loop {");
+        checks.force_loop_bounding = source.contains("loop") || source.contains("while");
     }
     checks
 }
@@ -407,9 +410,10 @@ mod tests {
         let c = runtime_checks(wgpu::Backend::Vulkan, counted);
         assert!(!c.bounds_checks && !c.force_loop_bounding);
         assert!(c.int_div_checks, "divisions stay guarded");
-        let spin = "loop { if (x) { break; } }";
-        let c = runtime_checks(wgpu::Backend::Vulkan, spin);
-        assert!(!c.bounds_checks && c.force_loop_bounding);
+        for spin in ["loop { if (x) { break; } }", "while (x) { }"] {
+            let c = runtime_checks(wgpu::Backend::Vulkan, spin);
+            assert!(!c.bounds_checks && c.force_loop_bounding, "{spin}");
+        }
         for backend in [wgpu::Backend::Metal, wgpu::Backend::Dx12, wgpu::Backend::Gl] {
             let c = runtime_checks(backend, counted);
             assert!(c.bounds_checks && c.force_loop_bounding, "{backend:?}");
