@@ -62,35 +62,40 @@ fn compile_emits_every_artifact() {
     }
 }
 
+/// `tilewise compile` of tutorial 03's matmul (f16 in, f32 out, aligned) with blocks
+/// `(bm, bn, bk)`, `GROUP_SIZE_M=8` and `extra`; (success, stdout, stderr).
+fn compile_matmul(block: (u32, u32, u32), extra: &[&str]) -> (bool, String, String) {
+    let constexprs = [
+        format!("BLOCK_SIZE_M={}", block.0),
+        format!("BLOCK_SIZE_N={}", block.1),
+        format!("BLOCK_SIZE_K={}", block.2),
+        "GROUP_SIZE_M=8".to_string(),
+    ];
+    let mut args = vec![
+        "compile",
+        "../shaders/matmul.py",
+        "--kernel",
+        "matmul_kernel",
+        "--signature",
+        "a:*f16:16, b:*f16:16, c:*f32:16, M:i32:16, N:i32:16, K:i32:16, sam:i32:16, \
+         sak:i32:1, sbk:i32:16, sbn:i32:1, scm:i32:16, scn:i32:1",
+    ];
+    for c in &constexprs {
+        args.extend(["--constexpr", c]);
+    }
+    args.extend_from_slice(extra);
+    tilewise(&args)
+}
+
 /// The offline device's limits steer the plan: tutorial 03's 128x256x32 tile on 8 warps
 /// stages 27 KiB for its fragments, more than WebGPU's default 16 KiB of workgroup
 /// storage (the FMA form, in rounds, then) and less than the H200's 48 KiB.
 #[test]
 fn compile_workgroup_storage_sets_the_devices_limit() {
     let wgsl = |extra: &[&str]| {
-        let mut args = vec![
-            "compile",
-            "../shaders/matmul.py",
-            "--kernel",
-            "matmul_kernel",
-            "--signature",
-            "a:*f16:16, b:*f16:16, c:*f32:16, M:i32:16, N:i32:16, K:i32:16, sam:i32:16, sak:i32:1, sbk:i32:16, sbn:i32:1, scm:i32:16, scn:i32:1",
-            "--constexpr",
-            "BLOCK_SIZE_M=128",
-            "--constexpr",
-            "BLOCK_SIZE_N=256",
-            "--constexpr",
-            "BLOCK_SIZE_K=32",
-            "--constexpr",
-            "GROUP_SIZE_M=8",
-            "--num-warps",
-            "8",
-            "--emit",
-            "wgsl",
-            "--coop",
-        ];
+        let mut args = vec!["--num-warps", "8", "--emit", "wgsl", "--coop"];
         args.extend_from_slice(extra);
-        let (ok, out, err) = tilewise(&args);
+        let (ok, out, err) = compile_matmul((128, 256, 32), &args);
         assert!(ok, "{extra:?}: {err}");
         out
     };
@@ -114,31 +119,11 @@ fn compile_workgroup_storage_sets_the_devices_limit() {
 #[test]
 fn compile_num_stages_sets_the_pipeline_depth() {
     let thread_ir = |stages: Option<&str>| {
-        let mut args = vec![
-            "compile",
-            "../shaders/matmul.py",
-            "--kernel",
-            "matmul_kernel",
-            "--signature",
-            "a:*f16:16, b:*f16:16, c:*f32:16, M:i32:16, N:i32:16, K:i32:16, sam:i32:16, \
-             sak:i32:1, sbk:i32:16, sbn:i32:1, scm:i32:16, scn:i32:1",
-            "--constexpr",
-            "BLOCK_SIZE_M=64",
-            "--constexpr",
-            "BLOCK_SIZE_N=64",
-            "--constexpr",
-            "BLOCK_SIZE_K=32",
-            "--constexpr",
-            "GROUP_SIZE_M=8",
-            "--sm",
-            "90",
-            "--emit",
-            "thread-ir-ptx",
-        ];
+        let mut args = vec!["--sm", "90", "--emit", "thread-ir-ptx"];
         if let Some(s) = stages {
             args.extend(["--num-stages", s]);
         }
-        let (ok, out, err) = tilewise(&args);
+        let (ok, out, err) = compile_matmul((64, 64, 32), &args);
         assert!(ok, "{err}");
         out
     };

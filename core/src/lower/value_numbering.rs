@@ -365,10 +365,8 @@ fn prune(body: &mut Vec<Stmt>, live: &[bool]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ir::DType;
-    use crate::thread_ir::{Param, ParamKind, Special};
-
-    use crate::thread_ir::testing::assign;
+    use crate::thread_ir::testing::{assign, i32_kernel};
+    use crate::thread_ir::Special;
 
     #[test]
     fn shares_repeats_keeps_carried_values_and_drops_dead_code() {
@@ -414,24 +412,7 @@ mod tests {
                 mask: None,
             },
         ];
-        let mut k = ThreadKernel {
-            name: "t".into(),
-            params: vec![Param {
-                name: "out".into(),
-                kind: ParamKind::Buffer {
-                    dtype: DType::I32,
-                    written: true,
-                },
-            }],
-            threads: 32,
-            shared: vec![],
-            regs: vec![RegTy::scalar(DType::I32); 16],
-            frags: vec![],
-            body,
-            notes: vec![],
-            source: None,
-            checks: None,
-        };
+        let mut k = i32_kernel(16, body);
         value_numbering(&mut k);
         let text: Vec<String> = k.body.iter().map(|s| format!("{s:?}")).collect();
         let expected = [
@@ -491,24 +472,7 @@ mod tests {
                 ],
             },
         ];
-        let mut k = ThreadKernel {
-            name: "t".into(),
-            params: vec![Param {
-                name: "out".into(),
-                kind: ParamKind::Buffer {
-                    dtype: DType::I32,
-                    written: true,
-                },
-            }],
-            threads: 32,
-            shared: vec![],
-            regs: vec![RegTy::scalar(DType::I32); 7],
-            frags: vec![],
-            body,
-            notes: vec![],
-            source: None,
-            checks: None,
-        };
+        let mut k = i32_kernel(7, body);
         remove_dead(&mut k.body, k.regs.len());
         let Stmt::For { body, .. } = &k.body[3] else {
             panic!("{:?}", k.body)
@@ -543,24 +507,7 @@ mod tests {
             },
             Stmt::Loc(Span::new(4, 5)),
         ];
-        let mut k = ThreadKernel {
-            name: "t".into(),
-            params: vec![Param {
-                name: "out".into(),
-                kind: ParamKind::Buffer {
-                    dtype: DType::I32,
-                    written: true,
-                },
-            }],
-            threads: 32,
-            shared: vec![],
-            regs: vec![RegTy::scalar(DType::I32); 2],
-            frags: vec![],
-            body,
-            notes: vec![],
-            source: None,
-            checks: None,
-        };
+        let mut k = i32_kernel(2, body);
         value_numbering(&mut k);
         assert_eq!(k.body.len(), 3, "{:?}", k.body);
         assert_eq!(k.body[0], Stmt::Loc(Span::new(2, 3)));

@@ -48,13 +48,37 @@ pub use wgmma::{SmemMatrix, WgmmaShape};
 /// Builders shared by the unit tests of the Thread IR passes.
 #[cfg(test)]
 pub(crate) mod testing {
-    use super::{Expr, Reg, Stmt};
+    use super::{Expr, Param, ParamKind, Reg, RegTy, Stmt, ThreadKernel};
+    use crate::ir::DType;
 
     /// `r{dst} = expr`.
     pub fn assign(dst: u32, expr: Expr) -> Stmt {
         Stmt::Assign {
             dst: Reg(dst),
             expr,
+        }
+    }
+
+    /// A 32-thread kernel of `body` over `nregs` i32 registers, with one written i32
+    /// buffer `out` (parameter 0).
+    pub fn i32_kernel(nregs: usize, body: Vec<Stmt>) -> ThreadKernel {
+        ThreadKernel {
+            name: "t".into(),
+            params: vec![Param {
+                name: "out".into(),
+                kind: ParamKind::Buffer {
+                    dtype: DType::I32,
+                    written: true,
+                },
+            }],
+            threads: 32,
+            shared: vec![],
+            regs: vec![RegTy::scalar(DType::I32); nregs],
+            frags: vec![],
+            body,
+            notes: vec![],
+            source: None,
+            checks: None,
         }
     }
 }
