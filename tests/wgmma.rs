@@ -927,3 +927,161 @@ fn batched_block_pointers_copy_by_tma() {
         }
     }
 }
+
+const PERSISTENT_KERNEL: &str = r#"
+import triton
+import triton.language as tl
+
+@triton.jit
+def pers(A, B, C, D, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
+         PROGRAMS: tl.constexpr):
+    tiles_n = tl.cdiv(N, BN)
+    done = tl.program_id(0) - PROGRAMS
+    for tile in tl.range(tl.program_id(0), tl.cdiv(M, BM) * tiles_n, PROGRAMS):
+        rm = (tile // tiles_n) * BM + tl.arange(0, BM)
+        rn = (tile % tiles_n) * BN + tl.arange(0, BN)
+        acc = tl.zeros((BM, BN), dtype=tl.float32)
+        for k in range(0, tl.cdiv(K, BK)):
+            rk = k * BK + tl.arange(0, BK)
+            a = tl.load(A + rm[:, None] * K + rk[None, :],
+                        mask=(rm[:, None] < M) & (rk[None, :] < K), other=0.0)
+            b = tl.load(B + rk[:, None] * N + rn[None, :],
+                        mask=(rk[:, None] < K) & (rn[None, :] < N), other=0.0)
+            acc = tl.dot(a, b, acc)
+        # The epilogue finds its tile again from the counter, as tutorial 09 does.
+        done += PROGRAMS
+        cm = (done // tiles_n) * BM + tl.arange(0, BM)
+        cn = (done % tiles_n) * BN + tl.arange(0, BN)
+        tl.store(C + cm[:, None] * N + cn[None, :], acc.to(tl.float16),
+                 mask=(cm[:, None] < M) & (cn[None, :] < N))
+    tl.store(D + tl.program_id(0), done)
+"#;
+
+/// (M, N, K, blocks, warps, programs)
+type PersistentCase = (usize, usize, usize, (u32, u32, u32), u32, u32);
+
+/// A persistent matmul (a loop over tiles around the K loop, a counter carried by the
+/// outer loop and advanced in its epilogue) runs as one loop over (tile, k)
+/// (`lower/flatten_loops.rs`): the operand pipeline continues across tiles, and on
+/// sm_90 the accumulator stays in place, reset by the first MMA of each tile
+/// (`zero_acc`, PTX scale-d) and read by the epilogue (an f16 cast, stored where the
+/// counter says) after a wait at the start of its branch. Bit-exact against
+/// the interpreter on the Hopper simulator, the sm_80 simulator and (on an sm_90 GPU)
+/// CUDA, for ragged tiles, several tiles a program, one K step, K = 0 (the epilogue
+/// alone) and more programs than tiles.
+#[test]
+fn persistent_loops_pipeline_across_tiles() {
+    let module = Module::parse("persistent", PERSISTENT_KERNEL).unwrap();
+    let kernel = module.kernel("pers").unwrap();
+    let mut r = Rng(0x9e75);
+    // (M, N, K, blocks, warps, programs)
+    let cases: [PersistentCase; 5] = [
+        (200, 136, 100, (64, 64, 32), 4, 3),
+        (150, 300, 48, (128, 256, 64), 8, 2),
+        (130, 96, 200, (64, 128, 32), 4, 2),
+        (64, 64, 0, (64, 64, 32), 4, 2),
+        (64, 128, 96, (64, 64, 32), 4, 5),
+    ];
+    let mut executors = devices();
+    executors.push(Device::simulator_ptx());
+    for (m, n, k, (bm, bn, bk), warps, programs) in cases {
+        let a: Vec<f16> = r.eighths(m * k).iter().map(|x| f16::from_f32(*x)).collect();
+        let b: Vec<f16> = r.eighths(k * n).iter().map(|x| f16::from_f32(*x)).collect();
+        let what = format!("{m}x{n}x{k}, {bm}x{bn}x{bk}/{warps}, {programs} programs");
+        fn launch<'d>(
+            kernel: &'d tilewise::Kernel,
+            dev: &'d Device,
+            (a, b): (&[f16], &[f16]),
+            (m, n, k, (bm, bn, bk), warps, programs): PersistentCase,
+        ) -> (tilewise::Launch<'d>, tilewise::Buffer, tilewise::Buffer) {
+            let (ab, bb) = (dev.upload(a).unwrap(), dev.upload(b).unwrap());
+            let cb = dev.upload(&vec![f16::NAN; m * n]).unwrap();
+            let db = dev.upload(&vec![-7i32; programs as usize]).unwrap();
+            let l = kernel
+                .launch(dev, [programs, 1, 1])
+                .num_warps(warps)
+                .arg(&ab)
+                .arg(&bb)
+                .arg(&cb)
+                .arg(&db)
+                .arg(m as i32)
+                .arg(n as i32)
+                .arg(k as i32)
+                .constexpr("BM", ConstValue::from(bm))
+                .constexpr("BN", ConstValue::from(bn))
+                .constexpr("BK", ConstValue::from(bk))
+                .constexpr("PROGRAMS", ConstValue::from(programs));
+            (l, cb, db)
+        }
+        // The sm_90 compile flattens the nest (a note says so) and resets the
+        // accumulator by the MMA's scale-d.
+        let case = (m, n, k, (bm, bn, bk), warps, programs);
+        let interp = Device::interpreter();
+        let (l, _, _) = launch(&kernel, &interp, (&a, &b), case);
+        let compiled = l.compile().unwrap_or_else(|e| panic!("{what}: {e}"));
+        let ptx = compiled
+            .ptx_for(tilewise::cuda::PtxTarget { sm: 90 }, warps)
+            .unwrap_or_else(|e| panic!("{what}: {e}"));
+        assert!(
+            ptx.notes.iter().any(|n| n.contains("run as one loop")),
+            "{what}: {:?}",
+            ptx.notes
+        );
+        let wgmma = ptx.source.contains("wgmma.mma_async");
+        assert!(wgmma || (bm, bn) != (128, 256), "{what}: no wgmma");
+        if wgmma {
+            assert!(ptx.source.contains("not.pred"), "{what}: no scale-d reset");
+        }
+        if tilewise::cuda::find_ptxas().is_some() {
+            let report = tilewise::cuda::assemble(&ptx.source, &ptx.arch)
+                .unwrap_or_else(|e| panic!("{what}: ptxas: {e}"));
+            // An epilogue reading the accumulators later than its branch's start made
+            // ptxas serialize every wgmma of the kernel (C7514; H200 run 79: 25%
+            // slower).
+            assert!(
+                !report.log.contains("C7514"),
+                "{what}: wgmma serialized:\n{}",
+                report.log
+            );
+        } else if std::env::var("TILEWISE_REQUIRE_PTXAS").as_deref() == Ok("1") {
+            panic!("TILEWISE_REQUIRE_PTXAS=1 but ptxas was not found");
+        }
+        let run = |dev: &Device| {
+            let (l, cb, db) = launch(&kernel, dev, (&a, &b), case);
+            l.run()
+                .unwrap_or_else(|e| panic!("{what} on {}: {e}", dev.name()));
+            (
+                dev.download::<f16>(&cb).unwrap(),
+                dev.download::<i32>(&db).unwrap(),
+            )
+        };
+        let want = run(&Device::interpreter());
+        for i in 0..m {
+            for j in 0..n {
+                let x: f64 = (0..k)
+                    .map(|q| a[i * k + q].to_f64() * b[q * n + j].to_f64())
+                    .sum();
+                // Exact in f32, rounded once to the f16 output.
+                let w = want.0[i * n + j];
+                assert_eq!(w, f16::from_f64(x), "{what}: interpreter at ({i}, {j})");
+            }
+        }
+        for dev in &executors {
+            let got = run(dev);
+            assert_eq!(
+                got.1,
+                want.1,
+                "{what} on {}: the carried counter",
+                dev.name()
+            );
+            for (e, (g, w)) in got.0.iter().zip(&want.0).enumerate() {
+                assert_eq!(
+                    g.to_bits(),
+                    w.to_bits(),
+                    "{what} on {}: element {e}: {g} != {w}",
+                    dev.name()
+                );
+            }
+        }
+    }
+}

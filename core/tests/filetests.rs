@@ -17,6 +17,7 @@
 //! now (a new case is written without it and blessed once). Passes:
 //! - tile IR to tile IR, printed as tile IR: `block_ptr`, `fp8`, `narrow_i64`,
 //!   `split_k_tile` (with the options; its notes follow as comments), `simplify`,
+//!   `flatten_loops` (with the options; its notes follow as comments),
 //!   `pipeline` (with the options), `prepare` (the whole tile-IR pipeline);
 //! - `axis_info`: the input, then one line per integer or pointer value with its
 //!   contiguity, divisibility, constancy and constant (the facts the lowering reads);
@@ -134,6 +135,13 @@ fn run(pass: &str, input: &str, opts: &ExpandOptions) -> Result<String, String> 
         "simplify" => ir::print(&lower::simplify::simplify(&tile()?).map_err(render)?),
         "split_k_tile" => {
             let (k, notes) = lower::split_k_tile::split_k_tiles(&tile()?, opts).map_err(render)?;
+            ir::verify::verify(&k).map_err(render)?;
+            let notes: String = notes.iter().map(|n| format!("; {n}\n")).collect();
+            format!("{}{notes}", ir::print(&k))
+        }
+        "flatten_loops" => {
+            let (k, notes) =
+                lower::flatten_loops::flatten_tile_loops(&tile()?, opts).map_err(render)?;
             ir::verify::verify(&k).map_err(render)?;
             let notes: String = notes.iter().map(|n| format!("; {n}\n")).collect();
             format!("{}{notes}", ir::print(&k))

@@ -5,7 +5,10 @@
 //! shape op, a reduction or scan, a `dot`, a loop or branch with carried tiles, an
 //! atomic), proposing each new expression to [`infer`] and keeping it only if the
 //! rules accept it, so every program it returns passes [`check`]. At the end it
-//! stores some of the variables, each to an output of its own.
+//! stores some of the variables, each to an output of its own. One seed in eight
+//! opens with a persistent matmul's loop nest (a loop over tiles whose body starts
+//! with a K loop of `dot`s and whose update reads its accumulator), the shape the GPU
+//! lowerings flatten into one loop.
 
 use crate::program::*;
 use tilewise::DType;
@@ -78,6 +81,15 @@ struct Gen {
     /// branches reassign only variables from here on, or the enclosing loop would
     /// have to carry them too.
     floor: usize,
+    /// The next outermost loop is a persistent matmul's loop over tiles (which the
+    /// GPU lowerings flatten into one loop): it carries an f32 tile, its body opens
+    /// with a `for` loop of `dot`s into an accumulator of that shape, and its update
+    /// adds that accumulator; from the seed.
+    persistent: bool,
+    /// The next loop is that inner loop, with an f32 accumulator of this shape.
+    force_matmul_loop: Option<[u32; 2]>,
+    /// The accumulator of the last such inner loop, once it is made.
+    forced_acc: Option<Var>,
 }
 
 /// The program of `seed`.
@@ -106,6 +118,9 @@ pub fn generate(seed: u64, opt: &Options) -> Program {
             blocks: vec![vec![]],
             nested: 0,
             floor: 0,
+            persistent: seed % 8 == 3,
+            force_matmul_loop: None,
+            forced_acc: None,
         };
         if let Some(p) = g.program() {
             if check(&p).is_ok() {
@@ -121,6 +136,9 @@ impl Gen {
         self.p.num_warps = self.rng.pick(&[1, 2, 4, 4, 8]);
         self.p.grid = self.rng.pick(&[1, 1, 2, 3]);
         let n = 2 + self.rng.below(self.opt.max_actions.max(2) - 1);
+        if self.persistent {
+            self.looped(0);
+        }
         for _ in 0..n {
             self.action(0);
         }
@@ -833,9 +851,12 @@ impl Gen {
 
     /// A `for` or `while` loop carrying one or two tiles.
     fn looped(&mut self, depth: usize) -> bool {
-        let is_for = self.rng.chance(0.7);
+        let forced = self.force_matmul_loop.take();
+        let persistent = depth == 0 && std::mem::take(&mut self.persistent);
+        let is_for = forced.is_some() || persistent || self.rng.chance(0.7);
         let trips = self.rng.range(0, 4) as u32;
-        let trip = if self.rng.chance(0.6) {
+        // A loop over tiles runs a number of times the launch says (zero included).
+        let trip = if persistent || self.rng.chance(0.6) {
             Trip::Arg(self.scalar_arg(trips as i32))
         } else {
             Trip::Const(trips.max(1))
@@ -846,14 +867,24 @@ impl Gen {
         };
         // Carried: an accumulator made for the loop, sometimes a second existing tile.
         let mut carried = vec![];
-        let matmul = self.rng.chance(0.45);
-        if matmul {
+        let matmul = forced.is_some() || (!persistent && self.rng.chance(0.45));
+        let tile = [
+            self.rng.pick(&[16, 32, 64, 64]),
+            self.rng.pick(&[16, 32, 64]),
+        ];
+        if persistent {
+            let Some(c) = self.emit(Expr::Full {
+                shape: tile.to_vec(),
+                value: 0.0,
+                dtype: DType::F32,
+            }) else {
+                return false;
+            };
+            carried.push(c);
+        } else if matmul {
             // 64 rows: the warpgroup form on sm_90 (its block-pointer operands by TMA).
-            let (m, n) = (
-                self.rng.pick(&[16, 32, 64, 64]),
-                self.rng.pick(&[16, 32, 64]),
-            );
-            let int = self.rng.chance(0.15);
+            let [m, n] = forced.unwrap_or(tile);
+            let int = forced.is_none() && self.rng.chance(0.15);
             let Some(acc) = self.emit(Expr::Full {
                 shape: vec![m, n],
                 value: 0.0,
@@ -890,13 +921,26 @@ impl Gen {
             return self.abandon(saved);
         };
         self.loop_vars.push(iv);
+        let mut inner_acc = None;
+        if persistent {
+            // A loop over tiles: its body opens with the K loop.
+            self.force_matmul_loop = Some(tile);
+            self.forced_acc = None;
+            if self.looped(depth + 1) {
+                inner_acc = self.forced_acc.take();
+            }
+            self.force_matmul_loop = None;
+        }
         let steps = self.rng.below(3);
         for _ in 0..steps {
             self.action(depth + 1);
         }
         let mut next = vec![];
         for (k, &c) in carried.iter().enumerate() {
-            let n = if k == 0 && matmul {
+            let n = if let (0, Some(acc)) = (k, inner_acc) {
+                // The epilogue reads the tile's accumulator.
+                self.emit(Expr::Binary(Binary::Add, c, acc))
+            } else if k == 0 && matmul {
                 self.dot(Some(c))
             } else {
                 self.update(c)
@@ -935,7 +979,11 @@ impl Gen {
                 next,
             }
         };
-        self.finish_scope(saved, &carried, stmt)
+        let ok = self.finish_scope(saved, &carried, stmt);
+        if ok && forced.is_some() {
+            self.forced_acc = Some(carried[0]);
+        }
+        ok
     }
 
     /// Leaves a nested block whose statements were already emitted: only the carried

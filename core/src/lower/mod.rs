@@ -8,6 +8,8 @@
 //! - [`split_k_tile`]: where [`expand::ExpandOptions::k_slices`] asks, the K tile of
 //!   each `dot` fed by loads becomes a chain of dots over K slices (less shared memory).
 //! - [`simplify`]: folds round-trip integer casts, removes dead code.
+//! - [`flatten_loops`]: a loop over tiles around a loop of `dot`s (a persistent matmul)
+//!   becomes one loop over (tile, k), so that the pipeline runs across tiles.
 //! - [`pipeline`]: issues the loads feeding a `dot` iterations ahead (registers, or
 //!   shared-memory rings filled by asynchronous copies).
 //! - [`expand`]: tile IR to Thread IR (layouts, per-thread registers, shared memory).
@@ -27,6 +29,7 @@ pub mod axis_info;
 pub mod block_ptr;
 pub mod dead_shared;
 pub mod expand;
+pub mod flatten_loops;
 pub mod fp8;
 pub mod layout;
 pub mod math;
@@ -44,7 +47,8 @@ use crate::ir::{DType, Kernel};
 /// The tile-IR passes a GPU backend runs before expansion, in order: block pointers to
 /// pointer tiles (address arithmetic in `index`), fp8 to its codes, 64-bit address
 /// arithmetic narrowed where the device has no 64-bit integers, the K tiles of dots
-/// split where `options` ask, simplification, then pipelining of the loads that feed
+/// split where `options` ask, simplification, persistent loop nests flattened where
+/// `options` stage operands asynchronously, then pipelining of the loads that feed
 /// `dot`s (in registers, or staged in shared memory where `options` allow asynchronous
 /// copies).
 pub fn prepare(kernel: &Kernel, index: DType, options: &expand::ExpandOptions) -> Result<Kernel> {
@@ -79,9 +83,12 @@ pub fn prepare_with_notes(
     } else {
         check(narrow_i64::narrow_i64(&k), "narrow_i64")?
     };
-    let (k, notes) = split_k_tile::split_k_tiles(&k, options)?;
+    let (k, mut notes) = split_k_tile::split_k_tiles(&k, options)?;
     let k = check(k, "split_k_tile")?;
     let k = check(simplify::simplify(&k)?, "simplify")?;
+    let (k, flattened) = flatten_loops::flatten_tile_loops(&k, options)?;
+    notes.extend(flattened);
+    let k = check(k, "flatten_loops")?;
     let k = check(pipeline::pipeline_dot_loads(&k, options)?, "pipeline")?;
     Ok((k, notes))
 }

@@ -409,12 +409,15 @@ pub enum Stmt {
     /// operands' shared memory must not change, until a [`Stmt::WgmmaWait`] completes
     /// the group. Shared memory written by ordinary stores or copies is visible to it
     /// only after a [`Stmt::FenceProxyAsync`] and a barrier; `acc` written by anything
-    /// else since the last [`Stmt::WgmmaFence`] may not be read.
+    /// else since the last [`Stmt::WgmmaFence`] may not be read. With `zero_acc` (an
+    /// `i1` register, program-uniform) true, the accumulators' old values are ignored:
+    /// `acc = a @ b` (PTX's scale-d 0), the reset of a flattened persistent loop.
     Wgmma {
         shape: WgmmaShape,
         acc: Vec<Reg>,
         a: SmemMatrix,
         b: SmemMatrix,
+        zero_acc: Option<Reg>,
     },
     /// Orders the thread's earlier register accesses before the following `wgmma`s
     /// (PTX `wgmma.fence`).

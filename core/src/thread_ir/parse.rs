@@ -1576,7 +1576,19 @@ impl Parser {
         let a = self.smem_matrix()?;
         self.punct('@')?;
         let b = self.smem_matrix()?;
-        Ok(Stmt::Wgmma { shape, acc, a, b })
+        let zero_acc = if matches!(&self.peek().tok, Tok::Ident(s) if s == "zero_acc") {
+            self.next();
+            Some(self.reg()?)
+        } else {
+            None
+        };
+        Ok(Stmt::Wgmma {
+            shape,
+            acc,
+            a,
+            b,
+            zero_acc,
+        })
     }
 
     /// `sN[reg + offset] swizzle S lbo L sbo S k|mn`.

@@ -565,16 +565,23 @@ fn stmts(k: &ThreadKernel, body: &[Stmt], depth: usize, out: &mut String) {
                     if *trans { ".trans" } else { "" },
                 );
             }
-            Stmt::Wgmma { shape, acc, a, b } => {
+            Stmt::Wgmma {
+                shape,
+                acc,
+                a,
+                b,
+                zero_acc,
+            } => {
                 let _ = writeln!(
                     out,
-                    "{pad}wgmma m64n{}k{}.{} {{{}}} += {} @ {}",
+                    "{pad}wgmma m64n{}k{}.{} {{{}}} += {} @ {}{}",
                     shape.n,
                     shape.k(),
                     shape.input_name(),
                     list(acc),
                     smem_matrix(a),
-                    smem_matrix(b)
+                    smem_matrix(b),
+                    zero_acc.map_or(String::new(), |z| format!(" zero_acc {z}"))
                 );
             }
             Stmt::WgmmaFence => {

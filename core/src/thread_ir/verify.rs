@@ -446,7 +446,9 @@ impl Verifier<'_> {
                     self.shared(*arr);
                 }
                 Stmt::Mma { .. } => self.needs(self.opt.mma, "a tensor-core mma"),
-                Stmt::Wgmma { shape, acc, a, b } => {
+                Stmt::Wgmma {
+                    shape, acc, a, b, ..
+                } => {
                     // (Inside an `If` is fine: conditions are program-uniform, so a
                     // warpgroup issues together.)
                     self.needs(self.opt.wgmma, "a warpgroup mma (wgmma)");

@@ -103,12 +103,21 @@ impl Stmt {
             | Stmt::WgmmaCommit
             | Stmt::WgmmaWait { .. }
             | Stmt::FenceProxyAsync => {}
-            Stmt::Wgmma { acc, a, b, .. } => {
+            Stmt::Wgmma {
+                acc,
+                a,
+                b,
+                zero_acc,
+                ..
+            } => {
                 for r in acc.iter_mut() {
                     *r = f(*r);
                 }
                 a.base = f(a.base);
                 b.base = f(b.base);
+                if let Some(z) = zero_acc {
+                    *z = f(*z);
+                }
             }
             Stmt::AsyncCopy {
                 shared_index,

@@ -88,6 +88,7 @@ impl Printer<'_> {
         acc: &[Reg],
         a: &SmemMatrix,
         b: &SmemMatrix,
+        zero_acc: Option<Reg>,
     ) -> Result<()> {
         if self.target.sm != 90 {
             return Err(Diagnostic::internal(format!(
@@ -99,15 +100,25 @@ impl Printer<'_> {
         let db = self.descriptor(b);
         let d: Vec<String> = acc.iter().map(|r| self.reg(*r)).collect();
         let ty = shape.input_name();
-        // scale-d 1 (accumulate), scale-a and scale-b 1, then (16-bit inputs
-        // only) trans-a and trans-b: 1 where the operand is MN-major.
+        // scale-d (a predicate: accumulate, unless `zero_acc` holds), scale-a and
+        // scale-b 1, then (16-bit inputs only) trans-a and trans-b: 1 where the
+        // operand is MN-major.
+        let scale_d = match zero_acc {
+            Some(z) => {
+                let p = self.tmp(Class::Pred);
+                let z = self.reg(z);
+                self.ins(format!("not.pred {p}, {z};"));
+                p
+            }
+            None => "1".into(),
+        };
         let trans = if shape.input == DType::F32 {
             String::new()
         } else {
             format!(", {}, {}", a.mn_major as u8, b.mn_major as u8)
         };
         self.ins(format!(
-                    "wgmma.mma_async.sync.aligned.m64n{}k{}.f32.{ty}.{ty} {{{}}}, {da}, {db}, 1, 1, 1{trans};",
+                    "wgmma.mma_async.sync.aligned.m64n{}k{}.f32.{ty}.{ty} {{{}}}, {da}, {db}, {scale_d}, 1, 1{trans};",
                     shape.n,
                     shape.k(),
                     d.join(", ")

@@ -417,6 +417,7 @@ impl Expander<'_> {
             self.unpack_slot(s);
         }
         let in_place = self.in_place_candidates(body, &yields);
+        self.in_place_resets(body, &in_place);
         let outer = (
             std::mem::replace(&mut self.in_place_dots, in_place),
             std::mem::replace(&mut self.awaiting_in_place, false),
@@ -467,9 +468,43 @@ impl Expander<'_> {
         Ok(())
     }
 
+    /// Records the resets of `in_place` dots' accumulators (see
+    /// [`Expander::wgmma_resets`]).
+    fn in_place_resets(&mut self, body: &Block, in_place: &std::collections::HashSet<Value>) {
+        for inst in &body.insts {
+            if let Op::Dot { acc, .. } = &inst.op {
+                if !in_place.contains(&inst.results[0]) {
+                    continue;
+                }
+                if let Some((c, _)) = self.reset_of(*acc) {
+                    self.wgmma_resets.insert(*acc, c);
+                }
+            }
+        }
+    }
+
+    /// `v = select(splat(c), 0, carried)`: `(c, carried)`.
+    pub(super) fn reset_of(&self, v: Value) -> Option<(Value, Value)> {
+        let Some(Op::Select {
+            cond,
+            on_true,
+            on_false,
+        }) = self.defs.get(&v)
+        else {
+            return None;
+        };
+        let Some(Op::Splat(c)) = self.defs.get(cond) else {
+            return None;
+        };
+        crate::lower::pipeline::is_zero(&self.defs, *on_true).then_some((*c, *on_false))
+    }
+
     /// The dots of a loop `body` (yielding `yields`) that may accumulate in place into
     /// their carried registers: a top-level dot whose accumulator is a carried value
-    /// used by it alone, and whose result only the yield reads, at the same position.
+    /// used by it alone (directly, or through a reset `select(splat(c), 0, carried)`
+    /// used by the dot alone), and whose result the yield reads once, at the same
+    /// position. Other reads of the result (an epilogue) wait for its group first
+    /// (`await_in_place_reads`).
     fn in_place_candidates(
         &self,
         body: &Block,
@@ -496,7 +531,20 @@ impl Expander<'_> {
             {
                 let alone = |v: &Value| self.uses.get(v).copied() == Some(1);
                 let wgmma = matches!(self.dot_plan(inst), Ok(dot::DotPlan::Wgmma(_)));
-                if wgmma && acc == carried && a != acc && b != acc && alone(acc) && alone(y) {
+                let from_carried = acc == carried
+                    || self
+                        .reset_of(*acc)
+                        .is_some_and(|(_, x)| x == *carried && alone(acc));
+                let yielded_once = yields.iter().filter(|v| *v == y).count() == 1;
+                if wgmma
+                    && from_carried
+                    && a != acc
+                    && b != acc
+                    && a != carried
+                    && b != carried
+                    && alone(carried)
+                    && yielded_once
+                {
                     out.insert(*y);
                 }
             }
@@ -583,11 +631,26 @@ impl Expander<'_> {
         let mut then_stmts = vec![];
         let mut else_stmts = vec![];
         let mut real_slots: Vec<Option<TVal>> = vec![None; tys.len()];
+        // Each branch starts with the warpgroup state before the `if` (a branch may
+        // wait for an in-place dot's group), and the state after it is that one.
+        let in_flight = self.wgmma_in_flight;
         for (branch, yields, out) in [
             (then_block, &ty, &mut then_stmts),
             (else_block, &ey, &mut else_stmts),
         ] {
+            self.wgmma_in_flight = in_flight;
             self.open();
+            // A branch that reads an in-place dot's result (a flattened loop's
+            // epilogue) waits for its group first thing: ptxas serializes every
+            // `wgmma` of the function (C7514) when the wait comes later in the branch.
+            if in_flight && !self.in_place_dots.is_empty() {
+                let mut reads = vec![];
+                branch.walk(&mut |i| reads.extend(i.op.operands()));
+                if reads.iter().any(|v| self.in_place_dots.contains(v)) {
+                    self.emit(Stmt::WgmmaWait { pending: 0 });
+                    self.wgmma_in_flight = false;
+                }
+            }
             self.block(branch)?;
             for (i, y) in yields.iter().enumerate() {
                 let yv = self.get(*y)?.clone();
@@ -604,6 +667,7 @@ impl Expander<'_> {
             }
             *out = self.close();
         }
+        self.wgmma_in_flight = in_flight;
         self.span = inst.span;
         self.emit(Stmt::If {
             cond: c,

@@ -224,6 +224,19 @@ impl Expander<'_> {
         let a_base = add(self, a_off, a_slot);
         let b_base = add(self, b_off, b_slot);
         let regs = shape.regs() as usize;
+        // A reset accumulator (a flattened loop's new tile): the first K step ignores
+        // the registers where the condition holds.
+        let zero_acc = match self.wgmma_resets.get(acc) {
+            Some(c) => match self.data(*c)? {
+                Dist::Uniform(r) => Some(r),
+                _ => {
+                    return Err(Diagnostic::internal(
+                        "wgmma reset condition is not a scalar",
+                    ))
+                }
+            },
+            None => None,
+        };
         self.emit(Stmt::WgmmaFence);
         for kk in (0..k).step_by(shape.k() as usize) {
             // `b`: rows kk.. of the warpgroup's first column block (N-major), or its
@@ -271,6 +284,7 @@ impl Expander<'_> {
                     acc: accs[first..first + regs].to_vec(),
                     a,
                     b,
+                    zero_acc: if kk == 0 { zero_acc } else { None },
                 });
             }
         }

@@ -422,6 +422,11 @@ pub(crate) struct Expander<'k> {
     /// Whether a warpgroup group may still be in flight (completed by a wait after
     /// the loop).
     pub(crate) wgmma_in_flight: bool,
+    /// Resets of in-place warpgroup accumulators: `select(splat(c), 0, carried)` feeding
+    /// such a dot (a flattened persistent loop's new tile, `lower/flatten_loops.rs`)
+    /// takes the carried registers as they are, and the dot's first MMA ignores them
+    /// where `c` holds (`Stmt::Wgmma::zero_acc`). By the select's result, `c`.
+    pub(crate) wgmma_resets: HashMap<Value, Value>,
     /// The `for` loops being lowered, outermost first (`dot.rs` stages a dot operand
     /// computed before a loop once, ahead of it).
     pub(crate) loops: Vec<LoopFrame>,
@@ -486,6 +491,7 @@ impl<'k> Expander<'k> {
             in_place_dots: Default::default(),
             awaiting_in_place: false,
             wgmma_in_flight: false,
+            wgmma_resets: HashMap::new(),
             loops: vec![],
             hoisted_operands: HashMap::new(),
             materialized_now: vec![],
@@ -755,6 +761,7 @@ impl<'k> Expander<'k> {
     /// which need not dominate later uses). Control flow carries them as they are, and
     /// a dot takes its accumulator as fragments.
     fn inst(&mut self, inst: &Inst) -> Result<()> {
+        self.await_in_place_reads(inst);
         if matches!(
             inst.op,
             Op::For { .. } | Op::While { .. } | Op::If { .. } | Op::Yield(_) | Op::Condition { .. }
@@ -784,6 +791,73 @@ impl<'k> Expander<'k> {
             self.vals.insert(v, t);
         }
         r
+    }
+
+    /// A flattened loop's reset `select(splat(c), 0, carried)` (`lower/flatten_loops.rs`)
+    /// of a carried tile nothing else reads: the carried registers are zeroed in a
+    /// branch, taken once a tile, and become the select's result, instead of a select
+    /// a register every iteration. (In-place warpgroup accumulators take
+    /// `wgmma_resets` instead.) Whether it applied.
+    fn branch_reset(&mut self, inst: &Inst) -> Result<bool> {
+        let r = inst.results[0];
+        let Some((c, carried)) = self.reset_of(r) else {
+            return Ok(false);
+        };
+        let dt = self.dtype(r);
+        if self.uses.get(&carried).copied() != Some(1)
+            || self.k.value(carried).def != crate::ir::ValueDef::BlockArg
+            || !matches!(dt, DType::F32 | DType::I32)
+        {
+            return Ok(false);
+        }
+        let (Dist::Uniform(cond), TVal::Data(Dist::Regs { regs, layout })) =
+            (self.data(c)?, self.get(carried)?.clone())
+        else {
+            return Ok(false);
+        };
+        if regs.iter().any(|x| self.out.reg_ty(*x).dtype != dt) {
+            return Ok(false);
+        }
+        let zero = match dt {
+            DType::F32 => self.constant(dt, Const::Float(0.0)),
+            _ => self.int_const(dt, 0),
+        };
+        self.open();
+        for x in &regs {
+            self.emit(Stmt::Assign {
+                dst: *x,
+                expr: Expr::Copy(zero),
+            });
+        }
+        let then_body = self.close();
+        self.emit(Stmt::If {
+            cond,
+            then_body,
+            else_body: vec![],
+        });
+        self.set(r, TVal::Data(Dist::Regs { layout, regs }));
+        Ok(true)
+    }
+
+    /// Completes the warpgroup group in flight before `inst` reads the result of an
+    /// in-place dot (a flattened loop's epilogue). An `if` is left to its branches, so
+    /// that only the branch that reads waits, at its start (`if_branches` starts each
+    /// with the state before it, and leaves that state after it).
+    fn await_in_place_reads(&mut self, inst: &Inst) {
+        if !self.wgmma_in_flight
+            || self.in_place_dots.is_empty()
+            || matches!(inst.op, Op::Yield(_) | Op::If { .. })
+        {
+            return;
+        }
+        let mut reads = inst.op.operands();
+        for b in inst.op.blocks() {
+            b.walk(&mut |i| reads.extend(i.op.operands()));
+        }
+        if reads.iter().any(|v| self.in_place_dots.contains(v)) {
+            self.emit(Stmt::WgmmaWait { pending: 0 });
+            self.wgmma_in_flight = false;
+        }
     }
 
     fn inst_regs(&mut self, inst: &Inst) -> Result<()> {
@@ -843,6 +917,12 @@ impl<'k> Expander<'k> {
                 )?;
                 self.set(inst.results[0], TVal::Data(out));
             }
+            Op::Select { on_false, .. } if self.wgmma_resets.contains_key(&inst.results[0]) => {
+                // An in-place accumulator's reset: the MMA ignores the registers.
+                let carried = self.get(*on_false)?.clone();
+                self.set(inst.results[0], carried);
+            }
+            Op::Select { .. } if self.branch_reset(inst)? => {}
             Op::Select {
                 cond,
                 on_true,

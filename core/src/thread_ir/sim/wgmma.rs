@@ -170,13 +170,29 @@ impl Sim<'_> {
                 }
                 self.wgmma.logical.retain(|r, _| still.contains(r));
             }
-            Stmt::Wgmma { shape, acc, a, b } => {
+            Stmt::Wgmma {
+                shape,
+                acc,
+                a,
+                b,
+                zero_acc,
+            } => {
                 if active.iter().any(|a| !a) || !self.t.is_multiple_of(128) {
                     return Err(bug(
                         "wgmma reached by only part of a warpgroup (or the program is not whole warpgroups)",
                     ));
                 }
-                self.wgmma(*shape, acc, a, b)?;
+                let zero = match zero_acc {
+                    Some(z) => {
+                        let v = ints(self.reg(*z)?)?;
+                        if v.iter().any(|x| *x != v[0]) {
+                            return Err(bug("wgmma's zero_acc differs within the program"));
+                        }
+                        v[0] != 0
+                    }
+                    None => false,
+                };
+                self.wgmma(*shape, acc, a, b, zero)?;
             }
             _ => return Err(bug("not a warpgroup statement")),
         }
@@ -267,6 +283,7 @@ impl Sim<'_> {
         acc: &[Reg],
         a: &SmemMatrix,
         b: &SmemMatrix,
+        zero: bool,
     ) -> Result<()> {
         if acc.len() != shape.regs() as usize {
             return Err(bug("wgmma with the wrong number of accumulators"));
@@ -278,9 +295,13 @@ impl Sim<'_> {
         }
         let (m, n, k) = (WgmmaShape::M, shape.n, shape.k());
         // The accumulators' current values (the latest result in flight, else the
-        // register).
+        // register; zero where `zero_acc` holds, whatever the registers hold).
         let mut cur: Vec<Vec<f64>> = vec![];
         for r in acc {
+            if zero {
+                cur.push(vec![0.0; self.t]);
+                continue;
+            }
             let d = match self.wgmma.logical.get(&r.0) {
                 Some(d) => d,
                 None => self.reg(*r)?,
