@@ -503,8 +503,8 @@ impl Expander<'_> {
     /// their carried registers: a top-level dot whose accumulator is a carried value
     /// used by it alone (directly, or through a reset `select(splat(c), 0, carried)`
     /// used by the dot alone), and whose result the yield reads once, at the same
-    /// position. Other reads of the result (an epilogue) wait for its group first
-    /// (`await_in_place_reads`).
+    /// position, and nothing else but instructions inside an `if` (an epilogue, which
+    /// waits for the group at its branch's start: `if_branches`).
     fn in_place_candidates(
         &self,
         body: &Block,
@@ -536,6 +536,18 @@ impl Expander<'_> {
                         .reset_of(*acc)
                         .is_some_and(|(_, x)| x == *carried && alone(acc));
                 let yielded_once = yields.iter().filter(|v| *v == y).count() == 1;
+                // Other reads only inside `if`s (an epilogue, which waits at its
+                // branch's start): every other instruction reads nothing of it.
+                let read_outside_ifs = body.insts.iter().any(|i| match &i.op {
+                    Op::Yield(_) | Op::If { .. } => false,
+                    op => {
+                        let mut reads = op.operands();
+                        for b in op.blocks() {
+                            b.walk(&mut |n| reads.extend(n.op.operands()));
+                        }
+                        reads.contains(y)
+                    }
+                });
                 if wgmma
                     && from_carried
                     && a != acc
@@ -544,6 +556,7 @@ impl Expander<'_> {
                     && b != carried
                     && alone(carried)
                     && yielded_once
+                    && !read_outside_ifs
                 {
                     out.insert(*y);
                 }

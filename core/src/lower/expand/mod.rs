@@ -840,9 +840,10 @@ impl<'k> Expander<'k> {
     }
 
     /// Completes the warpgroup group in flight before `inst` reads the result of an
-    /// in-place dot (a flattened loop's epilogue). An `if` is left to its branches, so
-    /// that only the branch that reads waits, at its start (`if_branches` starts each
-    /// with the state before it, and leaves that state after it).
+    /// in-place dot. Only reads inside an `if` make a dot in place, and `if_branches`
+    /// waits at the start of a branch that reads (starting each branch with the state
+    /// before the `if`, and leaving that state after it); this is the rule's safety net
+    /// for any other read.
     fn await_in_place_reads(&mut self, inst: &Inst) {
         if !self.wgmma_in_flight
             || self.in_place_dots.is_empty()
