@@ -87,6 +87,13 @@ struct Nest<'a> {
     inner_step: i64,
     /// Per prologue instruction (before `inner`): where it goes.
     place: Vec<Place>,
+    /// The scalars of `Place::Body` instructions that the inner loop or a tile of the
+    /// prologue reads: carried by the flat loop and computed again only when the tile
+    /// changes (the divisions that find a tile's place). The prologue's tiles are
+    /// computed every iteration from them (elementwise, in the layout their users
+    /// want: carried tiles cost registers, H200 run 81). `None` where a scalar is
+    /// computed from a tile: then every iteration computes the whole prologue.
+    frontier: Option<Vec<Value>>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -187,17 +194,46 @@ fn nest_of<'a>(
         needed.insert(v);
     });
     k_body.walk(&mut |i| needed.extend(i.op.operands()));
+    let mut read_by_inner = needed.clone();
     for (n, p) in body.insts[..inner].iter().enumerate().rev() {
         if place[n] == Place::Epilogue && p.results.iter().any(|r| needed.contains(r)) {
             place[n] = Place::Body;
             needed.extend(p.op.operands());
         }
     }
+    let body_insts: Vec<&Inst> = body.insts[..inner]
+        .iter()
+        .zip(&place)
+        .filter(|(_, q)| **q == Place::Body)
+        .map(|(p, _)| p)
+        .collect();
+    let scalar = |i: &Inst| i.results.iter().all(|r| kernel.ty(*r).is_scalar());
+    let tiles: HashSet<Value> = body_insts
+        .iter()
+        .filter(|i| !scalar(i))
+        .flat_map(|i| i.results.iter().copied())
+        .collect();
+    for i in body_insts.iter().filter(|i| !scalar(i)) {
+        read_by_inner.extend(i.op.operands());
+    }
+    let scalars_from_tiles = body_insts
+        .iter()
+        .filter(|i| scalar(i))
+        .any(|i| i.op.operands().iter().any(|v| tiles.contains(v)));
+    let mut frontier: Vec<Value> = body_insts
+        .iter()
+        .filter(|i| scalar(i))
+        .flat_map(|i| i.results.iter().copied())
+        .filter(|r| read_by_inner.contains(r))
+        .collect();
+    frontier.sort();
+    let frontier = (!scalars_from_tiles).then_some(frontier);
     Some(Nest {
         body,
         inner,
         inner_step,
         place,
+        frontier,
     })
 }
 
@@ -327,8 +363,14 @@ fn flatten(ctx: &mut Ctx, inst: &Inst, nest: &Nest) -> Result<()> {
     let (lo, hi) = (ctx.one(*lower)?, ctx.one(*upper)?);
     let (k_lo, k_hi) = (ctx.one(*k_lower)?, ctx.one(*k_upper)?);
     let c_init = mapped(ctx, init)?;
-    let x_init = mapped(ctx, k_init)?;
     let outer_step = ctx.one(*step)?;
+    let body_insts = in_place(Place::Body);
+    let map_tile = |ctx: &mut Ctx, tile: Value, cs: &[Value]| {
+        ctx.set(body.args[0], vec![tile]);
+        for (a, v) in body.args[1..].iter().zip(cs) {
+            ctx.set(*a, vec![*v]);
+        }
+    };
     let mut e = Emit { ctx, span };
     let inner_step = e.int(nest.inner_step, i32);
     let n_tiles = e.trips(lo, hi, outer_step);
@@ -359,33 +401,52 @@ fn flatten(ctx: &mut Ctx, inst: &Inst, nest: &Nest) -> Result<()> {
     let (zero64, one64) = (e.int(0, i64), e.int(1, i64));
     let (zero, one) = (e.int(0, i32), e.int(1, i32));
     let last_k = e.bin(BinaryOp::Sub, n_k, one, i32);
-    let nc = init.len();
+    // The first tile's prologue (pure: harmless where no tile runs): the inner loop's
+    // first initial values, and the frontier's.
+    map_tile(e.ctx, lo, &c_init);
+    copy_all(e.ctx, &body_insts)?;
+    let x_init = mapped(e.ctx, k_init)?;
+    let frontier = nest.frontier.as_deref().unwrap_or(&[]);
+    let f_init = mapped(e.ctx, frontier)?;
+    let f_tys = types(e.ctx, frontier);
+    let (nc, nx) = (init.len(), k_init.len());
     let mut arg_tys = vec![Type::scalar(i64)];
     arg_tys.extend(c_tys.iter().cloned());
     arg_tys.extend([Type::scalar(i32), Type::scalar(i32)]);
     arg_tys.extend(x_tys.iter().cloned());
+    arg_tys.extend(f_tys.iter().cloned());
     let args = e.ctx.b.begin_block(arg_tys);
-    let (cs, tile, kk, xs) = (
+    let (cs, tile, kk, xs, fs) = (
         args[1..1 + nc].to_vec(),
         args[1 + nc],
         args[2 + nc],
-        args[3 + nc..].to_vec(),
+        args[3 + nc..3 + nc + nx].to_vec(),
+        args[3 + nc + nx..].to_vec(),
     );
-    e.ctx.set(body.args[0], vec![tile]);
-    for (a, v) in body.args[1..].iter().zip(&cs) {
-        e.ctx.set(*a, vec![*v]);
+    map_tile(e.ctx, tile, &cs);
+    let set_frontier = |ctx: &mut Ctx, fs: &[Value]| {
+        for (old, new) in frontier.iter().zip(fs) {
+            ctx.set(*old, vec![*new]);
+        }
+    };
+    if nest.frontier.is_some() {
+        set_frontier(e.ctx, &fs);
+        let tiles: Vec<Inst> = body_insts
+            .iter()
+            .filter(|i| i.results.iter().any(|r| !e.ctx.old.ty(*r).is_scalar()))
+            .cloned()
+            .collect();
+        copy_all(e.ctx, &tiles)?;
+    } else {
+        copy_all(e.ctx, &body_insts)?;
     }
-    copy_all(e.ctx, &in_place(Place::Body))?;
+    let x0 = mapped(e.ctx, k_init)?;
     // The inner iteration: its index, and its carried values reset at a tile's start.
     let k_offset = e.bin(BinaryOp::Mul, kk, inner_step, i32);
     let k_iv = e.bin(BinaryOp::Add, k_lo, k_offset, i32);
     let first = e.cmp(CmpPred::Eq, kk, zero);
     e.ctx.set(k_body.args[0], vec![k_iv]);
-    for ((a, x), (x0, ty)) in k_body.args[1..]
-        .iter()
-        .zip(&xs)
-        .zip(x_init.iter().zip(&x_tys))
-    {
+    for ((a, x), (x0, ty)) in k_body.args[1..].iter().zip(&xs).zip(x0.iter().zip(&x_tys)) {
         let v = e.select(first, *x0, *x, ty);
         e.ctx.set(*a, vec![v]);
     }
@@ -396,6 +457,10 @@ fn flatten(ctx: &mut Ctx, inst: &Inst, nest: &Nest) -> Result<()> {
     e.ctx.b.begin_block(vec![]);
     for (r, v) in body.insts[nest.inner].results.iter().zip(&x_next) {
         e.ctx.set(*r, vec![*v]);
+    }
+    if nest.frontier.is_some() {
+        // What the epilogue reads of the prologue, again (once a tile).
+        copy_all(e.ctx, &body_insts)?;
     }
     copy_all(e.ctx, &in_place(Place::Epilogue))?;
     copy_all(e.ctx, epilogue)?;
@@ -420,17 +485,43 @@ fn flatten(ctx: &mut Ctx, inst: &Inst, nest: &Nest) -> Result<()> {
     let kk_next = e.select(wrap, zero, kk1, &Type::scalar(i32));
     let tile1 = e.bin(BinaryOp::Add, tile, outer_step, i32);
     let tile_next = e.select(wrap, tile1, tile, &Type::scalar(i32));
+    // The frontier of the next tile, computed when the tile changes.
+    let f_next = if nest.frontier.is_some() {
+        e.ctx.b.begin_block(vec![]);
+        map_tile(e.ctx, tile_next, &c_next);
+        copy_all(e.ctx, &body_insts)?;
+        let next = mapped(e.ctx, frontier)?;
+        e.ctx.b.push0(Op::Yield(next), span);
+        let then_block = e.ctx.b.end_block();
+        e.ctx.b.begin_block(vec![]);
+        e.ctx.b.push0(Op::Yield(fs.clone()), span);
+        let else_block = e.ctx.b.end_block();
+        e.ctx.b.push(
+            Op::If {
+                cond: wrap,
+                then_block,
+                else_block,
+            },
+            f_tys.clone(),
+            span,
+        )
+    } else {
+        vec![]
+    };
     let mut carried = c_next;
     carried.extend([tile_next, kk_next]);
     carried.extend(x_next);
+    carried.extend(f_next);
     e.ctx.b.push0(Op::Yield(carried), span);
     let flat_body = e.ctx.b.end_block();
     let mut flat_init = c_init.clone();
     flat_init.extend([lo, zero]);
     flat_init.extend(x_init.iter().copied());
+    flat_init.extend(f_init.iter().copied());
     let mut flat_tys = c_tys.clone();
     flat_tys.extend([Type::scalar(i32), Type::scalar(i32)]);
     flat_tys.extend(x_tys.iter().cloned());
+    flat_tys.extend(f_tys.iter().cloned());
     let flat = e.ctx.b.push(
         Op::For {
             lower: zero64,
@@ -459,7 +550,8 @@ fn flatten(ctx: &mut Ctx, inst: &Inst, nest: &Nest) -> Result<()> {
         .map(|(i, _)| i.clone())
         .collect();
     copy_all(e.ctx, &varying)?;
-    for (r, v) in body.insts[nest.inner].results.iter().zip(&x_init) {
+    let x0 = mapped(e.ctx, k_init)?;
+    for (r, v) in body.insts[nest.inner].results.iter().zip(&x0) {
         e.ctx.set(*r, vec![*v]);
     }
     copy_all(e.ctx, epilogue)?;

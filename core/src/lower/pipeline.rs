@@ -96,9 +96,32 @@ pub fn pipeline_dot_loads(kernel: &Kernel, opt: &ExpandOptions) -> Result<Kernel
     })
 }
 
-/// Ops a slice may clone: pure, cheap, no memory and no nested blocks.
+/// Ops a slice may clone: pure, cheap, no memory; nested blocks only in an `if` whose
+/// branches are such ops too (a flattened loop's prologue for the next tile,
+/// `flatten_loops.rs`).
 fn pure(op: &Op) -> bool {
-    op.is_elementwise_or_index()
+    match op {
+        Op::If {
+            then_block,
+            else_block,
+            ..
+        } => [then_block, else_block].iter().all(|b| {
+            b.insts
+                .iter()
+                .all(|i| matches!(i.op, Op::Yield(_)) || pure(&i.op))
+        }),
+        op => op.is_elementwise_or_index(),
+    }
+}
+
+/// Every value `op` reads, in its nested blocks too (those defined there are found
+/// in no body, and ignored).
+fn reads(op: &Op) -> Vec<Value> {
+    let mut out = op.operands();
+    for b in op.blocks() {
+        b.walk(&mut |i| out.extend(i.op.operands()));
+    }
+    out
 }
 
 /// What a loop's pipelining does.
@@ -134,7 +157,7 @@ fn slice_of(
                 if !pure(op) {
                     return None;
                 }
-                work.extend(op.operands());
+                work.extend(reads(op));
             }
         } else if let Some(j) = body.args.iter().position(|a| *a == v) {
             if j > 0 {
