@@ -8,7 +8,7 @@
 //! ```text
 //! for i in range(lo, hi, s), C:              if lo_k < hi_k:   (the inner loop runs)
 //!     P(i, C)              (pure)                for _ in range(0, n_i * n_k), C, i = lo, kk = 0, X:
-//!     X' = for k in range(lo_k, hi_k, s_k), X0:      P(i, C);  k = lo_k + kk * s_k
+//!     X' = for k in range(lo_k, hi_k, s_k), X0:      P(i, C)*; k = lo_k + kk * s_k
 //!         B(i, k, X)                                  X = select(kk == 0, X0, X)
 //!     E(i, C, X')          (anything)                 X = B(i, k, X)
 //!     yield Y                                         C = if kk == n_k - 1 { E(i, C, X); yield Y } else { yield C }
@@ -16,12 +16,16 @@
 //!                                                     yield C, i, kk, X
 //!                                            else:  the outer loop with X' = X0 (no inner loop)
 //! ```
+//! (*: P's scalars are carried, below.)
 //!
 //! The counters are carried (no division per iteration), and the flat loop counts in
 //! `i64` so that its trip count, a product, cannot overflow. The prologue's instructions
 //! that do not depend on the tile are hoisted out, those only the epilogue reads move
-//! into its branch. The inner loop's initial values `X0` may depend on the tile (block
-//! pointers made per tile); a zero accumulator, as every persistent matmul has, is
+//! into its branch; of the rest, the scalars (where the tile lies: `_compute_pid`'s
+//! divisions) are carried and computed again in an `if` only when the tile changes,
+//! and the tiles (offsets) are computed every iteration from them, in the layout
+//! their users take (carrying them cost 90 registers and spills on sm_90). The inner
+//! loop's initial values `X0` may depend on the tile (block pointers made per tile); a zero accumulator, as every persistent matmul has, is
 //! hoisted, and the expansion of warpgroup dots turns its select into the MMA's own
 //! "do not accumulate" flag.
 //!
