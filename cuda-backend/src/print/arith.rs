@@ -39,6 +39,7 @@ impl Printer<'_> {
                 let h = self.tmp16();
                 self.ins(format!("cvt.rn.f16.f32 {h}, {src};"));
                 self.ins(format!("cvt.f32.f16 {dst}, {h};"));
+                self.note_half(dst, &h);
             }
             DType::BF16 => {
                 let h = self.tmp16();
@@ -358,8 +359,15 @@ impl Printer<'_> {
         // The raw bits of `x` in a 32-bit register (low bits), for 8/16-bit types.
         let raw = match from {
             DType::F16 => {
-                let (h, t) = (self.tmp16(), self.tmp(Class::B32));
-                self.ins(format!("cvt.rn.f16.f32 {h}, {x};"));
+                let t = self.tmp(Class::B32);
+                let h = match self.half_of(x) {
+                    Some(h) => h,
+                    None => {
+                        let h = self.tmp16();
+                        self.ins(format!("cvt.rn.f16.f32 {h}, {x};"));
+                        h
+                    }
+                };
                 self.ins(format!("cvt.u32.u16 {t}, {h};"));
                 t
             }
@@ -375,6 +383,7 @@ impl Printer<'_> {
                 let h = self.tmp16();
                 self.ins(format!("cvt.u16.u32 {h}, {raw};"));
                 self.ins(format!("cvt.f32.f16 {d}, {h};"));
+                self.note_half(d, &h);
             }
             DType::BF16 => self.ins(format!("shl.b32 {d}, {raw}, 16;")),
             DType::I8 | DType::I16 | DType::U8 | DType::U16 => self.fix(to, d, &raw),
@@ -417,6 +426,7 @@ impl Printer<'_> {
                     let h = self.tmp16();
                     self.ins(format!("cvt.rn.f16.f64 {h}, {x};"));
                     self.ins(format!("cvt.f32.f16 {d}, {h};"));
+                    self.note_half(d, &h);
                     return;
                 }
                 (DType::F64, _) => self.ins(format!("cvt.rn.f32.f64 {t}, {x};")),

@@ -85,6 +85,9 @@ impl Printer<'_> {
                 let h = self.tmp16();
                 self.ins(format!("{guard}ld.{space}.b16 {h}, [{addr}];"));
                 self.ins(format!("{guard}cvt.f32.f16 {out}, {h};"));
+                if guard.is_empty() {
+                    self.note_half(out, &h);
+                }
             }
             DType::BF16 => {
                 self.ins(format!("{guard}ld.{space}.u16 {out}, [{addr}];"));
@@ -105,8 +108,14 @@ impl Printer<'_> {
             DType::I8 | DType::U8 => self.ins(format!("{guard}st.{space}.u8 [{addr}], {v};")),
             DType::I16 | DType::U16 => self.ins(format!("{guard}st.{space}.u16 [{addr}], {v};")),
             DType::F16 => {
-                let h = self.tmp16();
-                self.ins(format!("cvt.rn.f16.f32 {h}, {v};"));
+                let h = match self.half_of(v) {
+                    Some(h) => h,
+                    None => {
+                        let h = self.tmp16();
+                        self.ins(format!("cvt.rn.f16.f32 {h}, {v};"));
+                        h
+                    }
+                };
                 self.ins(format!("{guard}st.{space}.b16 [{addr}], {h};"));
             }
             DType::BF16 => {

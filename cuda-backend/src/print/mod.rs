@@ -61,6 +61,7 @@ mod vector;
 pub use module::{encode_scalar, PtxParam, PtxTarget};
 
 use module::{sanitize, shared_layout, uses_wgmma};
+use std::collections::HashMap;
 use std::fmt::Write;
 use tilewise_core::ir::DType;
 use tilewise_core::thread_ir::{Expr, Reg, Stmt, ThreadKernel};
@@ -170,6 +171,35 @@ struct Printer<'a> {
     /// constant fields) to the `.b64` holding the descriptor at offset 0, so that later
     /// offsets from the same base are one 64-bit add (cleared by any other statement).
     descriptors: Vec<((u32, Reg, u64), String)>,
+    /// Whether each register is written by exactly one statement of the kernel (so
+    /// that a value derived at its definition stays its value wherever it is read).
+    single_def: Vec<bool>,
+    /// The register an `Assign` being printed defines.
+    defining: Option<Reg>,
+    /// f16 registers (held in f32) of one definition whose 16 bits a `.b16`
+    /// temporary also holds since that definition: stores, packs and bitcasts read the
+    /// temporary instead of rounding the f32 image again (a stored f16 result was
+    /// converted three times; the f32 round trip is exact, so this changes no bit).
+    halves: HashMap<String, String>,
+}
+
+/// Whether each register of `k` is written by exactly one statement.
+fn single_definitions(k: &ThreadKernel) -> Vec<bool> {
+    fn count(body: &[Stmt], n: &mut [u32]) {
+        for s in body {
+            for r in s.writes() {
+                if let Some(c) = n.get_mut(r.0 as usize) {
+                    *c += 1;
+                }
+            }
+            for b in s.bodies() {
+                count(b, n);
+            }
+        }
+    }
+    let mut n = vec![0u32; k.regs.len()];
+    count(&k.body, &mut n);
+    n.into_iter().map(|c| c == 1).collect()
 }
 
 /// Prints `k` as a PTX module for `target`.
@@ -200,6 +230,9 @@ pub fn print_ptx(k: &ThreadKernel, target: PtxTarget) -> Result<PtxKernel> {
             Vec::new()
         },
         descriptors: Vec::new(),
+        single_def: single_definitions(k),
+        defining: None,
+        halves: HashMap::new(),
     };
     let params = module::params(k);
     p.prologue(&params);
@@ -262,6 +295,21 @@ impl Printer<'_> {
         let n = self.temps[3];
         self.temps[3] += 1;
         format!("%th{n}")
+    }
+
+    /// Records that `h`, a `.b16` temporary, holds the f16 bits of `dst` (the printed
+    /// register the `Assign` being printed defines), where `dst` has one definition.
+    fn note_half(&mut self, dst: &str, h: &str) {
+        if let Some(r) = self.defining {
+            if self.single_def.get(r.0 as usize) == Some(&true) && self.reg(r) == dst {
+                self.halves.insert(dst.to_string(), h.to_string());
+            }
+        }
+    }
+
+    /// The `.b16` temporary holding the f16 bits of register `v`, if one does.
+    fn half_of(&self, v: &str) -> Option<String> {
+        self.halves.get(v).cloned()
     }
 
     fn dt(&self, r: Reg) -> DType {
@@ -333,7 +381,10 @@ impl Printer<'_> {
                 }
             }
             Stmt::Assign { dst, expr } => {
-                self.assign(*dst, expr)?;
+                self.defining = Some(*dst);
+                let assigned = self.assign(*dst, expr);
+                self.defining = None;
+                assigned?;
                 if self.warp_indices.get(dst.0 as usize) == Some(&true)
                     && class(self.dt(*dst)) == Class::B32
                 {

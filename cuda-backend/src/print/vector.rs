@@ -38,6 +38,9 @@ impl Printer<'_> {
 
     /// The 16 raw bits of `v`, a register of the 16-bit type `dt`, in a fresh `.b16`.
     fn bits16(&mut self, dt: DType, v: &str) -> String {
+        if let Some(h) = self.half_of(v).filter(|_| dt == DType::F16) {
+            return h;
+        }
         let h = self.tmp16();
         match dt {
             DType::F16 => self.ins(format!("cvt.rn.f16.f32 {h}, {v};")),
@@ -81,7 +84,10 @@ impl Printer<'_> {
             ));
             let h = if lane.is_multiple_of(2) { lo } else { hi };
             match vdt {
-                DType::F16 => self.ins(format!("cvt.f32.f16 {d}, {h};")),
+                DType::F16 => {
+                    self.ins(format!("cvt.f32.f16 {d}, {h};"));
+                    self.note_half(d, &h);
+                }
                 DType::BF16 => {
                     self.ins(format!("cvt.u32.u16 {d}, {h};"));
                     self.ins(format!("shl.b32 {d}, {d}, 16;"));
