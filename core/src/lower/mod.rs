@@ -17,6 +17,9 @@
 //!   (and `exp`/`log` where the target lacks them) in basic operations; narrow-float
 //!   arithmetic in f32, rounded once per operation.
 //! - [`value_numbering`]: Thread IR: shares repeated computations, removes dead ones.
+//! - [`hoist_into_branches`]: Thread IR: arithmetic on values a loop keeps until an
+//!   `if` changes them runs in that `if` (a flattened loop's per-tile offsets).
+//! - [`dead_shared`]: Thread IR: stores nothing reads, and barriers that order nothing.
 //! - [`shared_reuse`]: Thread IR: shared arrays with disjoint lifetimes share memory.
 //!
 //! Infrastructure:
@@ -31,6 +34,7 @@ pub mod dead_shared;
 pub mod expand;
 pub mod flatten_loops;
 pub mod fp8;
+pub mod hoist_into_branches;
 pub mod layout;
 pub mod math;
 pub mod narrow_i64;
@@ -116,6 +120,8 @@ pub fn to_thread_ir(
     check(&t, "math")?;
     value_numbering::value_numbering(&mut t);
     check(&t, "value_numbering")?;
+    hoist_into_branches::hoist_into_branches(&mut t);
+    check(&t, "hoist_into_branches")?;
     dead_shared::remove_dead_shared(&mut t);
     check(&t, "dead_shared")?;
     shared_reuse::reuse_shared(&mut t);
