@@ -104,7 +104,7 @@ fn pure(e: &Expr) -> bool {
 
 /// The single top-level assignment of `r` in `branch`, if `branch` writes `r` exactly
 /// once and there.
-fn assignment_in<'a>(branch: &'a [Stmt], r: Reg) -> Option<&'a Expr> {
+fn assignment_in(branch: &[Stmt], r: Reg) -> Option<&Expr> {
     let mut n = vec![];
     for s in branch {
         if s.writes().contains(&r) {
