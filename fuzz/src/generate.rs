@@ -8,7 +8,8 @@
 //! stores some of the variables, each to an output of its own. One seed in eight
 //! opens with a persistent matmul's loop nest (a loop over tiles whose body starts
 //! with a K loop of `dot`s and whose update reads its accumulator), the shape the GPU
-//! lowerings flatten into one loop.
+//! lowerings flatten into one loop; most of those compute the tile's place by division
+//! first, and offset the K loop's loads by it.
 
 use crate::program::*;
 use tilewise::DType;
@@ -90,6 +91,13 @@ struct Gen {
     force_matmul_loop: Option<[u32; 2]>,
     /// The accumulator of the last such inner loop, once it is made.
     forced_acc: Option<Var>,
+    /// In a loop over tiles: the tile's place, a scalar its body computes from the
+    /// tile index with divisions (as `_compute_pid` does), and the loop's trip bound.
+    /// The K loop's loads then advance by `place * k_trips + k` instead of `k`, so the
+    /// flattened loop carries the place and recomputes it when the tile changes.
+    place: Option<(Var, u32)>,
+    /// The trips a load's shift runs over, where that is not the innermost loop's.
+    shift_trips: Option<u32>,
 }
 
 /// The program of `seed`.
@@ -121,6 +129,8 @@ pub fn generate(seed: u64, opt: &Options) -> Program {
             persistent: seed % 8 == 3,
             force_matmul_loop: None,
             forced_acc: None,
+            place: None,
+            shift_trips: None,
         };
         if let Some(p) = g.program() {
             if check(&p).is_ok() {
@@ -283,7 +293,9 @@ impl Gen {
         };
         let bound = self.rng.range(0, numel as i64) as i32;
         let ragged = self.rng.chance(0.4).then(|| self.scalar_arg(bound));
-        let trips = self.loops.last().copied().unwrap_or(1).max(1);
+        let trips = self
+            .shift_trips
+            .unwrap_or_else(|| self.loops.last().copied().unwrap_or(1).max(1));
         let len = (self.p.grid - 1) * span + reach + shift.map_or(0, |(_, k)| (trips - 1) * k);
         let input = self.input(dtype, len as usize);
         let nan_ok = self.rng.chance(0.2);
@@ -904,8 +916,14 @@ impl Gen {
         }
         if self.rng.chance(0.3) {
             if let Some(c) = self.choose(|i| i.dtype != DType::I1 && i.exact()) {
-                // Loop indices stay what they are: loads offset by them.
-                if !carried.contains(&c) && !self.loop_vars.contains(&c) && c >= self.floor {
+                // Loop indices and the tile's place stay what they are: loads offset
+                // by them.
+                let place = self.place.map(|(p, _)| p);
+                if !carried.contains(&c)
+                    && !self.loop_vars.contains(&c)
+                    && Some(c) != place
+                    && c >= self.floor
+                {
                     carried.push(c);
                 }
             }
@@ -921,15 +939,48 @@ impl Gen {
             return self.abandon(saved);
         };
         self.loop_vars.push(iv);
+        // The K loop of a tile's place: its loads advance by `place * trips + k`.
+        let mut shifted = false;
+        if let (Some(_), Some((place, tiles))) = (forced, self.place.take()) {
+            let k_trips = trip_bound.max(1);
+            let span = self.emit(Expr::Full {
+                shape: vec![],
+                value: k_trips as f64,
+                dtype: DType::I32,
+            });
+            let step = span.and_then(|s| self.emit(Expr::Binary(Binary::Mul, place, s)));
+            if let Some(sh) = step.and_then(|s| self.emit(Expr::Binary(Binary::Add, s, iv))) {
+                self.loop_vars.push(sh);
+                self.shift_trips = Some(tiles * k_trips);
+                shifted = true;
+            }
+        }
         let mut inner_acc = None;
         if persistent {
-            // A loop over tiles: its body opens with the K loop.
+            // A loop over tiles: its body computes the tile's place (a row and a
+            // column by division, as `_compute_pid`, put back together), then opens
+            // with the K loop.
+            if self.rng.chance(0.6) {
+                let two = self.emit(Expr::Full {
+                    shape: vec![],
+                    value: 2.0,
+                    dtype: DType::I32,
+                });
+                let place = two.and_then(|two| {
+                    let row = self.emit(Expr::Binary(Binary::FloorDiv, iv, two))?;
+                    let col = self.emit(Expr::Binary(Binary::Mod, iv, two))?;
+                    let rows = self.emit(Expr::Binary(Binary::Mul, row, two))?;
+                    self.emit(Expr::Binary(Binary::Add, rows, col))
+                });
+                self.place = place.map(|p| (p, trip_bound.max(1)));
+            }
             self.force_matmul_loop = Some(tile);
             self.forced_acc = None;
             if self.looped(depth + 1) {
                 inner_acc = self.forced_acc.take();
             }
             self.force_matmul_loop = None;
+            self.place = None;
         }
         let steps = self.rng.below(3);
         for _ in 0..steps {
@@ -949,12 +1000,20 @@ impl Gen {
                 Some(n) => next.push(n),
                 None => {
                     self.loop_vars.pop();
+                    if shifted {
+                        self.loop_vars.pop();
+                        self.shift_trips = None;
+                    }
                     self.floor = outer_floor;
                     return self.abandon(saved);
                 }
             }
         }
         self.loop_vars.pop();
+        if shifted {
+            self.loop_vars.pop();
+            self.shift_trips = None;
+        }
         self.loops.pop();
         self.nested -= 1;
         self.floor = outer_floor;
