@@ -1032,6 +1032,15 @@ fn persistent_loops_pipeline_across_tiles() {
         if wgmma {
             assert!(ptx.source.contains("not.pred"), "{what}: no scale-d reset");
         }
+        // The f16 tile is stored 16 bytes a thread, staged through shared memory from
+        // the accumulator's layout (4 bytes a thread a row: H200 run 88, tutorial 09 at
+        // K = 512 207 -> 150 us), where its mask's runs are proven (N a multiple of 16).
+        if n % 16 == 0 {
+            assert!(
+                ptx.source.contains("st.global.v4.b32"),
+                "{what}: the output is not stored 16 bytes a thread"
+            );
+        }
         if tilewise::cuda::find_ptxas().is_some() {
             let report = tilewise::cuda::assemble(&ptx.source, &ptx.arch)
                 .unwrap_or_else(|e| panic!("{what}: ptxas: {e}"));

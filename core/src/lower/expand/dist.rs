@@ -9,7 +9,7 @@ use crate::diag::{Diagnostic, Result};
 use crate::ir::ops::{Const, Op};
 use crate::ir::{BinaryOp, DType, Inst, Value};
 use crate::lower::layout::LinearLayout;
-use crate::thread_ir::{Expr, Reg, Stmt};
+use crate::thread_ir::{Expr, Reg, RegTy, Stmt};
 
 /// A tile distributed over the threads of a program.
 #[derive(Clone, Debug)]
@@ -161,6 +161,120 @@ impl Expander<'_> {
         let i = self.shared_array(&format!("scratch_{dtype}"), dtype, len);
         self.scratch.insert(dtype, i);
         i
+    }
+
+    /// Moves the registers `regs` of a 2-D tile from layout `from` to layout `to`
+    /// through a shared array of its own, in vectors: each thread writes the runs of
+    /// consecutive elements its registers hold in `from` and reads back those of `to`
+    /// (16 bytes where `to` holds 16 contiguous bytes a thread). Rows are padded by the
+    /// bytes the threads writing one row together cover, so that the rows one write
+    /// instruction touches start in different banks (a `wgmma` accumulator's f16 pairs:
+    /// 8 rows of a warp at 4 bytes a lane, conflict-free with 16 bytes of padding).
+    /// `None` where the tile is not 2-D.
+    pub(crate) fn through_shared_in_vectors(
+        &mut self,
+        regs: &[Reg],
+        from: &LinearLayout,
+        to: &LinearLayout,
+    ) -> Result<Option<Vec<Reg>>> {
+        let shape = from.shape().to_vec();
+        if shape.len() != 2 || to.shape() != shape.as_slice() {
+            return Ok(None);
+        }
+        let dtype = self.out.reg_ty(regs[0]).dtype;
+        let size = dtype.size_bytes().max(1) as u32;
+        // Consecutive register bits along the last dimension from its first bit: the
+        // run a thread holds (capped at 16 bytes).
+        let run = |l: &LinearLayout| -> u32 {
+            let mut n = 0;
+            for b in l.reg_bases() {
+                if b[0] == 0 && b[1] == 1 << n && (2u32 << n) * size <= 16 {
+                    n += 1;
+                } else {
+                    break;
+                }
+            }
+            1 << n
+        };
+        let (w_in, w_out) = (run(from), run(to));
+        // The runs are whole vectors only where no other basis moves along the row by
+        // less than a run.
+        let aligned = |l: &LinearLayout, w: u32| {
+            let n = w.trailing_zeros() as usize;
+            l.reg_bases()[n..]
+                .iter()
+                .chain(l.lane_bases())
+                .chain(l.warp_bases())
+                .all(|b| b[1] % w == 0)
+        };
+        if regs.len() != from.num_regs() as usize || !aligned(from, w_in) || !aligned(to, w_out) {
+            return Ok(None);
+        }
+        // Lane bits continuing the run along the row: the threads writing one row.
+        let mut along = w_in;
+        for b in from.lane_bases() {
+            if b[0] == 0 && b[1] == along {
+                along *= 2;
+            } else {
+                break;
+            }
+        }
+        let pad = (along * size).max(16) / size;
+        let pad = pad.next_multiple_of(w_in.max(w_out));
+        let padded = [shape[0], shape[1] + pad];
+        let arr = self.shared_array(&format!("staged_{dtype}"), dtype, padded[0] * padded[1]);
+        let widx = self.linear_indices(from, &padded)?;
+        let ridx = self.linear_indices(to, &padded)?;
+        let vector = |x: &mut Self, w: u32| {
+            x.new_reg_ty(RegTy {
+                dtype,
+                lanes: w as u8,
+            })
+        };
+        self.emit(Stmt::Barrier);
+        for i in (0..regs.len()).step_by(w_in as usize) {
+            let value = if w_in == 1 {
+                regs[i]
+            } else {
+                let v = vector(self, w_in);
+                self.emit(Stmt::Assign {
+                    dst: v,
+                    expr: Expr::Construct(regs[i..i + w_in as usize].to_vec()),
+                });
+                v
+            };
+            self.emit(Stmt::SharedStore {
+                arr,
+                index: widx[i],
+                value,
+            });
+        }
+        self.emit(Stmt::Barrier);
+        let mut out = Vec::with_capacity(ridx.len());
+        for i in (0..ridx.len()).step_by(w_out as usize) {
+            if w_out == 1 {
+                out.push(self.assign(
+                    dtype,
+                    Expr::SharedLoad {
+                        arr,
+                        index: ridx[i],
+                    },
+                ));
+                continue;
+            }
+            let v = vector(self, w_out);
+            self.emit(Stmt::Assign {
+                dst: v,
+                expr: Expr::SharedLoad {
+                    arr,
+                    index: ridx[i],
+                },
+            });
+            for lane in 0..w_out as u8 {
+                out.push(self.assign(dtype, Expr::Extract { vector: v, lane }));
+            }
+        }
+        Ok(Some(out))
     }
 
     /// Moves `src` (in layout `from`) into layout `to` through shared memory; `to`'s

@@ -905,6 +905,79 @@ impl Expander<'_> {
         }
     }
 
+    /// Where [`ExpandOptions::staged_stores`](super::ExpandOptions::staged_stores)
+    /// allows: a computed tile `vd` (a dot's accumulator) whose layout stores narrower
+    /// vectors than the pointer tile's own layout (`off`), moved into that layout through
+    /// shared memory (`through_shared_in_vectors`), with the mask recomputed there. A
+    /// `wgmma` accumulator stores 4 bytes (f16) a thread a row, each warp's store
+    /// touching 8 rows: tutorial 09's 128x256 f16 epilogue issued 64 such stores a
+    /// thread, and half of the kernel's warp samples at K = 512 waited on them (Nsight
+    /// Compute, run 86); in the pointer's layout they are 16-byte stores of whole rows.
+    /// `None` where it does not apply or would not pay (runs of 8 bytes or more already,
+    /// small tiles, tiles above 64 KiB or the scratch bound, a mask that cannot be
+    /// recomputed, checked mode).
+    fn staged_for_wide_store(
+        &mut self,
+        ptr: Value,
+        mask_v: Option<Value>,
+        vd: &Dist,
+        off: &Dist,
+        dtype: DType,
+    ) -> Result<Option<(Dist, Option<Dist>)>> {
+        let (
+            Dist::Regs {
+                layout: vl,
+                regs: vregs,
+            },
+            Dist::Regs { layout: ol, .. },
+        ) = (vd, off)
+        else {
+            return Ok(None);
+        };
+        let size = dtype.size_bytes() as u32;
+        let bytes = ol.shape().iter().product::<u32>() * size;
+        let bound = self.opt.scratch_bytes.unwrap_or(64 * 1024).min(64 * 1024);
+        if !self.opt.staged_stores
+            || self.opt.checked
+            || ol.rank() != 2
+            || !matches!(size, 2 | 4)
+            || self.out.reg_ty(vregs[0]).dtype != dtype
+            || bytes < 4096
+            || bytes > bound
+        {
+            return Ok(None);
+        }
+        // The pointer tile's layout with the widest runs (16 bytes a thread; the
+        // canonical layout gives 8 for 16-bit elements).
+        let ol = self
+            .wider_access_layout(self.k.ty(ptr), ol)
+            .unwrap_or_else(|| ol.clone());
+        let narrow = self.vector_width(ptr, &[mask_v], Some(vl), dtype, false);
+        let wide = self.vector_width(ptr, &[mask_v], Some(&ol), dtype, false);
+        // Only where the narrow stores waste sectors: a quad of a `wgmma` or `mma.sync`
+        // accumulator covers 16 bytes of a row in 16-bit elements (half a sector), 32
+        // in 32-bit ones (a whole sector, where staging would cost more shared memory
+        // than it saves: attention's f32 output).
+        if wide <= narrow || (wide as u32) * size < 16 || (narrow as u32) * size >= 8 {
+            return Ok(None);
+        }
+        let (vl, vregs) = (vl.clone(), vregs.clone());
+        let dims: super::remat::DimMap = (0..ol.rank()).map(Some).collect();
+        let mask = match mask_v {
+            Some(m) => match self.remat(m, &ol, &dims, 0)? {
+                Some(regs) => Some(Dist::Regs {
+                    layout: ol.clone(),
+                    regs,
+                }),
+                None => return Ok(None),
+            },
+            None => None,
+        };
+        Ok(self
+            .through_shared_in_vectors(&vregs, &vl, &ol)?
+            .map(|regs| (Dist::Regs { layout: ol, regs }, mask)))
+    }
+
     fn store(&mut self, ptr: Value, value: Value, mask: Option<Value>) -> Result<()> {
         let (root, off) = self.pointer(ptr)?;
         self.mark_written(root);
@@ -912,9 +985,17 @@ impl Expander<'_> {
             Some(crate::ir::Elem::Ptr(d)) => d,
             _ => return Err(Diagnostic::internal("store through a non-pointer")),
         };
-        let vd = self.data(value)?;
+        let mut vd = self.data(value)?;
         let mask_v = mask;
-        let mask = self.opt_dist(mask)?;
+        let mut mask = self.opt_dist(mask)?;
+        if let Some((staged, staged_mask)) =
+            self.staged_for_wide_store(ptr, mask_v, &vd, &off, dtype)?
+        {
+            vd = staged;
+            if staged_mask.is_some() {
+                mask = staged_mask;
+            }
+        }
         // A computed value (a dot's accumulator) is stored from its own layout, with
         // the addresses and mask recomputed there instead of moving the value.
         let mut aligned = None;

@@ -97,6 +97,11 @@ pub struct ExpandOptions {
     /// Whether reductions combine across the lanes of a warp with butterfly shuffles
     /// ([`crate::thread_ir::Expr::ShuffleXor`]) instead of shared memory.
     pub warp_shuffle: bool,
+    /// Whether a computed tile (a dot's accumulator) whose layout stores narrower
+    /// vectors than its pointer tile's own layout goes through shared memory into that
+    /// layout, to be stored 16 bytes a thread (a GPU whose stores cost by the lines a
+    /// warp's store touches, with shared memory to spare: PTX).
+    pub staged_stores: bool,
     /// Whether the tensor-core operands of a pipelined `dot` may be copied to shared
     /// memory asynchronously ([`Stmt::AsyncCopy`], PTX `cp.async`) into a ring of
     /// `num_stages` buffers, instead of being prefetched into registers.
@@ -191,6 +196,7 @@ impl ExpandOptions {
             wide_f16: false,
             max_lanes: 4,
             warp_shuffle: false,
+            staged_stores: false,
             async_copies: false,
             ring_budget: DEFAULT_RING_BUDGET,
             coop_matrix: vec![],
@@ -224,6 +230,7 @@ impl ExpandOptions {
             wide_f16: true,
             max_lanes: 8,
             warp_shuffle: true,
+            staged_stores: true,
             async_copies: true,
             ring_budget: DEFAULT_RING_BUDGET,
             coop_matrix: vec![],
@@ -272,6 +279,7 @@ impl Default for ExpandOptions {
             wide_f16: false,
             max_lanes: 4,
             warp_shuffle: false,
+            staged_stores: false,
             async_copies: false,
             ring_budget: DEFAULT_RING_BUDGET,
             coop_matrix: vec![],
