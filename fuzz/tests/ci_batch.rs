@@ -83,3 +83,21 @@ fn fixed_seed_batch_agrees_with_the_interpreter() {
         );
     }
 }
+
+/// Seeds that found bugs outside the fixed batch, run on the simulators every time.
+/// 880076: a tf32 operand ring that `cp.async` fills shared memory with a reduction's
+/// scratch (ordinary stores), so `wgmma` read memory written through the generic proxy
+/// with no fence since (the Hopper simulator reported it; `shared_reuse` no longer
+/// merges such arrays).
+#[test]
+fn seeds_that_found_bugs_agree_with_the_interpreter() {
+    let execs = [
+        Executor::Device(Device::simulator_ptx()),
+        Executor::Device(Device::simulator_hopper()),
+    ];
+    for seed in [880076] {
+        let report = run_batch(seed, 1, &execs, &Options::default(), false, |_, _| {});
+        let text: Vec<String> = report.failures.iter().map(|f| f.to_string()).collect();
+        assert!(text.is_empty(), "seed {seed}:\n{}", text.join("\n"));
+    }
+}

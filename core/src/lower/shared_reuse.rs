@@ -19,7 +19,11 @@
 //! Rings the tensor memory accelerator fills (and their barriers) take over only the
 //! memory of other such rings: their copies write through the asynchronous proxy, which
 //! is not ordered after ordinary stores and copies to the same memory without a proxy
-//! fence in every writing thread.
+//! fence in every writing thread. Likewise a ring that asynchronous copies fill and
+//! `wgmma` reads with no ordinary store of its own (so no writer fences the async
+//! proxy before the reads) takes over no memory that ordinary stores wrote: those
+//! writes would reach the `wgmma` unfenced (fuzzer seed 880076: a reduction's scratch
+//! under a tf32 operand ring, reported by the simulator).
 //! Merging is greedy by start position, per dtype (WGSL's workgroup arrays are typed).
 //! The simulator's race detector checks the result on every kernel the tests run.
 
@@ -38,6 +42,8 @@ struct Slot {
     fixed: bool,
     /// Every member is filled by the tensor memory accelerator (or holds its barriers).
     tma: bool,
+    /// Some member is written by ordinary stores.
+    generic: bool,
 }
 
 /// Per array: a destination of asynchronous copies (`fixed`), and of TMA copies or
@@ -45,6 +51,18 @@ struct Slot {
 struct Marks {
     fixed: Vec<bool>,
     tma: Vec<bool>,
+    /// Written by ordinary stores (`SharedStore`, `CoopStore`).
+    generic: Vec<bool>,
+    /// Read by `wgmma`.
+    wgmma_read: Vec<bool>,
+}
+
+impl Marks {
+    /// Read by `wgmma` with no proxy fence of its own writers before: an asynchronous
+    /// copies' destination no ordinary store writes.
+    fn unfenced_wgmma_operand(&self, a: usize) -> bool {
+        self.wgmma_read[a] && self.fixed[a] && !self.generic[a]
+    }
 }
 
 /// Merges shared arrays of `k` where their lifetimes allow; returns the bytes saved.
@@ -55,6 +73,8 @@ pub fn reuse_shared(k: &mut ThreadKernel) -> u64 {
     let mut marks = Marks {
         fixed: vec![false; k.shared.len()],
         tma: vec![false; k.shared.len()],
+        generic: vec![false; k.shared.len()],
+        wgmma_read: vec![false; k.shared.len()],
     };
     mark_async_targets(&k.body, &mut marks);
     let mut inserts = vec![];
@@ -76,6 +96,7 @@ pub fn reuse_shared(k: &mut ThreadKernel) -> u64 {
                 align: a.align,
                 fixed: true,
                 tma: marks.tma[i],
+                generic: marks.generic[i],
             });
         }
     }
@@ -136,6 +157,13 @@ fn mark_async_targets(body: &[Stmt], marks: &mut Marks) {
     for s in body {
         match s {
             Stmt::AsyncCopy { arr, .. } => marks.fixed[*arr as usize] = true,
+            Stmt::SharedStore { arr, .. } | Stmt::CoopStore { arr, .. } => {
+                marks.generic[*arr as usize] = true
+            }
+            Stmt::Wgmma { a, b, .. } => {
+                marks.wgmma_read[a.arr as usize] = true;
+                marks.wgmma_read[b.arr as usize] = true;
+            }
             // Copies by the tensor memory accelerator and their barriers.
             Stmt::TmaLoad { arr, bar_arr, .. } => {
                 for a in [*arr, *bar_arr] {
@@ -248,6 +276,7 @@ fn block_slots(
                 align: arr.align,
                 fixed: marks.fixed[a as usize] || pinned.contains(&a),
                 tma: marks.tma[a as usize],
+                generic: marks.generic[a as usize],
             },
             first,
             last,
@@ -269,9 +298,14 @@ fn block_slots(
         // A slot holding a copy destination (a pipeline's ring) is taken over only past
         // a drain: its last copies have landed and every thread has passed them. In a
         // loop body (rings live across the trips) they never share.
+        let unfenced = c
+            .members
+            .iter()
+            .any(|&m| marks.unfenced_wgmma_operand(m as usize));
         let can_share = |b: &[usize], s: &Slot, s_first: usize, s_last: usize| {
             s.dtype == c.dtype
                 && (!c.tma || s.tma)
+                && (!unfenced || !s.generic)
                 && if s.fixed || c.fixed {
                     !cyclic
                         && (!s.fixed || separated(&drains, s_last, first))
@@ -303,6 +337,7 @@ fn block_slots(
                 s.align = s.align.max(c.align);
                 s.fixed |= c.fixed;
                 s.tma &= c.tma;
+                s.generic |= c.generic;
                 *s_last = last;
             }
             None => out.push((c, first, last)),
