@@ -95,7 +95,8 @@ fn seeds_that_found_bugs_agree_with_the_interpreter() {
         Executor::Device(Device::simulator_ptx()),
         Executor::Device(Device::simulator_hopper()),
     ];
-    for seed in [880076] {
+    const SEEDS: &[u64] = &[880076];
+    for &seed in SEEDS {
         let report = run_batch(seed, 1, &execs, &Options::default(), false, |_, _| {});
         let text: Vec<String> = report.failures.iter().map(|f| f.to_string()).collect();
         assert!(text.is_empty(), "seed {seed}:\n{}", text.join("\n"));
