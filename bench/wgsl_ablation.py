@@ -42,6 +42,22 @@ def hoist(lines):
     new = rest[:at] + block + rest[at:]
     return lines[:s + 1] + new + lines[e:]
 
+def prefetch_at(lines, barrier):
+    """The next tiles' loads (after the last product) moved to just before the loop
+    body's `barrier`-th barrier (0: the one before the staging stores, 1: the one after
+    them), where the driver cannot sink them below that barrier: the loads then have the
+    products of a whole step to land before the staging stores read them."""
+    s, e = loop_bounds(lines)
+    body = lines[s + 1:e]
+    bars = [k for k, l in enumerate(body) if "workgroupBarrier();" in l]
+    last_mma = max(k for k, l in enumerate(body) if "coopMultiplyAdd" in l)
+    carried = next(k for k in range(last_mma, len(body)) if body[k].strip() == "// line 63" or re.match(r"\s*fr\d+ = fr\d+;", body[k]))
+    block = body[last_mma + 1:carried]
+    rest = body[:last_mma + 1] + body[carried:]
+    at = bars[barrier]
+    new = rest[:at] + block + rest[at:]
+    return lines[:s + 1] + new + lines[e:]
+
 def in_loop(lines, f):
     s, e = loop_bounds(lines)
     return lines[:s + 1] + [f(l) for l in lines[s + 1:e]] + lines[e:]
@@ -118,6 +134,8 @@ def halfstore(l):
 VARIANTS = {
     "halfstore": lambda L: drop_none(in_loop(L, halfstore)),
     "hoist": lambda L: hoist(L),
+    "prebar1": lambda L: prefetch_at(L, 0),
+    "prebar2": lambda L: prefetch_at(L, 1),
     "aligned": lambda L: in_loop(L, aligned),
     "hoist_aligned": lambda L: in_loop(hoist(L), aligned),
     "noload": lambda L: in_loop(L, noload),
