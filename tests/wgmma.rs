@@ -162,14 +162,23 @@ fn run_case(case: &Case, seed: u64) {
             let ptx = compiled
                 .ptx_for(tilewise::cuda::PtxTarget { sm: 90 }, case.num_warps)
                 .unwrap_or_else(|e| panic!("{case:?}: {e}"));
-            // (tf32 takes it for tiles of 128x256 or more; `mma.sync` below, where a
-            // row-major `b` would be transposed through registers.)
+            // (tf32 with a row-major `b` runs as C^T = B^T A^T, `b`'s columns read
+            // into registers as the instruction's `a`: BN must be a multiple of 64; a
+            // `b` transposed in registers (`TRANS_B`) may keep `mma.sync`.)
+            let swapped = case.tf32 && !case.kmaj_b && !case.trans_b;
             assert!(
-                (case.tf32 && bm * bn < 128 * 256)
+                (case.tf32 && (bn % 64 != 0 || case.trans_b))
                     || (ptx.source.contains("wgmma.mma_async") && ptx.arch == "sm_90a"),
                 "{case:?}: the sm_90 PTX does not use wgmma: {:?}",
                 ptx.notes
             );
+            if swapped && bn % 64 == 0 {
+                assert!(
+                    ptx.notes.iter().any(|n| n.contains("C^T = B^T A^T")),
+                    "{case:?}: {:?}",
+                    ptx.notes
+                );
+            }
             // A 16-bit `b` contiguous along K, pipelined: staged K-major
             // (`kmajor_b_is_copied_16_bytes_at_a_time` checks the copies).
             if case.kmaj_b && !case.tf32 {
@@ -244,7 +253,8 @@ const BLOCKS: [(u32, u32, u32, u32); 10] = [
     (128, 32, 128, 8),
     (256, 64, 32, 8),
     (64, 256, 64, 4),
-    // Large enough for tf32 on the warpgroup form with a row-major `b`.
+    // The tf32 default of the harness (also `C^T = B^T A^T`, as every tile here
+    // with BN a multiple of 64).
     (256, 128, 32, 8),
 ];
 

@@ -781,6 +781,85 @@ fn wgmma_tf32_reads_b_k_major() {
     }
 }
 
+/// tf32 on warpgroup MMA as `C^T = B^T A^T` (`ExpandOptions::wgmma_register_a`): `b`
+/// stays row-major in its ring and each warpgroup reads its columns into registers as
+/// the instruction's `a`, `a` is the instruction's `b` (K-major); the simulator, which
+/// reads register fragments by the PTX ISA's layout and reports `a` registers written
+/// while their `wgmma` is in flight, agrees with the interpreter, for tiles the held
+/// form refuses too (64 and 16 rows).
+#[test]
+fn wgmma_tf32_swapped_reads_b_from_registers() {
+    let src = include_str!("../../shaders/matmul.py");
+    let (m, n, k) = (150usize, 300usize, 280usize);
+    let mut r = Rng(47);
+    let tf32 = |v: Vec<f32>| -> Vec<f32> {
+        v.into_iter()
+            .map(|x| f32::from_bits(x.to_bits() & 0xffff_e000))
+            .collect()
+    };
+    let mut args = vec![
+        A::F32(tf32(rand(&mut r, m * k))),
+        A::F32(tf32(rand(&mut r, k * n))),
+        A::F32(vec![f32::NAN; m * n]),
+    ];
+    for x in [m, n, k, k, 1, n, 1, n, 1] {
+        args.push(A::I32(x as i32));
+    }
+    for (bm, bn, bk, warps, stages) in [
+        (256, 128, 32, 8, None),
+        (128, 256, 32, 8, Some(3)),
+        (128, 256, 32, 4, None),
+        (64, 64, 32, 4, Some(2)),
+        (16, 64, 64, 4, None),
+        (128, 128, 32, 8, None),
+        (64, 64, 8, 4, None),
+    ] {
+        let blocks = [
+            ("BLOCK_SIZE_M", bm),
+            ("BLOCK_SIZE_N", bn),
+            ("BLOCK_SIZE_K", bk),
+            ("GROUP_SIZE_M", 8),
+        ];
+        let (spec, buffers, rt) = setup(src, "matmul_kernel", &args, &blocks);
+        let grid = Grid([
+            (m as u32).div_ceil(bm as u32) * (n as u32).div_ceil(bn as u32),
+            1,
+            1,
+        ]);
+        let mut want = buffers.clone();
+        interp::run(&spec.kernel, grid, &rt, &mut want, &Options::default())
+            .unwrap_or_else(|e| panic!("{e}"));
+        let options = ExpandOptions {
+            wgmma: true,
+            wgmma_tf32: true,
+            wgmma_register_a: true,
+            num_stages: stages,
+            ring_budget: 204 * 1024,
+            ..ExpandOptions::ptx(warps)
+        };
+        let tk = to_thread_ir(&spec.kernel, &options).unwrap_or_else(|e| panic!("{e}"));
+        assert!(
+            tk.notes
+                .iter()
+                .any(|n| n.contains("k8.tf32") && n.contains("C^T = B^T A^T")),
+            "{bm}x{bn}x{bk}/{warps}: {:?}",
+            tk.notes
+        );
+        let text = tilewise_core::thread_ir::print(&tk);
+        assert!(
+            text.lines()
+                .any(|l| l.contains("wgmma m64n") && l.contains("+= {")),
+            "{text}"
+        );
+        let mut got = buffers.clone();
+        simulate(&tk, grid, &rt, &mut got)
+            .unwrap_or_else(|e| panic!("{bm}x{bn}x{bk}/{warps}: {e}"));
+        compare(&got, &want, 1e-5).unwrap_or_else(|e| {
+            panic!("swapped tf32 wgmma {bm}x{bn}x{bk} ({warps} warps, {stages:?} stages): {e}")
+        });
+    }
+}
+
 /// A persistent block-pointer matmul: each program walks tiles `pid, pid + programs,
 /// ...`, one K loop a tile, so a staged ring is filled again from its first slot for
 /// every tile (TMA rings: their barriers initialised again, after the previous tile's

@@ -637,6 +637,8 @@ fn option_sets() -> Vec<(String, ExpandOptions)> {
         checked: false,
         num_stages: None,
         wgmma: true,
+        wgmma_tf32: true,
+        wgmma_register_a: true,
         tma: true,
         ..ExpandOptions::ptx(warps)
     };
@@ -717,6 +719,10 @@ fn stmt_kind(s: &Stmt) -> &'static str {
         Stmt::CoopMulAdd { .. } => "CoopMulAdd",
         Stmt::CoopCopy { .. } => "CoopCopy",
         Stmt::Mma { .. } => "Mma",
+        Stmt::Wgmma {
+            a: thread_ir::WgmmaA::Regs(_),
+            ..
+        } => "Wgmma.regs",
         Stmt::Wgmma { .. } => "Wgmma",
         Stmt::WgmmaFence => "WgmmaFence",
         Stmt::WgmmaCommit => "WgmmaCommit",
@@ -760,7 +766,7 @@ fn expr_kind(e: &Expr) -> &'static str {
     }
 }
 
-const EVERY_KIND: [&str; 53] = [
+const EVERY_KIND: [&str; 54] = [
     "Loc",
     "Store",
     "SharedStore",
@@ -780,6 +786,7 @@ const EVERY_KIND: [&str; 53] = [
     "CoopCopy",
     "Mma",
     "Wgmma",
+    "Wgmma.regs",
     "WgmmaFence",
     "WgmmaCommit",
     "WgmmaWait",

@@ -54,6 +54,10 @@ pub fn expand_options(options: &PtxOptions) -> ExpandOptions {
         // tiles (`ExpandOptions::wgmma_tf32`).
         wgmma: options.target.sm == 90,
         wgmma_tf32: options.target.sm == 90,
+        // tf32 with a row-major `b` as `C^T = B^T A^T`, `a` of the instruction in
+        // registers; `TILEWISE_WGMMA_TF32=held` keeps the transpose through registers.
+        wgmma_register_a: options.target.sm == 90
+            && std::env::var("TILEWISE_WGMMA_TF32").map_or(true, |v| v != "held"),
         // Copies by the tensor memory accelerator (not in checked mode: there every
         // access is tested where the program makes it).
         tma: options.target.sm == 90 && !options.checked,

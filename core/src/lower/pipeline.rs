@@ -246,10 +246,11 @@ fn plan(kernel: &Kernel, body: &Block, num_stages: Option<u32>, env: &Env) -> Op
     let pending = (plan.distance - 1) * plan.loads.len() as u32;
     // Warpgroup MMA keeps one group in flight into the next iteration: a slot more
     // than the distance needs (where the budget has it) lets the copies after the dot
-    // refill the slot read two iterations before, with no barrier between.
+    // refill the slot read two iterations before, with no barrier between. (Only
+    // the warpgroup form swizzles an operand; its swapped tf32 form stages `b` padded.)
     let wgmma = operands
         .iter()
-        .all(|(_, l)| matches!(l, crate::ir::StagedLayout::Swizzled { .. }));
+        .any(|(_, l)| matches!(l, crate::ir::StagedLayout::Swizzled { .. }));
     let slack = wgmma && stages < 8 && (stages + 1) * slot_bytes <= env.opt.ring_budget;
     let slots = if slack { stages + 1 } else { stages };
     plan.staging = Some(

@@ -161,7 +161,9 @@ fn mark_async_targets(body: &[Stmt], marks: &mut Marks) {
                 marks.generic[*arr as usize] = true
             }
             Stmt::Wgmma { a, b, .. } => {
-                marks.wgmma_read[a.arr as usize] = true;
+                if let Some(m) = a.shared() {
+                    marks.wgmma_read[m.arr as usize] = true;
+                }
                 marks.wgmma_read[b.arr as usize] = true;
             }
             // Copies by the tensor memory accelerator and their barriers.

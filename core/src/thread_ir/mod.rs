@@ -43,7 +43,7 @@ mod wgmma;
 pub use parse::parse;
 pub use print::print;
 pub use scopes::{bindings, Binding};
-pub use wgmma::{SmemMatrix, WgmmaShape};
+pub use wgmma::{SmemMatrix, WgmmaA, WgmmaShape};
 
 /// Builders shared by the unit tests of the Thread IR passes.
 #[cfg(test)]
@@ -402,8 +402,11 @@ pub enum Stmt {
     },
     /// Warpgroup matrix multiply-accumulate (sm_90a `wgmma.mma_async`), issued by each
     /// warpgroup (128 consecutive threads, all present: uniform control flow) together:
-    /// `acc += a @ b` over one `m64 x n x k16` tile, `a` and `b` read from shared memory
-    /// as their descriptors describe ([`SmemMatrix`]), `acc` the lane's accumulator
+    /// `acc += a @ b` over one `m64 x n x k16` tile, `b` read from shared memory as its
+    /// descriptor describes ([`SmemMatrix`]), `a` likewise or from the warpgroup's
+    /// registers ([`WgmmaA`]; the registers, like the accumulators, must not be written
+    /// until the group completes, and writes before need a [`Stmt::WgmmaFence`] between),
+    /// `acc` the lane's accumulator
     /// registers in [`WgmmaShape::acc_coord`]'s layout. Asynchronous: it joins the
     /// warpgroup's open group ([`Stmt::WgmmaCommit`]); `acc` is undefined, and the
     /// operands' shared memory must not change, until a [`Stmt::WgmmaWait`] completes
@@ -415,7 +418,7 @@ pub enum Stmt {
     Wgmma {
         shape: WgmmaShape,
         acc: Vec<Reg>,
-        a: SmemMatrix,
+        a: WgmmaA,
         b: SmemMatrix,
         zero_acc: Option<Reg>,
     },

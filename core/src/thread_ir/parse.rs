@@ -68,7 +68,7 @@ use super::checks::{CheckKind, CheckSite, Checks, HintRule, PrintSite, PrintValu
 use super::print::{frag_role_name, hint_rule, is_numbered, special_name, subgroup_op_name};
 use super::{
     Expr, Frag, FragRole, FragTy, MmaKind, Param, ParamKind, Reg, RegTy, SharedArray, SmemMatrix,
-    Special, Stmt, SubgroupOp, ThreadKernel, WgmmaShape,
+    Special, Stmt, SubgroupOp, ThreadKernel, WgmmaA, WgmmaShape,
 };
 use crate::diag::{Diagnostic, ErrorKind, Result, SourceFile, Span};
 use crate::ir::{AtomicOp, BinaryOp, CmpPred, Const, DType, UnaryOp};
@@ -1573,7 +1573,12 @@ impl Parser {
         let (acc, _) = self.reg_list()?;
         self.punct('+')?;
         self.punct('=')?;
-        let a = self.smem_matrix()?;
+        // `a`: a register list `{%r1, ..}` or a shared matrix.
+        let a = if self.is_punct('{') {
+            WgmmaA::Regs(self.reg_list()?.0)
+        } else {
+            WgmmaA::Shared(self.smem_matrix()?)
+        };
         self.punct('@')?;
         let b = self.smem_matrix()?;
         let zero_acc = if matches!(&self.peek().tok, Tok::Ident(s) if s == "zero_acc") {

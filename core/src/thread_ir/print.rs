@@ -18,7 +18,7 @@
 use super::checks::{CheckKind, Checks, HintRule, PrintValue};
 use super::{
     Expr, FragRole, FragTy, ParamKind, Reg, RegTy, SmemMatrix, Special, Stmt, SubgroupOp,
-    ThreadKernel,
+    ThreadKernel, WgmmaA,
 };
 use crate::diag::Span;
 use crate::ir::{Const, DType};
@@ -579,7 +579,10 @@ fn stmts(k: &ThreadKernel, body: &[Stmt], depth: usize, out: &mut String) {
                     shape.k(),
                     shape.input_name(),
                     list(acc),
-                    smem_matrix(a),
+                    match a {
+                        WgmmaA::Shared(m) => smem_matrix(m),
+                        WgmmaA::Regs(regs) => format!("{{{}}}", list(regs)),
+                    },
                     smem_matrix(b),
                     zero_acc.map_or(String::new(), |z| format!(" zero_acc {z}"))
                 );

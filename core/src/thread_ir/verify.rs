@@ -24,7 +24,7 @@
 //! A violation is an internal error naming the pass that broke it.
 
 use super::uniformity::Uniformity;
-use super::{Expr, ParamKind, Reg, Stmt, ThreadKernel};
+use super::{Expr, ParamKind, Reg, Stmt, ThreadKernel, WgmmaA};
 use crate::diag::{Diagnostic, Result};
 use crate::ir::DType;
 use crate::lower::expand::ExpandOptions;
@@ -459,7 +459,16 @@ impl Verifier<'_> {
                             acc.len()
                         ));
                     }
-                    for m in [a, b] {
+                    if let WgmmaA::Regs(regs) = a {
+                        if shape.input != DType::F32 || regs.len() != shape.a_regs() as usize {
+                            self.err(format!(
+                                "a wgmma with `a` in {} registers: only tf32 inputs, in {}",
+                                regs.len(),
+                                shape.a_regs()
+                            ));
+                        }
+                    }
+                    for m in a.shared().into_iter().chain([b]) {
                         self.shared(m.arr);
                         if let Some(arr) = self.k.shared.get(m.arr as usize) {
                             if arr.align < 8 * m.swizzle {

@@ -3,7 +3,7 @@
 //! `lower/value_numbering.rs`, `lower/shared_reuse.rs`). Nested bodies are not
 //! included: a walker visits them itself ([`Stmt::bodies`]).
 
-use super::{Expr, Reg, Stmt};
+use super::{Expr, Reg, Stmt, WgmmaA};
 
 impl Expr {
     /// The registers the expression reads.
@@ -113,7 +113,14 @@ impl Stmt {
                 for r in acc.iter_mut() {
                     *r = f(*r);
                 }
-                a.base = f(a.base);
+                match a {
+                    WgmmaA::Shared(m) => m.base = f(m.base),
+                    WgmmaA::Regs(regs) => {
+                        for r in regs.iter_mut() {
+                            *r = f(*r);
+                        }
+                    }
+                }
                 b.base = f(b.base);
                 if let Some(z) = zero_acc {
                     *z = f(*z);
@@ -215,7 +222,9 @@ impl Stmt {
             | Stmt::MbarrierArriveTx { arr, .. }
             | Stmt::MbarrierWait { arr, .. } => f(arr),
             Stmt::Wgmma { a, b, .. } => {
-                f(&mut a.arr);
+                if let WgmmaA::Shared(m) = a {
+                    f(&mut m.arr);
+                }
                 f(&mut b.arr);
             }
             Stmt::TmaLoad { arr, bar_arr, .. } => {
@@ -241,7 +250,12 @@ impl Stmt {
             | Stmt::MbarrierInit { arr, .. }
             | Stmt::MbarrierArriveTx { arr, .. }
             | Stmt::MbarrierWait { arr, .. } => vec![*arr],
-            Stmt::Wgmma { a, b, .. } => vec![a.arr, b.arr],
+            Stmt::Wgmma { a, b, .. } => a
+                .shared()
+                .map(|m| m.arr)
+                .into_iter()
+                .chain([b.arr])
+                .collect(),
             Stmt::TmaLoad { arr, bar_arr, .. } => vec![*arr, *bar_arr],
             _ => vec![],
         }

@@ -43,12 +43,46 @@ impl WgmmaShape {
         (row, col)
     }
 
+    /// Registers a thread holds of an `a` read from registers (tf32: 4).
+    pub fn a_regs(self) -> u32 {
+        4
+    }
+
+    /// The (row, column) of `a` register `i` of thread `t` (0..128) of the warpgroup,
+    /// for tf32 inputs: warp `t / 32` owns rows `16 * warp ..`; within it, as
+    /// `mma.sync`'s m16n8k8 `a` fragment: `a0 (g, q)`, `a1 (g + 8, q)`, `a2 (g, q + 4)`,
+    /// `a3 (g + 8, q + 4)`, with `g = lane / 4`, `q = lane % 4`.
+    pub fn a_coord(self, t: u32, i: u32) -> (u32, u32) {
+        let (warp, lane) = (t / 32, t % 32);
+        let (g, q) = (lane / 4, lane % 4);
+        (16 * warp + g + 8 * (i & 1), q + 4 * (i >> 1))
+    }
+
     /// The PTX type suffix of the inputs.
     pub fn input_name(self) -> &'static str {
         match self.input {
             DType::BF16 => "bf16",
             DType::F32 => "tf32",
             _ => "f16",
+        }
+    }
+}
+
+/// The `a` operand of a `wgmma`: a matrix in shared memory, or the warpgroup's
+/// registers. Registers hold tf32 inputs only here (`m64nNk8`): four a thread, in
+/// [`WgmmaShape::a_coord`]'s layout (PTX's register fragment of `a`).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum WgmmaA {
+    Shared(SmemMatrix),
+    Regs(Vec<super::Reg>),
+}
+
+impl WgmmaA {
+    /// The shared matrix, where `a` is one.
+    pub fn shared(&self) -> Option<&SmemMatrix> {
+        match self {
+            WgmmaA::Shared(m) => Some(m),
+            WgmmaA::Regs(_) => None,
         }
     }
 }

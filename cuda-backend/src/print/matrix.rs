@@ -3,7 +3,7 @@
 
 use super::{Class, Printer};
 use tilewise_core::ir::DType;
-use tilewise_core::thread_ir::{MmaKind, Reg, SmemMatrix, WgmmaShape};
+use tilewise_core::thread_ir::{MmaKind, Reg, SmemMatrix, WgmmaA, WgmmaShape};
 use tilewise_core::{Diagnostic, Result};
 
 impl Printer<'_> {
@@ -80,13 +80,13 @@ impl Printer<'_> {
         self.ins(line);
     }
 
-    /// `acc += a * b` of a warpgroup, `a` and `b` read from shared memory through
-    /// their descriptors.
+    /// `acc += a * b` of a warpgroup, `b` read from shared memory through its
+    /// descriptor, `a` likewise or from registers.
     pub(super) fn wgmma(
         &mut self,
         shape: &WgmmaShape,
         acc: &[Reg],
-        a: &SmemMatrix,
+        a: &WgmmaA,
         b: &SmemMatrix,
         zero_acc: Option<Reg>,
     ) -> Result<()> {
@@ -96,7 +96,14 @@ impl Printer<'_> {
                 self.target.name()
             )));
         }
-        let da = self.descriptor(a);
+        // `a`: a descriptor, or the register list (tf32 only, so no trans-a).
+        let da = match a {
+            WgmmaA::Shared(m) => self.descriptor(m),
+            WgmmaA::Regs(regs) => {
+                let r: Vec<String> = regs.iter().map(|r| self.reg(*r)).collect();
+                format!("{{{}}}", r.join(", "))
+            }
+        };
         let db = self.descriptor(b);
         let d: Vec<String> = acc.iter().map(|r| self.reg(*r)).collect();
         let ty = shape.input_name();
@@ -112,10 +119,10 @@ impl Printer<'_> {
             }
             None => "1".into(),
         };
-        let trans = if shape.input == DType::F32 {
-            String::new()
-        } else {
-            format!(", {}, {}", a.mn_major as u8, b.mn_major as u8)
+        let trans = match a {
+            _ if shape.input == DType::F32 => String::new(),
+            WgmmaA::Shared(a) => format!(", {}, {}", a.mn_major as u8, b.mn_major as u8),
+            WgmmaA::Regs(_) => format!(", {}", b.mn_major as u8),
         };
         self.ins(format!(
                     "wgmma.mma_async.sync.aligned.m64n{}k{}.f32.{ty}.{ty} {{{}}}, {da}, {db}, {scale_d}, 1, 1{trans};",

@@ -27,7 +27,7 @@ use crate::ir::ops::{Op, Precision};
 use crate::ir::{BinaryOp, DType, Inst, StagedLayout};
 use crate::lower::expand::dist::Dist;
 use crate::lower::layout::LinearLayout;
-use crate::thread_ir::{Expr, SmemMatrix, Stmt, WgmmaShape};
+use crate::thread_ir::{Expr, Reg, SmemMatrix, Stmt, WgmmaA, WgmmaShape};
 
 /// How a dot runs on warpgroup MMA.
 #[derive(Clone, Debug)]
@@ -43,12 +43,22 @@ pub(crate) struct WgmmaPlan {
     /// Whether `b` is stored K-major (transposed): tf32 has no N-major form, and a `b`
     /// contiguous along K in memory is copied 16 bytes at a time so.
     pub b_k_major: bool,
+    /// The product runs as `C^T = B^T A^T` ([`ExpandOptions::wgmma_register_a`], tf32
+    /// with a row-major `b`): `b` is staged padded row-major and each warpgroup reads
+    /// its rows of `B^T` into registers as the instruction's `a`
+    /// ([`WgmmaShape::a_coord`]); `a` is staged K-major (swizzled `a_bytes`) and read as
+    /// the instruction's `b`. `wg_m` and `wg_n` then split N and M (the instruction's M
+    /// and N), and the accumulators hold `C^T` in the warpgroup layout, transposed.
+    pub swapped: bool,
     pub layout: LinearLayout,
 }
 
 impl WgmmaPlan {
     /// The staged layout of operand `operand`.
     pub(crate) fn staged(&self, operand: u8) -> StagedLayout {
+        if operand == 1 && self.swapped {
+            return StagedLayout::Padded;
+        }
         if operand == 0 {
             StagedLayout::Swizzled {
                 bytes: self.a_bytes,
@@ -93,6 +103,9 @@ fn plan_with(
     k_major_wanted: bool,
 ) -> Option<WgmmaPlan> {
     let tf32 = opt.wgmma_tf32 && ta == DType::F32 && precision == Precision::Tf32;
+    if tf32 && !k_major_wanted && opt.wgmma_register_a {
+        return swapped_plan(opt, (ta, tb, acc), (m, n, k));
+    }
     // A tf32 `b` not contiguous along K is transposed through registers, its loads
     // waited for a ring load later (`memory.rs`): a K step of a smaller tile than
     // 128x256 does not cover them, and `mma.sync` is faster there (H200, run 59:
@@ -140,6 +153,56 @@ fn plan_with(
         a_bytes,
         b_bytes,
         b_k_major,
+        swapped: false,
+        layout,
+    })
+}
+
+/// The plan of a tf32 dot as `C^T = B^T A^T` (see [`WgmmaPlan::swapped`]): the
+/// instruction's M is the dot's `n` (64 a warpgroup at least), its N the dot's `m`
+/// (8 to 256 a warpgroup), `k` a multiple of 8; warpgroups split `n` first.
+fn swapped_plan(
+    opt: &super::ExpandOptions,
+    (ta, tb, acc): (DType, DType, DType),
+    (m, n, k): (u32, u32, u32),
+) -> Option<WgmmaPlan> {
+    if !opt.wgmma
+        || ta != tb
+        || acc != DType::F32
+        || opt.warp_size != 32
+        || !opt.num_warps.is_multiple_of(4)
+        || !n.is_multiple_of(WgmmaShape::M)
+        || !m.is_multiple_of(8)
+        || !k.is_multiple_of(8)
+    {
+        return None;
+    }
+    let a_bytes = SwizzledTile::width_for(k * ta.size_bytes() as u32)?;
+    let groups = opt.num_warps / 4;
+    let (mut wg_m, mut wg_n) = (1u32, 1u32);
+    while wg_m * wg_n < groups {
+        if n / (wg_m * 2) >= WgmmaShape::M {
+            wg_m *= 2;
+        } else if (m / (wg_n * 2)).is_multiple_of(8) && m / (wg_n * 2) >= 8 {
+            wg_n *= 2;
+        } else {
+            return None;
+        }
+    }
+    if m / wg_n > 256 {
+        return None;
+    }
+    let layout = LinearLayout::wgmma_accumulator(n, m, wg_m, wg_n, opt.num_warps)
+        .ok()?
+        .permute(&[1, 0]);
+    Some(WgmmaPlan {
+        input: ta,
+        wg_m,
+        wg_n,
+        a_bytes,
+        b_bytes: 0,
+        b_k_major: false,
+        swapped: true,
         layout,
     })
 }
@@ -155,8 +218,8 @@ impl Expander<'_> {
         let input = plan.input;
         let tile_a = SharedTile::of(plan.staged(0), 0, &sa, input);
         let tile_b = SharedTile::of(plan.staged(1), 1, &sb, input);
-        let (SharedTile::Swizzled(za), SharedTile::Swizzled(zb)) = (tile_a, tile_b) else {
-            return Err(Diagnostic::internal("wgmma operands not swizzled"));
+        let SharedTile::Swizzled(za) = tile_a else {
+            return Err(Diagnostic::internal("wgmma operand a not swizzled"));
         };
         // In place: a loop's carried accumulator only this dot uses, operands in rings.
         let (ring_a, ring_b) = (self.staged(*a)?, self.staged(*b)?);
@@ -182,48 +245,34 @@ impl Expander<'_> {
             self.emit(Stmt::FenceProxyAsync);
             self.emit(Stmt::Barrier);
         }
-        let (rows_wg, cols_wg) = (m / plan.wg_m, n / plan.wg_n);
+        // The instruction's M and N: the dot's, or (swapped) its N and M.
+        let (inst_m, inst_n) = if plan.swapped { (n, m) } else { (m, n) };
+        let (rows_wg, cols_wg) = (inst_m / plan.wg_m, inst_n / plan.wg_n);
         let tiles_m = rows_wg / WgmmaShape::M;
         let shape = WgmmaShape { input, n: cols_wg };
         self.note(
             inst.span,
             format!(
-                "dot {m}x{n}x{k} on warpgroup MMA (wgmma m64n{cols_wg}k{}.{}), {}x{} warpgroup tiles, operands swizzled {}/{} bytes{}",
+                "dot {m}x{n}x{k} on warpgroup MMA (wgmma m64n{cols_wg}k{}.{}), {}x{} warpgroup tiles, {}",
                 shape.k(),
                 shape.input_name(),
                 plan.wg_m,
                 plan.wg_n,
-                plan.a_bytes,
-                plan.b_bytes,
-                if plan.b_k_major { " (b K-major)" } else { "" }
+                if plan.swapped {
+                    format!(
+                        "as C^T = B^T A^T: b's rows read into registers, a swizzled {} bytes",
+                        plan.a_bytes
+                    )
+                } else {
+                    format!(
+                        "operands swizzled {}/{} bytes{}",
+                        plan.a_bytes,
+                        plan.b_bytes,
+                        if plan.b_k_major { " (b K-major)" } else { "" }
+                    )
+                }
             ),
         );
-        // Each warpgroup's first row of `a` and first column of `b` (whole 8-row
-        // groups and whole column blocks, so no swizzle enters the offsets).
-        let (a_first, b_first) = (za.tile_offset(rows_wg, 0), zb.tile_offset(0, cols_wg));
-        let (wg_m, log_wg_m) = (plan.wg_m, plan.wg_m.trailing_zeros());
-        let (a_off, b_off) = self.hoist(|x| {
-            let c = |x: &mut Self, v: u32| x.int_const(DType::I32, v as i64);
-            let bin = |x: &mut Self, op, l, r| x.assign(DType::I32, Expr::Binary(op, l, r));
-            let (warp, two) = (x.warp, c(x, 2));
-            let group = bin(x, BinaryOp::Shr, warp, two);
-            let mask = c(x, wg_m - 1);
-            let gm = bin(x, BinaryOp::And, group, mask);
-            let sh = c(x, log_wg_m);
-            let gn = bin(x, BinaryOp::Shr, group, sh);
-            let s = c(x, a_first);
-            let a_off = bin(x, BinaryOp::Mul, gm, s);
-            let s = c(x, b_first);
-            let b_off = bin(x, BinaryOp::Mul, gn, s);
-            (a_off, b_off)
-        });
-        let add = |x: &mut Self, off, slot: Option<crate::thread_ir::Reg>| match slot {
-            Some(s) => x.assign(DType::I32, Expr::Binary(BinaryOp::Add, off, s)),
-            None => off,
-        };
-        let a_base = add(self, a_off, a_slot);
-        let b_base = add(self, b_off, b_slot);
-        let regs = shape.regs() as usize;
         // A reset accumulator (a flattened loop's new tile): the first K step ignores
         // the registers where the condition holds.
         let zero_acc = match self.wgmma_resets.get(acc) {
@@ -237,63 +286,72 @@ impl Expander<'_> {
             },
             None => None,
         };
-        self.emit(Stmt::WgmmaFence);
-        for kk in (0..k).step_by(shape.k() as usize) {
-            // `b`: rows kk.. of the warpgroup's first column block (N-major), or its
-            // first rows at column kk (K-major, tf32).
-            let b = if plan.b_k_major {
-                let (block, within) = (kk / zb.block_cols(), kk % zb.block_cols());
-                SmemMatrix {
-                    arr: arr_b,
-                    base: b_base,
-                    offset: block * zb.rows * zb.block_cols() + within,
-                    swizzle: zb.bytes,
-                    lbo: 16,
-                    sbo: 8 * zb.bytes,
-                    mn_major: false,
-                }
-            } else {
-                SmemMatrix {
-                    arr: arr_b,
-                    base: b_base,
-                    offset: kk * zb.block_cols(),
-                    swizzle: zb.bytes,
-                    lbo: zb.block_bytes(),
-                    sbo: 8 * zb.bytes,
-                    mn_major: true,
-                }
+        let regs = shape.regs() as usize;
+        // The groups this dot commits (the swapped form: one a half of the K steps).
+        let mut groups = 1;
+        if plan.swapped {
+            let SharedTile::Strided { stride, .. } = tile_b else {
+                return Err(Diagnostic::internal("swapped wgmma's b not padded"));
             };
-            for t in 0..tiles_m {
-                // `a`: row 64t of the warpgroup's rows, column kk (the start inside a
-                // swizzled row, unswizzled: the hardware swizzles the addresses).
-                let (block, within) = (kk / za.block_cols(), kk % za.block_cols());
-                let a = SmemMatrix {
-                    arr: arr_a,
-                    base: a_base,
-                    offset: block * za.rows * za.block_cols()
-                        + t * WgmmaShape::M * za.block_cols()
-                        + within,
-                    swizzle: za.bytes,
-                    lbo: 16,
-                    sbo: 8 * za.bytes,
-                    mn_major: false,
+            groups = self.wgmma_swapped(
+                &accs,
+                (za, arr_a, a_slot),
+                (stride, arr_b, b_slot),
+                (shape, tiles_m, rows_wg, cols_wg, plan.wg_m, k),
+                zero_acc,
+            );
+        } else {
+            let SharedTile::Swizzled(zb) = tile_b else {
+                return Err(Diagnostic::internal("wgmma operand b not swizzled"));
+            };
+            // Each warpgroup's first row of `a` and first column of `b` (whole 8-row
+            // groups and whole column blocks, so no swizzle enters the offsets).
+            let (a_first, b_first) = (za.tile_offset(rows_wg, 0), zb.tile_offset(0, cols_wg));
+            let (a_off, b_off) = self.warpgroup_offsets(plan.wg_m, a_first, b_first);
+            let add = |x: &mut Self, off, slot: Option<crate::thread_ir::Reg>| match slot {
+                Some(s) => x.assign(DType::I32, Expr::Binary(BinaryOp::Add, off, s)),
+                None => off,
+            };
+            let a_base = add(self, a_off, a_slot);
+            let b_base = add(self, b_off, b_slot);
+            self.emit(Stmt::WgmmaFence);
+            for kk in (0..k).step_by(shape.k() as usize) {
+                // `b`: rows kk.. of the warpgroup's first column block (N-major), or its
+                // first rows at column kk (K-major, tf32).
+                let b = if plan.b_k_major {
+                    k_major(&zb, arr_b, b_base, 0, kk)
+                } else {
+                    SmemMatrix {
+                        arr: arr_b,
+                        base: b_base,
+                        offset: kk * zb.block_cols(),
+                        swizzle: zb.bytes,
+                        lbo: zb.block_bytes(),
+                        sbo: 8 * zb.bytes,
+                        mn_major: true,
+                    }
                 };
-                let first = t as usize * regs;
-                self.emit(Stmt::Wgmma {
-                    shape,
-                    acc: accs[first..first + regs].to_vec(),
-                    a,
-                    b,
-                    zero_acc: if kk == 0 { zero_acc } else { None },
-                });
+                for t in 0..tiles_m {
+                    // `a`: row 64t of the warpgroup's rows, column kk (the start inside a
+                    // swizzled row, unswizzled: the hardware swizzles the addresses).
+                    let a = k_major(&za, arr_a, a_base, t * WgmmaShape::M, kk);
+                    let first = t as usize * regs;
+                    self.emit(Stmt::Wgmma {
+                        shape,
+                        acc: accs[first..first + regs].to_vec(),
+                        a: WgmmaA::Shared(a),
+                        b,
+                        zero_acc: if kk == 0 { zero_acc } else { None },
+                    });
+                }
             }
         }
         self.emit(Stmt::WgmmaCommit);
         if in_place {
-            // This group stays in flight into the next iteration (the previous one
-            // is complete: its operand slots are refilled after this point and the
-            // barrier, and the loop's exit waits for the last).
-            self.emit(Stmt::WgmmaWait { pending: 1 });
+            // This dot's groups stay in flight into the next iteration (the previous
+            // iteration's are complete: their operand slots are refilled after this
+            // point and the barrier, and the loop's exit waits for the last).
+            self.emit(Stmt::WgmmaWait { pending: groups });
             // A warpgroup's wait covers its own groups only: the slot the next copies
             // refill may still be read by another warpgroup's previous group until
             // every warpgroup has passed its wait. With a slot to spare, the copies
@@ -315,5 +373,158 @@ impl Expander<'_> {
             }),
         );
         Ok(())
+    }
+
+    /// Each warpgroup's offsets into its two operands, `first_m * gm` and
+    /// `first_n * gn`, with `(gm, gn)` its place among `wg_m x wg_n` warpgroups (M
+    /// first), computed once at the kernel's start.
+    fn warpgroup_offsets(&mut self, wg_m: u32, first_m: u32, first_n: u32) -> (Reg, Reg) {
+        let log_wg_m = wg_m.trailing_zeros();
+        self.hoist(|x| {
+            let c = |x: &mut Self, v: u32| x.int_const(DType::I32, v as i64);
+            let bin = |x: &mut Self, op, l, r| x.assign(DType::I32, Expr::Binary(op, l, r));
+            let (warp, two) = (x.warp, c(x, 2));
+            let group = bin(x, BinaryOp::Shr, warp, two);
+            let mask = c(x, wg_m - 1);
+            let gm = bin(x, BinaryOp::And, group, mask);
+            let sh = c(x, log_wg_m);
+            let gn = bin(x, BinaryOp::Shr, group, sh);
+            let s = c(x, first_m);
+            let m_off = bin(x, BinaryOp::Mul, gm, s);
+            let s = c(x, first_n);
+            let n_off = bin(x, BinaryOp::Mul, gn, s);
+            (m_off, n_off)
+        })
+    }
+
+    /// The K loop of a swapped warpgroup dot ([`WgmmaPlan::swapped`]): the
+    /// instruction's `a` (rows of `B^T`: columns of the row-major `b` tile of `stride`
+    /// elements a row) loaded into registers, its `b` the K-major `a` tile. Returns the
+    /// groups it commits (all but the last, which the caller commits).
+    fn wgmma_swapped(
+        &mut self,
+        accs: &[Reg],
+        (za, arr_a, a_slot): (SwizzledTile, u32, Option<Reg>),
+        (stride, arr_b, b_slot): (u32, u32, Option<Reg>),
+        (shape, tiles_m, rows_wg, cols_wg, wg_m, k): (WgmmaShape, u32, u32, u32, u32, u32),
+        zero_acc: Option<Reg>,
+    ) -> u32 {
+        let regs = shape.regs() as usize;
+        // The warpgroup's first column of `b` (the instruction's M) and first row of `a`
+        // (its N).
+        let (b_off, a_off) = self.warpgroup_offsets(wg_m, rows_wg, za.tile_offset(cols_wg, 0));
+        // The thread's element of `b` for register 0 of the first K step and tile:
+        // row q, column 16 (warp % 4) + g (`WgmmaShape::a_coord`).
+        let thread = self.hoist(|x| {
+            let c = |x: &mut Self, v: u32| x.int_const(DType::I32, v as i64);
+            let bin = |x: &mut Self, op, l, r| x.assign(DType::I32, Expr::Binary(op, l, r));
+            let (lane, warp) = (x.lane, x.warp);
+            let two = c(x, 2);
+            let g = bin(x, BinaryOp::Shr, lane, two);
+            let three = c(x, 3);
+            let q = bin(x, BinaryOp::And, lane, three);
+            let wq = bin(x, BinaryOp::And, warp, three);
+            let sixteen = c(x, 16);
+            let w16 = bin(x, BinaryOp::Mul, wq, sixteen);
+            let col = bin(x, BinaryOp::Add, w16, g);
+            let st = c(x, stride);
+            let row = bin(x, BinaryOp::Mul, q, st);
+            let at = bin(x, BinaryOp::Add, row, col);
+            bin(x, BinaryOp::Add, at, b_off)
+        });
+        let add = |x: &mut Self, off, slot: Option<Reg>| match slot {
+            Some(s) => x.assign(DType::I32, Expr::Binary(BinaryOp::Add, off, s)),
+            None => off,
+        };
+        let b_base = add(self, thread, b_slot);
+        let a_base = add(self, a_off, a_slot);
+        let f32_ty = crate::thread_ir::RegTy {
+            dtype: DType::F32,
+            lanes: 1,
+        };
+        // The K steps in two halves, each its own group with its own registers: a
+        // half's registers are loaded while the other half's group runs. Before they
+        // are loaded again, every group but the latest (the other half's) is complete,
+        // so none reading them is in flight (in place, the previous iteration's are).
+        let steps: Vec<u32> = (0..k).step_by(shape.k() as usize).collect();
+        let halves = if steps.len() >= 2 { 2 } else { 1 };
+        for (h, half) in steps.chunks(steps.len() / halves).enumerate() {
+            self.emit(Stmt::WgmmaWait {
+                pending: (halves - 1) as u32,
+            });
+            let frags =
+                self.wgmma_a_fragments(half, tiles_m, (stride, arr_b, b_base), shape, f32_ty);
+            self.emit(Stmt::WgmmaFence);
+            let mut frag = frags.into_iter();
+            for &kk in half {
+                let b = k_major(&za, arr_a, a_base, 0, kk);
+                for t in 0..tiles_m {
+                    let first = t as usize * regs;
+                    self.emit(Stmt::Wgmma {
+                        shape,
+                        acc: accs[first..first + regs].to_vec(),
+                        a: WgmmaA::Regs(frag.next().unwrap_or_default()),
+                        b,
+                        zero_acc: if kk == 0 { zero_acc } else { None },
+                    });
+                }
+            }
+            if h + 1 < halves {
+                self.emit(Stmt::WgmmaCommit);
+            }
+        }
+        halves as u32
+    }
+
+    /// The instruction's `a` registers for K steps `steps` and `tiles_m` tiles of 64
+    /// rows (in that order), loaded from the row-major `b` tile (`stride` elements a
+    /// row) of array `arr` at the thread's element `base`.
+    fn wgmma_a_fragments(
+        &mut self,
+        steps: &[u32],
+        tiles_m: u32,
+        (stride, arr_b, b_base): (u32, u32, Reg),
+        shape: WgmmaShape,
+        f32_ty: crate::thread_ir::RegTy,
+    ) -> Vec<Vec<Reg>> {
+        let mut frags = vec![];
+        for &kk in steps {
+            for t in 0..tiles_m {
+                let regs: Vec<Reg> = (0..shape.a_regs())
+                    .map(|i| {
+                        // Register i: row + 8 (i & 1), column + 4 (i >> 1) of the
+                        // instruction's `a`: column, row of `b`.
+                        let (r, c) = (8 * (i & 1), 4 * (i >> 1));
+                        let off = (kk + c) * stride + t * WgmmaShape::M + r;
+                        let o = self.int_const(DType::I32, off as i64);
+                        let index = self.assign(DType::I32, Expr::Binary(BinaryOp::Add, b_base, o));
+                        let dst = self.new_reg_ty(f32_ty);
+                        self.emit(Stmt::Assign {
+                            dst,
+                            expr: Expr::SharedLoad { arr: arr_b, index },
+                        });
+                        dst
+                    })
+                    .collect();
+                frags.push(regs);
+            }
+        }
+        frags
+    }
+}
+
+/// The K-major matrix of swizzled tile `z` (rows along M or N, K along its columns)
+/// from row `row` on at column `kk` (the start inside a swizzled row, unswizzled: the
+/// hardware swizzles the addresses), `base` elements into array `arr`.
+fn k_major(z: &SwizzledTile, arr: u32, base: Reg, row: u32, kk: u32) -> SmemMatrix {
+    let (block, within) = (kk / z.block_cols(), kk % z.block_cols());
+    SmemMatrix {
+        arr,
+        base,
+        offset: block * z.rows * z.block_cols() + row * z.block_cols() + within,
+        swizzle: z.bytes,
+        lbo: 16,
+        sbo: 8 * z.bytes,
+        mn_major: false,
     }
 }

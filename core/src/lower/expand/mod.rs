@@ -77,6 +77,12 @@ pub struct ExpandOptions {
     /// registers, so only tiles of 128x256 or more, see `dot_wgmma::plan_with`). The
     /// CUDA backend sets it with `wgmma` (sm_90a); off in the plain PTX options.
     pub wgmma_tf32: bool,
+    /// Whether a tf32 `wgmma` whose `b` is row-major in memory runs as `C^T = B^T A^T`
+    /// instead (`dot_wgmma::WgmmaPlan::swapped`): `b` staged row-major and read into
+    /// registers as the instruction's `a`, `a` staged K-major as its `b`, so that no
+    /// tile is transposed on its way to shared memory. The CUDA backend sets it with
+    /// `wgmma_tf32` (`TILEWISE_WGMMA_TF32=held` turns it off, for comparison).
+    pub wgmma_register_a: bool,
     /// Whether staged `wgmma` operands loaded through block pointers (and tensor
     /// descriptors) may be copied by the tensor memory accelerator ([`Stmt::TmaLoad`],
     /// sm_90): one thread copies a tile's box, tracked by a transaction barrier, where
@@ -190,6 +196,7 @@ impl ExpandOptions {
             mma: false,
             wgmma: false,
             wgmma_tf32: false,
+            wgmma_register_a: false,
             tma: false,
             vector_bytes: 16,
             wide_16bit: false,
@@ -224,6 +231,7 @@ impl ExpandOptions {
             mma: true,
             wgmma: false,
             wgmma_tf32: false,
+            wgmma_register_a: false,
             tma: false,
             vector_bytes: 16,
             wide_16bit: true,
@@ -273,6 +281,7 @@ impl Default for ExpandOptions {
             mma: false,
             wgmma: false,
             wgmma_tf32: false,
+            wgmma_register_a: false,
             tma: false,
             vector_bytes: 0,
             wide_16bit: false,

@@ -12,6 +12,9 @@
 //!   count as the warpgroup's until the wait, so another warpgroup's write before the
 //!   next barrier is a race (lockstep execution would otherwise hide it; the H200
 //!   showed it).
+//! - An `a` read from registers is read at issue; its registers, like the
+//!   accumulators, may not be written until the group completes, and a write before
+//!   the `wgmma` needs a `wgmma_fence` between (reported otherwise).
 //! - Shared memory written by ordinary stores since the last `fence_proxy_async` is
 //!   invisible to `wgmma` (reported); asynchronous copies (`cp.async`) are visible
 //!   after their wait and a barrier, without a proxy fence (what Triton's fence
@@ -22,13 +25,15 @@ use super::{bug, ints, Sim};
 use crate::diag::Result;
 use crate::interp::value::{round1, Data};
 use crate::ir::DType;
-use crate::thread_ir::{Reg, SmemMatrix, Stmt, WgmmaShape};
+use crate::thread_ir::{Reg, SmemMatrix, Stmt, WgmmaA, WgmmaShape};
 use std::collections::{HashMap, HashSet, VecDeque};
 
 /// One issued `wgmma`: its accumulators' values once complete, and the shared elements
 /// it reads until then.
 struct Issued {
     results: Vec<(Reg, Data)>,
+    /// The `a` registers it reads (none for an `a` in shared memory).
+    a_regs: Vec<u32>,
     /// (array, element, first thread of the reading warpgroup).
     reads: Vec<(u32, usize, usize)>,
 }
@@ -36,10 +41,12 @@ struct Issued {
 /// The program's warpgroup-MMA state (all warpgroups issue in lockstep).
 #[derive(Default)]
 pub(super) struct WgmmaState {
-    /// Every register some `wgmma` accumulates into.
+    /// Every register some `wgmma` accumulates into or reads `a` from.
     acc_regs: HashSet<u32>,
-    /// Accumulators written by other statements since the last `wgmma_fence`.
+    /// Those registers written by other statements since the last `wgmma_fence`.
     touched: HashSet<u32>,
+    /// `a` registers read by in-flight `wgmma`s (with multiplicity).
+    a_in_flight: HashMap<u32, u32>,
     /// Issued since the last commit.
     open: Vec<Issued>,
     /// Committed groups not yet complete, oldest first.
@@ -57,8 +64,11 @@ impl WgmmaState {
     pub(super) fn of(body: &[Stmt]) -> WgmmaState {
         fn walk(b: &[Stmt], out: &mut HashSet<u32>) {
             for s in b {
-                if let Stmt::Wgmma { acc, .. } = s {
+                if let Stmt::Wgmma { acc, a, .. } = s {
                     out.extend(acc.iter().map(|r| r.0));
+                    if let WgmmaA::Regs(regs) = a {
+                        out.extend(regs.iter().map(|r| r.0));
+                    }
                 }
                 for inner in s.bodies() {
                     walk(inner, out);
@@ -91,6 +101,11 @@ impl WgmmaState {
         if self.logical.contains_key(&r.0) {
             return Err(bug(format!(
                 "{r} is written while a wgmma's result into it is in flight"
+            )));
+        }
+        if self.a_in_flight.contains_key(&r.0) {
+            return Err(bug(format!(
+                "{r} is written while a wgmma reading it as `a` is in flight"
             )));
         }
         self.touched.insert(r.0);
@@ -135,6 +150,14 @@ impl Sim<'_> {
                     for issued in group {
                         for (r, v) in issued.results {
                             self.regs[r.0 as usize] = Some(v);
+                        }
+                        for r in issued.a_regs {
+                            if let Some(n) = self.wgmma.a_in_flight.get_mut(&r) {
+                                *n -= 1;
+                                if *n == 0 {
+                                    self.wgmma.a_in_flight.remove(&r);
+                                }
+                            }
                         }
                         for (arr, e, tid) in issued.reads {
                             // The read ends here, for the warpgroup that waits: a
@@ -277,11 +300,44 @@ impl Sim<'_> {
         Ok(out)
     }
 
+    /// The `64 x k` matrix `a` registers `regs` hold in warpgroup `g` (element `(i, j)`
+    /// at `i * k + j`), in [`WgmmaShape::a_coord`]'s layout.
+    fn wgmma_register_operand(
+        &mut self,
+        shape: WgmmaShape,
+        regs: &[Reg],
+        g: usize,
+    ) -> Result<Vec<f64>> {
+        if regs.len() != shape.a_regs() as usize || shape.input != DType::F32 {
+            return Err(bug(
+                "wgmma with `a` in registers: only tf32, four registers",
+            ));
+        }
+        if let Some(r) = regs.iter().find(|r| self.wgmma.touched.contains(&r.0)) {
+            return Err(bug(format!(
+                "wgmma reads `a` from {r}, written since the last wgmma_fence"
+            )));
+        }
+        let k = shape.k();
+        let mut out = vec![f64::NAN; (WgmmaShape::M * k) as usize];
+        for (i, r) in regs.iter().enumerate() {
+            let v = match self.reg(*r)? {
+                Data::F(v) => v.clone(),
+                Data::I(_) => return Err(bug("wgmma `a` register holds integers")),
+            };
+            for t in 0..128u32 {
+                let (row, col) = shape.a_coord(t, i as u32);
+                out[(row * k + col) as usize] = v[128 * g + t as usize];
+            }
+        }
+        Ok(out)
+    }
+
     fn wgmma(
         &mut self,
         shape: WgmmaShape,
         acc: &[Reg],
-        a: &SmemMatrix,
+        a: &WgmmaA,
         b: &SmemMatrix,
         zero: bool,
     ) -> Result<()> {
@@ -314,8 +370,12 @@ impl Sim<'_> {
         let mut reads = vec![];
         for g in 0..self.t / 128 {
             // `a` is m x k (row i of M, column j of K); `b` is k x n.
-            let mut am =
-                self.wgmma_operand(a, g, (m, k), |i, j| (i, j), shape.input, &mut reads)?;
+            let mut am = match a {
+                WgmmaA::Shared(a) => {
+                    self.wgmma_operand(a, g, (m, k), |i, j| (i, j), shape.input, &mut reads)?
+                }
+                WgmmaA::Regs(regs) => self.wgmma_register_operand(shape, regs, g)?,
+            };
             let mut bm =
                 self.wgmma_operand(b, g, (k, n), |i, j| (j, i), shape.input, &mut reads)?;
             // The tensor core reads tf32 inputs' top 19 bits.
@@ -344,7 +404,18 @@ impl Sim<'_> {
         for &(arr, e, _) in &reads {
             *self.wgmma.in_flight.entry((arr, e)).or_insert(0) += 1;
         }
-        self.wgmma.open.push(Issued { results, reads });
+        let a_regs: Vec<u32> = match a {
+            WgmmaA::Regs(regs) => regs.iter().map(|r| r.0).collect(),
+            WgmmaA::Shared(_) => vec![],
+        };
+        for r in &a_regs {
+            *self.wgmma.a_in_flight.entry(*r).or_insert(0) += 1;
+        }
+        self.wgmma.open.push(Issued {
+            results,
+            a_regs,
+            reads,
+        });
         Ok(())
     }
 }
