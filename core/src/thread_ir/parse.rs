@@ -44,8 +44,8 @@
 //! async_copy xL sN[reg] <- name[reg] [mask reg]    async_commit    async_wait N
 //! {reg, ...}[: ty] = ldmatrix[.trans] sN[reg]
 //! {reg, ...}[: ty] = mma.m16n8k16.f16|m16n8k16.bf16|m16n8k8.tf32 {regs}, {regs}, {regs}
-//! wgmma m64nNkK.f16|bf16|tf32 {regs} += matrix @ matrix
-//!     matrix: sN[reg + offset] swizzle S lbo L sbo S k|mn
+//! wgmma m64nNkK.f16|bf16|tf32 {regs} += matrix|{regs} @ matrix [zero_acc reg]
+//!     matrix: sN[reg + offset] swizzle S lbo L sbo S k|mn   ({regs}: `a` in registers)
 //! wgmma_fence    wgmma_commit    wgmma_wait N    fence_proxy_async
 //! fN = coop_zero coopSxS<dtype, role>
 //! fN = coop_load coopSxS<dtype, role> sN[reg] stride N

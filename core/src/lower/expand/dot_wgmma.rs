@@ -12,6 +12,11 @@
 //! descriptors ([`SmemMatrix`]) whose start moves along K inside a swizzled row (the
 //! hardware applies the swizzle to the resulting addresses).
 //!
+//! tf32 with a row-major `b` runs as `C^T = B^T A^T` ([`WgmmaPlan::swapped`]): `b`'s
+//! columns are read from a padded ring into registers as the instruction's `a`
+//! ([`WgmmaA::Regs`]), in two register sets a K step, each half its own group, so that
+//! a set is loaded while the other's group runs.
+//!
 //! Ordering: the operands' writers wait for their copies and meet at a barrier
 //! (operands stored from registers, and ring slots a load filled with stores, are
 //! fenced by their writers with `fence.proxy.async` first: the generic proxy's writes

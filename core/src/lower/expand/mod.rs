@@ -72,10 +72,11 @@ pub struct ExpandOptions {
     /// Whether `dot` may use warpgroup MMA ([`Stmt::Wgmma`], sm_90a): f16/bf16 inputs
     /// with f32 accumulators, operands in swizzled shared memory (`dot_wgmma.rs`).
     pub wgmma: bool,
-    /// Whether f32 dots at tf32 precision also take the warpgroup form (`b` stored
-    /// K-major, as tf32 `wgmma` requires: a row-major `b` is transposed through
-    /// registers, so only tiles of 128x256 or more, see `dot_wgmma::plan_with`). The
-    /// CUDA backend sets it with `wgmma` (sm_90a); off in the plain PTX options.
+    /// Whether f32 dots at tf32 precision also take the warpgroup form (tf32 `wgmma`
+    /// reads shared operands K-major only: a row-major `b` runs as `C^T = B^T A^T`
+    /// with [`Self::wgmma_register_a`], else it is transposed through registers, only
+    /// for tiles of 128x256 or more, see `dot_wgmma::plan_with`). The CUDA backend sets
+    /// it with `wgmma` (sm_90a); off in the plain PTX options.
     pub wgmma_tf32: bool,
     /// Whether a tf32 `wgmma` whose `b` is row-major in memory runs as `C^T = B^T A^T`
     /// instead (`dot_wgmma::WgmmaPlan::swapped`): `b` staged row-major and read into
