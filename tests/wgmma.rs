@@ -689,8 +689,8 @@ def persistent(A, B, C, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.cons
 /// host encodes the tensor maps at launch). The persistent kernel runs the K loop for
 /// several tiles a program (rings and their barriers started again for each); `hdesc`
 /// takes host tensor descriptors (Triton's `TensorDescriptor` arguments); with K = 0
-/// the tensors are empty (their maps describe a zero element). f32 (tf32)
-/// keeps `cp.async` (faster there, BENCHMARKS.md run 63).
+/// the tensors are empty (their maps describe a zero element). f32 (tf32) copies
+/// `a` by TMA and `b` by `cp.async` (the swapped form, BENCHMARKS.md run 94).
 #[test]
 fn block_pointers_and_descriptors_copy_by_tma() {
     let module = Module::parse("tma", TMA_KERNELS).unwrap();
@@ -705,7 +705,7 @@ fn block_pointers_and_descriptors_copy_by_tma() {
         u32,
         &'static str,
     );
-    let cases: [TmaCase; 10] = [
+    let cases: [TmaCase; 11] = [
         ("bp", 150, 304, 208, (128, 256, 64), 8, "f16"),
         ("bp", 200, 96, 160, (128, 64, 32), 4, "bf16"),
         ("bp", 130, 72, 100, (64, 64, 32), 4, "f16"),
@@ -717,6 +717,7 @@ fn block_pointers_and_descriptors_copy_by_tma() {
         // K = 0: an empty tensor's map (the prologue's copies read nothing), C = 0.
         ("bp", 70, 64, 0, (64, 64, 32), 4, "f16"),
         ("bp", 150, 272, 96, (128, 256, 32), 8, "f32"),
+        ("bp", 300, 200, 112, (256, 128, 32), 8, "f32"),
     ];
     for (name, m, n, k, (bm, bn, bk), warps, dtype) in cases {
         let a = r.eighths(m * k);
@@ -728,9 +729,10 @@ fn block_pointers_and_descriptors_copy_by_tma() {
             [(m as u32).div_ceil(bm), (n as u32).div_ceil(bn), 1]
         };
         // Which operands TMA copies: rows 16-byte aligned for the specialization
-        // (multiples of 16 elements), and tf32's `b` is transposed on its way.
+        // (multiples of 16 elements); tf32 runs as C^T = B^T A^T, its `b` in a padded
+        // ring (`cp.async`), its `a` by TMA from 64 rows on.
         let tma_rings = if dtype == "f32" {
-            0
+            (k % 16 == 0 && bm >= 64) as usize
         } else {
             (k % 16 == 0) as usize + (n % 16 == 0) as usize
         };

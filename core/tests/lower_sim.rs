@@ -860,6 +860,70 @@ fn wgmma_tf32_swapped_reads_b_from_registers() {
     }
 }
 
+/// The swapped tf32 form with block pointers and TMA: `a` (64 rows or more) is copied
+/// by the tensor memory accelerator into its K-major ring, `b` by `cp.async` into its
+/// padded one; 16-row tiles keep `cp.async` for both. The simulator agrees with the
+/// interpreter on ragged sizes.
+#[test]
+fn wgmma_tf32_swapped_with_tma() {
+    let src = include_str!("../../shaders/matmul_block_ptr.py");
+    let (m, n, k) = (150usize, 304usize, 208usize);
+    let mut r = Rng(53);
+    let tf32 = |v: Vec<f32>| -> Vec<f32> {
+        v.into_iter()
+            .map(|x| f32::from_bits(x.to_bits() & 0xffff_e000))
+            .collect()
+    };
+    let mut args = vec![
+        A::F32(tf32(rand(&mut r, m * k))),
+        A::F32(tf32(rand(&mut r, k * n))),
+        A::F32(vec![f32::NAN; m * n]),
+    ];
+    for x in [m, n, k, k, 1, n, 1, n, 1] {
+        args.push(A::I32(x as i32));
+    }
+    for (bm, bn, bk, warps, tma_copies) in
+        [(256, 128, 32, 8, 1), (64, 64, 32, 4, 1), (16, 64, 64, 4, 0)]
+    {
+        let blocks = [("BLOCK_M", bm), ("BLOCK_N", bn), ("BLOCK_K", bk)];
+        let (spec, buffers, rt) = setup(src, "matmul_block_ptr_kernel", &args, &blocks);
+        let grid = Grid([
+            (m as u32).div_ceil(bm as u32),
+            (n as u32).div_ceil(bn as u32),
+            1,
+        ]);
+        let mut want = buffers.clone();
+        interp::run(&spec.kernel, grid, &rt, &mut want, &Options::default())
+            .unwrap_or_else(|e| panic!("{e}"));
+        let options = ExpandOptions {
+            wgmma: true,
+            wgmma_tf32: true,
+            wgmma_register_a: true,
+            tma: true,
+            ring_budget: 204 * 1024,
+            ..ExpandOptions::ptx(warps)
+        };
+        let tk = to_thread_ir(&spec.kernel, &options).unwrap_or_else(|e| panic!("{e}"));
+        let notes = &tk.notes;
+        assert!(
+            notes.iter().any(|n| n.contains("C^T = B^T A^T")),
+            "{bm}x{bn}x{bk}: {notes:?}"
+        );
+        assert_eq!(
+            notes
+                .iter()
+                .filter(|n| n.contains("tensor memory accelerator"))
+                .count(),
+            tma_copies,
+            "{bm}x{bn}x{bk}: {notes:?}"
+        );
+        let mut got = buffers.clone();
+        simulate(&tk, grid, &rt, &mut got).unwrap_or_else(|e| panic!("{bm}x{bn}x{bk}: {e}"));
+        compare(&got, &want, 1e-5)
+            .unwrap_or_else(|e| panic!("swapped tf32 with TMA {bm}x{bn}x{bk}: {e}"));
+    }
+}
+
 /// A persistent block-pointer matmul: each program walks tiles `pid, pid + programs,
 /// ...`, one K loop a tile, so a staged ring is filled again from its first slot for
 /// every tile (TMA rings: their barriers initialised again, after the previous tile's

@@ -54,10 +54,17 @@ impl Expander<'_> {
         dtype: DType,
     ) -> Option<TmaCopy> {
         let bx = bx.filter(|_| self.opt.tma)?;
-        // (f32 tiles stay with `cp.async`: in the tf32 product, whose `b` goes through
-        // registers, `a` by TMA gained 1.5% with 256x128x32 blocks and lost 23% with
-        // 128x256x32 ones, H200 run 68.)
-        if bx.rank() != 2 || tile.transposed || tile.rows > 256 || dtype == DType::F32 {
+        // f32 (tf32) tiles of 64 rows or more, where `b` is not transposed through
+        // registers ([`ExpandOptions::wgmma_register_a`]): the tf32 product's `a` by
+        // TMA took 256x128x32 blocks from 0.74x to 0.86x cuBLAS and left 128x256x32
+        // and 64-row tiles as they were, while 16-row tiles lost 7% (H200, run 94).
+        // With `b` transposed through registers it gained 1.5% with 256x128x32 blocks
+        // and lost 23% with 128x256x32 ones (run 68).
+        //
+        // [`ExpandOptions::wgmma_register_a`]: super::ExpandOptions::wgmma_register_a
+        let f32_ok = self.opt.wgmma_register_a && tile.rows >= 64;
+        if bx.rank() != 2 || tile.transposed || tile.rows > 256 || (dtype == DType::F32 && !f32_ok)
+        {
             return None;
         }
         let elem = dtype.size_bytes() as u64;
