@@ -30,7 +30,9 @@ def loop_bounds(lines):
                 return i, j
     return None
 
-def hoist(lines):
+def move_prefetch(lines, at):
+    """The next tiles' loads (after the last product) moved to position `at(bars)` of
+    the loop body, `bars` the body's barrier positions."""
     s, e = loop_bounds(lines)
     body = lines[s + 1:e]
     bars = [k for k, l in enumerate(body) if "workgroupBarrier();" in l]
@@ -38,25 +40,20 @@ def hoist(lines):
     carried = next(k for k in range(last_mma, len(body)) if body[k].strip() == "// line 63" or re.match(r"\s*fr\d+ = fr\d+;", body[k]))
     block = body[last_mma + 1:carried]
     rest = body[:last_mma + 1] + body[carried:]
-    at = bars[1] + 1
-    new = rest[:at] + block + rest[at:]
+    k = at(bars)
+    new = rest[:k] + block + rest[k:]
     return lines[:s + 1] + new + lines[e:]
 
+def hoist(lines):
+    """The loads right after the second barrier, above the products."""
+    return move_prefetch(lines, lambda bars: bars[1] + 1)
+
 def prefetch_at(lines, barrier):
-    """The next tiles' loads (after the last product) moved to just before the loop
-    body's `barrier`-th barrier (0: the one before the staging stores, 1: the one after
-    them), where the driver cannot sink them below that barrier: the loads then have the
-    products of a whole step to land before the staging stores read them."""
-    s, e = loop_bounds(lines)
-    body = lines[s + 1:e]
-    bars = [k for k, l in enumerate(body) if "workgroupBarrier();" in l]
-    last_mma = max(k for k, l in enumerate(body) if "coopMultiplyAdd" in l)
-    carried = next(k for k in range(last_mma, len(body)) if body[k].strip() == "// line 63" or re.match(r"\s*fr\d+ = fr\d+;", body[k]))
-    block = body[last_mma + 1:carried]
-    rest = body[:last_mma + 1] + body[carried:]
-    at = bars[barrier]
-    new = rest[:at] + block + rest[at:]
-    return lines[:s + 1] + new + lines[e:]
+    """The loads just before the loop body's `barrier`-th barrier (0: the one before
+    the staging stores, 1: the one after them), where the driver cannot sink them
+    below that barrier: they then have the products of a whole step to land before
+    the staging stores read them."""
+    return move_prefetch(lines, lambda bars: bars[barrier])
 
 def in_loop(lines, f):
     s, e = loop_bounds(lines)

@@ -656,6 +656,26 @@ fn wgmma_lowering_needs_its_waits_and_fences() {
     assert!(e.contains("fence_proxy_async"), "{e}");
 }
 
+/// The arguments of a row-major `m x k` by `k x n` matmul (tutorial 03's and the
+/// block-pointer kernel's order) with inputs exact in tf32 (the top 19 bits), so that
+/// only the order of the f32 sums differs from the interpreter's, and a poisoned output.
+fn tf32_matmul_args(r: &mut Rng, (m, n, k): (usize, usize, usize)) -> Vec<A> {
+    let tf32 = |v: Vec<f32>| -> Vec<f32> {
+        v.into_iter()
+            .map(|x| f32::from_bits(x.to_bits() & 0xffff_e000))
+            .collect()
+    };
+    let mut args = vec![
+        A::F32(tf32(rand(r, m * k))),
+        A::F32(tf32(rand(r, k * n))),
+        A::F32(vec![f32::NAN; m * n]),
+    ];
+    for x in [m, n, k, k, 1, n, 1, n, 1] {
+        args.push(A::I32(x as i32));
+    }
+    args
+}
+
 /// tf32 on warpgroup MMA (`ExpandOptions::wgmma_tf32`): `b` stored K-major in the
 /// swizzled layout (through registers, 16-byte chunks of its stored rows),
 /// `m64nNk8.tf32` steps; the simulator agrees with the interpreter within tf32's
@@ -666,21 +686,7 @@ fn wgmma_tf32_reads_b_k_major() {
     // Nine K steps and a ragged last one: every held tile of the ring is stored.
     let (m, n, k) = (150usize, 300usize, 280usize);
     let mut r = Rng(43);
-    // Inputs exact in tf32 (the top 19 bits), so that only the order of the f32 sums
-    // differs from the interpreter's.
-    let tf32 = |v: Vec<f32>| -> Vec<f32> {
-        v.into_iter()
-            .map(|x| f32::from_bits(x.to_bits() & 0xffff_e000))
-            .collect()
-    };
-    let mut args = vec![
-        A::F32(tf32(rand(&mut r, m * k))),
-        A::F32(tf32(rand(&mut r, k * n))),
-        A::F32(vec![f32::NAN; m * n]),
-    ];
-    for x in [m, n, k, k, 1, n, 1, n, 1] {
-        args.push(A::I32(x as i32));
-    }
+    let args = tf32_matmul_args(&mut r, (m, n, k));
     // Rings of 2 stages store each tile where it is loaded; from 3 on, a tile is held
     // in registers and stored by the ring's next load (the default here: 5), or by the
     // one after where it is 16 registers a thread and the ring has 4 or more stages.
@@ -792,19 +798,7 @@ fn wgmma_tf32_swapped_reads_b_from_registers() {
     let src = include_str!("../../shaders/matmul.py");
     let (m, n, k) = (150usize, 300usize, 280usize);
     let mut r = Rng(47);
-    let tf32 = |v: Vec<f32>| -> Vec<f32> {
-        v.into_iter()
-            .map(|x| f32::from_bits(x.to_bits() & 0xffff_e000))
-            .collect()
-    };
-    let mut args = vec![
-        A::F32(tf32(rand(&mut r, m * k))),
-        A::F32(tf32(rand(&mut r, k * n))),
-        A::F32(vec![f32::NAN; m * n]),
-    ];
-    for x in [m, n, k, k, 1, n, 1, n, 1] {
-        args.push(A::I32(x as i32));
-    }
+    let args = tf32_matmul_args(&mut r, (m, n, k));
     for (bm, bn, bk, warps, stages) in [
         (256, 128, 32, 8, None),
         (128, 256, 32, 8, Some(3)),
@@ -869,19 +863,7 @@ fn wgmma_tf32_swapped_with_tma() {
     let src = include_str!("../../shaders/matmul_block_ptr.py");
     let (m, n, k) = (150usize, 304usize, 208usize);
     let mut r = Rng(53);
-    let tf32 = |v: Vec<f32>| -> Vec<f32> {
-        v.into_iter()
-            .map(|x| f32::from_bits(x.to_bits() & 0xffff_e000))
-            .collect()
-    };
-    let mut args = vec![
-        A::F32(tf32(rand(&mut r, m * k))),
-        A::F32(tf32(rand(&mut r, k * n))),
-        A::F32(vec![f32::NAN; m * n]),
-    ];
-    for x in [m, n, k, k, 1, n, 1, n, 1] {
-        args.push(A::I32(x as i32));
-    }
+    let args = tf32_matmul_args(&mut r, (m, n, k));
     for (bm, bn, bk, warps, tma_copies) in
         [(256, 128, 32, 8, 1), (64, 64, 32, 4, 1), (16, 64, 64, 4, 0)]
     {
