@@ -172,6 +172,10 @@ fn launch_and_read(
     };
     let mut full = args.to_vec();
     for p in args.len()..checked.params.len() {
+        // Tensor maps (after the hidden parameters) are the launcher's to fill.
+        if checked.tensor_maps.contains(&(p as u32)) {
+            continue;
+        }
         full.push(match checked.hidden(p as u32) {
             Some(HiddenArg::Record) => BoundArg::Buffer {
                 id: hidden.record,

@@ -24,7 +24,7 @@
 //! - tile IR to Thread IR, printed as Thread IR: `expand` (layouts and dot plans; the
 //!   input is taken as it is), `lower` (the whole shared lowering: `prepare`, `expand`,
 //!   value numbering, shared-memory reuse);
-//! - Thread IR to Thread IR: `value_numbering`, `shared_reuse`.
+//! - Thread IR to Thread IR: `value_numbering`, `carried_addresses`, `shared_reuse`.
 //!
 //! Options (`; options: NAME WARPS`): `wgsl` (WebGPU's lowering: scalar accesses, FMA
 //! dots), `coop` (WGSL with 16x16 f16 cooperative matrices and subgroup reductions),
@@ -159,6 +159,12 @@ fn run(pass: &str, input: &str, opts: &ExpandOptions) -> Result<String, String> 
         "value_numbering" => {
             let mut t = thread()?;
             lower::value_numbering::value_numbering(&mut t);
+            thread_ir::print(&t)
+        }
+        "carried_addresses" => {
+            let mut t = thread()?;
+            lower::carried_addresses::carry_copy_addresses(&mut t);
+            thread_ir::verify::verify(&t, opts, "carried_addresses").map_err(render)?;
             thread_ir::print(&t)
         }
         "shared_reuse" => {

@@ -19,6 +19,8 @@
 //! - [`value_numbering`]: Thread IR: shares repeated computations, removes dead ones.
 //! - [`hoist_into_branches`]: Thread IR: arithmetic on values a loop keeps until an
 //!   `if` changes them runs in that `if` (a flattened loop's per-tile offsets).
+//! - [`carried_addresses`]: Thread IR, targets with global addresses: a loop's
+//!   asynchronous copies read 64-bit addresses carried across the loop.
 //! - [`dead_shared`]: Thread IR: stores nothing reads, and barriers that order nothing.
 //! - [`shared_reuse`]: Thread IR: shared arrays with disjoint lifetimes share memory.
 //!
@@ -30,6 +32,7 @@
 
 pub mod axis_info;
 pub mod block_ptr;
+pub mod carried_addresses;
 pub mod dead_shared;
 pub mod expand;
 pub mod flatten_loops;
@@ -99,9 +102,11 @@ pub fn prepare_with_notes(
 
 /// The whole shared lowering of a GPU backend: [`prepare`] with 32-bit indices (every
 /// GPU backend addresses in i32), then [`expand::expand`] with `options`, then the
-/// Thread IR passes [`math::lower_math`], [`value_numbering::value_numbering`] and
-/// [`shared_reuse::reuse_shared`]; in debug builds the Thread IR verifier runs after
-/// each of the four.
+/// Thread IR passes ([`math::lower_math`], [`value_numbering::value_numbering`],
+/// [`hoist_into_branches::hoist_into_branches`], [`carried_addresses`] where the
+/// target has global addresses, [`dead_shared::remove_dead_shared`],
+/// [`shared_reuse::reuse_shared`]); in debug builds the Thread IR verifier runs after
+/// each.
 pub fn to_thread_ir(
     kernel: &Kernel,
     options: &expand::ExpandOptions,
@@ -122,6 +127,12 @@ pub fn to_thread_ir(
     check(&t, "value_numbering")?;
     hoist_into_branches::hoist_into_branches(&mut t);
     check(&t, "hoist_into_branches")?;
+    if options.global_addresses && carried_addresses::carry_copy_addresses(&mut t) > 0 {
+        check(&t, "carried_addresses")?;
+        // The integer index chains nothing reads any more.
+        value_numbering::value_numbering(&mut t);
+        check(&t, "value_numbering")?;
+    }
     dead_shared::remove_dead_shared(&mut t);
     check(&t, "dead_shared")?;
     shared_reuse::reuse_shared(&mut t);

@@ -168,6 +168,8 @@ pub struct CheckedKernel {
     pub checks: Checks,
     /// Every parameter's name, hidden ones included.
     pub params: Vec<String>,
+    /// The tensor map parameters (the launcher builds them; no argument feeds them).
+    pub tensor_maps: Vec<u32>,
     pub source: Option<Arc<SourceFile>>,
 }
 
@@ -189,6 +191,9 @@ impl CheckedKernel {
             kernel: k.name.clone(),
             checks: k.checks.clone()?,
             params: k.params.iter().map(|p| p.name.clone()).collect(),
+            tensor_maps: (0..k.params.len() as u32)
+                .filter(|&p| matches!(k.params[p as usize].kind, super::ParamKind::TensorMap(_)))
+                .collect(),
             source: k.source.clone(),
         })
     }
@@ -524,6 +529,7 @@ mod tests {
                 ..Checks::default()
             },
             params: vec![],
+            tensor_maps: vec![],
             source: None,
         };
         let entry = |site: i32, pid: i32, el: i32, v: i64| {

@@ -1,0 +1,100 @@
+"""Triton's compile of tutorial 03's matmul timed by tilewise's own harness, in place of
+tilewise's kernel for the same specialization: the reverse of `triton_side_by_side.py`.
+There Triton's launcher and timing run both kernels; here the harness does (rotating
+input sets, CUDA events, cuBLAS in the same run, results checked against float64 first),
+so "tilewise / Triton" and "Triton / cuBLAS" come from one method. Runs on the GPU
+machine (torch, Triton), with a build of the harness:
+
+    python3 bench/triton_in_harness.py --bench path/to/tilewise-bench --work /tmp/tih \\
+        --dtypes f16,bf16 --block 128x256x64 --warps 8 --stages 3 --size 4096
+
+It runs the harness once with `TILEWISE_KERNEL_DUMP_DIR` to learn the generated PTX's
+file name and interface, writes Triton's PTX for the same source and configuration
+under that name (entry renamed, Triton's two unused scratch pointers dropped), runs the
+harness again with `TILEWISE_KERNEL_OVERRIDE_DIR`, and prints both runs' matmul lines."""
+import argparse
+import glob
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from triton_side_by_side import triton_kernel  # noqa: E402
+
+TRITON_DTYPE = {"f16": "fp16", "bf16": "bf16"}
+PTX_DTYPE = {"f16": ".f16.f16", "bf16": ".bf16.bf16"}
+
+
+def harness(args, dtype, env_extra):
+    cmd = [args.bench, "--device", "cuda", "--suite", "matmul", "--size", str(args.size),
+           "--dtype", dtype, "--reps", str(args.reps),
+           "--matmul-configs", f"{args.block}/{args.warps}/{args.stages}"]
+    env = dict(os.environ, TILEWISE_CACHE="0", **env_extra)
+    out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+    lines = [ln for ln in (out.stdout + out.stderr).splitlines()
+             if ln.startswith("matmul") and f"{args.size}x{args.size}x{args.size}" in ln
+             or "error" in ln.lower() or "wrong" in ln.lower() or "running" in ln]
+    return out.returncode, lines
+
+
+def triton_ptx_for(dump_text, dtype, args):
+    """Triton's PTX for `dtype`, made to take the dumped kernel's entry and parameters."""
+    bm, bn, bk = (int(x) for x in args.block.split("x"))
+    k = triton_kernel(bm, bn, bk, args.warps, args.stages, TRITON_DTYPE[dtype])
+    ptx = k.asm["ptx"]
+    entry = re.search(r"\.visible \.entry (\w+)\(", dump_text).group(1)
+    ours = re.findall(r"^\s*\.param \.\w+ (\w+)", dump_text.split(")", 1)[0], re.M)
+    head, rest = ptx.split("\n)\n", 1)
+    params = [p for p in head.split("\n") if ".param" in p]
+    used = [p for p in params if re.search(r"(\w+_param_\d+)", p).group(1) in rest]
+    if len(used) != len(ours):
+        sys.exit(f"{dtype}: Triton's kernel reads {len(used)} parameters, tilewise's has {len(ours)}")
+    for p in params[len(ours):]:
+        if p in used:
+            sys.exit(f"{dtype}: Triton's parameter {p.strip()} is read; cannot drop it")
+    keep = head.split("\n")
+    keep = [ln for ln in keep if ln not in params[len(ours):]]
+    text = "\n".join(keep).rstrip().rstrip(",") + "\n)\n" + rest
+    text = re.sub(r"\.visible \.entry \w+\(", f".visible .entry {entry}(", text, count=1)
+    shared = k.metadata.shared
+    return text, shared
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--bench", required=True, help="the tilewise-bench binary")
+    ap.add_argument("--work", default="/tmp/triton_in_harness")
+    ap.add_argument("--dtypes", default="f16,bf16")
+    ap.add_argument("--block", default="128x256x64")
+    ap.add_argument("--warps", type=int, default=8)
+    ap.add_argument("--stages", type=int, default=3)
+    ap.add_argument("--size", type=int, default=4096)
+    ap.add_argument("--reps", type=int, default=10)
+    args = ap.parse_args()
+    for dtype in args.dtypes.split(","):
+        dump = os.path.join(args.work, dtype, "dump")
+        over = os.path.join(args.work, dtype, "override")
+        shutil.rmtree(os.path.join(args.work, dtype), ignore_errors=True)
+        os.makedirs(dump)
+        os.makedirs(over)
+        rc, lines = harness(args, dtype, {"TILEWISE_KERNEL_DUMP_DIR": dump})
+        print(f"== {dtype}: tilewise's kernel (rc {rc})")
+        print("\n".join(lines), flush=True)
+        wanted = f"m64n{args.block.split('x')[1]}k16.f32{PTX_DTYPE[dtype]}"
+        found = [f for f in glob.glob(os.path.join(dump, "*.ptx"))
+                 if wanted in open(f).read() and "cp.async.cg" in open(f).read()]
+        if len(found) != 1:
+            sys.exit(f"{dtype}: expected one dumped kernel with {wanted}, found {found}")
+        text, shared = triton_ptx_for(open(found[0]).read(), dtype, args)
+        print(f"   Triton's PTX under {os.path.basename(found[0])}, {shared} bytes of shared memory")
+        with open(os.path.join(over, os.path.basename(found[0])), "w") as f:
+            f.write(text)
+        rc, lines = harness(args, dtype, {"TILEWISE_KERNEL_OVERRIDE_DIR": over})
+        print(f"== {dtype}: Triton's kernel in its place (rc {rc})")
+        print("\n".join(lines), flush=True)
+
+
+if __name__ == "__main__":
+    main()

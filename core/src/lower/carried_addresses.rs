@@ -1,0 +1,485 @@
+//! Pass (Thread IR, targets with global addresses): the global addresses of a loop's
+//! asynchronous copies are carried across the loop as 64-bit registers.
+//!
+//! A pipelined loop copies its next operand tiles from indices that advance by a
+//! loop-invariant step each trip:
+//!
+//! ```text
+//! for ... {
+//!   x = add c, s                 // c: x of the previous trip; s: loop-invariant
+//!   async_copy s0[..] <- a[x]
+//!   ...
+//!   c = x
+//! }
+//! ```
+//!
+//! On PTX each such copy turned its 32-bit index into an address on the spot (a
+//! widening multiply-add, `IMAD.WIDE`). `ptxas` computes those just before each
+//! `cp.async` into a few reused registers, so every address waited for the copy two
+//! before it to release its register, and the copies of a K step issued one by one:
+//! tutorial 03's 128x256x64 f16 matmul spent about 5% of its K step there against
+//! Triton's compile of the same source, which carries 64-bit pointers (Nsight Compute
+//! and hand-edited PTX, BENCHMARKS.md, twenty-third session). Here each copy reads
+//! instead a carried [`FLAT`] index (the address over the element size), set before
+//! the loop from `c`'s first value and advanced by the step at the end of the body:
+//!
+//! ```text
+//! a = (address a) >> log2(size) + i64(c) + i64(s)      // before the loop
+//! for ... {
+//!   ...
+//!   async_copy s0[..] <- *[a]
+//!   ...
+//!   a = add a, i64(s)                                   // last statement of the body
+//! }
+//! ```
+//!
+//! What qualifies: a copy anywhere in a `For` body whose buffer is a parameter of the
+//! copy's element size, whose index `x` is assigned once in the kernel, at the body's
+//! top level, as `add c, s` (either order) of integers, where `s` is not written in
+//! the loop and `c`'s only write in the loop is the top-level `c = x`. Then `x` is
+//! `c + s` on every trip with `c` the previous trip's `x`, so `a` holds `x`'s address on
+//! every trip. The integer chain stays for anything else that reads it (masks, checks);
+//! value numbering removes it where nothing does. An index that wraps around 32 bits
+//! addresses no buffer either way, so in-bounds copies read the same elements.
+
+use crate::ir::{BinaryOp, Const, DType};
+use crate::thread_ir::{Expr, ParamKind, Reg, RegTy, Stmt, ThreadKernel, FLAT};
+use std::collections::HashMap;
+
+/// Carries the addresses of qualifying copies (see the module documentation); returns
+/// how many copies now read a carried address.
+pub fn carry_copy_addresses(k: &mut ThreadKernel) -> usize {
+    let mut writes = vec![0u32; k.regs.len()];
+    count_writes(&k.body, &mut writes);
+    let mut body = std::mem::take(&mut k.body);
+    let n = walk(&mut body, k, &writes);
+    k.body = body;
+    n
+}
+
+fn count_writes(body: &[Stmt], n: &mut [u32]) {
+    for s in body {
+        for r in s.writes() {
+            n[r.0 as usize] += 1;
+        }
+        for b in s.bodies() {
+            count_writes(b, n);
+        }
+    }
+}
+
+fn nested_writes(body: &[Stmt], out: &mut HashMap<Reg, u32>) {
+    for s in body {
+        for r in s.writes() {
+            *out.entry(r).or_insert(0) += 1;
+        }
+        for b in s.bodies() {
+            nested_writes(b, out);
+        }
+    }
+}
+
+/// Applies the pass to every `For` in `body`, innermost first.
+fn walk(body: &mut Vec<Stmt>, k: &mut ThreadKernel, writes: &[u32]) -> usize {
+    let mut carried = 0;
+    let mut i = 0;
+    while i < body.len() {
+        for b in body[i].bodies_mut() {
+            carried += walk(b, k, writes);
+        }
+        if let Stmt::For { .. } = &body[i] {
+            let (before, n) = carry_in_loop(&mut body[i], k, writes);
+            carried += n;
+            let m = before.len();
+            for (j, s) in before.into_iter().enumerate() {
+                body.insert(i + j, s);
+            }
+            i += m;
+        }
+        i += 1;
+    }
+    carried
+}
+
+fn new_reg(k: &mut ThreadKernel, dtype: DType) -> Reg {
+    k.regs.push(RegTy::scalar(dtype));
+    Reg(k.regs.len() as u32 - 1)
+}
+
+/// The buffer parameters a copy may read through a carried address: those whose
+/// element has the size of the shared array's element (the copy's unit).
+fn copy_unit(k: &ThreadKernel, arr: u32, buf: u32) -> Option<DType> {
+    let ParamKind::Buffer { dtype, .. } = k.params.get(buf as usize)?.kind else {
+        return None;
+    };
+    let sdt = k.shared.get(arr as usize)?.dtype;
+    (sdt.size_bytes() == dtype.size_bytes() && dtype.size_bytes().is_power_of_two())
+        .then_some(dtype)
+}
+
+/// Rewrites the qualifying copies of one loop; returns the statements to put before it
+/// and how many copies it rewrote.
+fn carry_in_loop(for_stmt: &mut Stmt, k: &mut ThreadKernel, writes: &[u32]) -> (Vec<Stmt>, usize) {
+    let Stmt::For { iv, body, .. } = for_stmt else {
+        return (vec![], 0);
+    };
+    let mut in_loop: HashMap<Reg, u32> = HashMap::new();
+    nested_writes(body, &mut in_loop);
+    *in_loop.entry(*iv).or_insert(0) += 1;
+    let written_in_loop = |r: Reg| in_loop.get(&r).copied().unwrap_or(0);
+    // Top-level `x = add c, s` with x written once in the kernel, s loop-invariant.
+    let mut steps: HashMap<Reg, (Reg, Reg)> = HashMap::new();
+    for s in body.iter() {
+        let Stmt::Assign {
+            dst: x,
+            expr: Expr::Binary(BinaryOp::Add, a, b),
+        } = s
+        else {
+            continue;
+        };
+        let ty = k.reg_ty(*x);
+        if writes[x.0 as usize] != 1
+            || ty.lanes != 1
+            || !matches!(ty.dtype, DType::I32 | DType::I64)
+        {
+            continue;
+        }
+        for (c, st) in [(*a, *b), (*b, *a)] {
+            if k.reg_ty(c) == ty && k.reg_ty(st) == ty && invariant(body, &in_loop, writes, st, 0) {
+                steps.insert(*x, (c, st));
+                break;
+            }
+        }
+    }
+    // ... whose c is written in the loop only by a top-level `c = x`.
+    steps.retain(|x, (c, _)| {
+        written_in_loop(*c) == 1
+            && body.iter().any(
+                |s| matches!(s, Stmt::Assign { dst, expr: Expr::Copy(v) } if dst == c && v == x),
+            )
+    });
+    if steps.is_empty() {
+        return (vec![], 0);
+    }
+    // The copies that read them, keyed by (index, buffer).
+    let mut wanted: Vec<(Reg, u32)> = vec![];
+    collect_copies(body, &steps, k, &mut wanted);
+    if wanted.is_empty() {
+        return (vec![], 0);
+    }
+    let mut before = vec![];
+    let mut latch = vec![];
+    let mut carried: HashMap<(Reg, u32), Reg> = HashMap::new();
+    let mut wide_steps: HashMap<Reg, Reg> = HashMap::new();
+    for (x, buf) in wanted {
+        let (c, s) = steps[&x];
+        let unit = match k.params[buf as usize].kind {
+            ParamKind::Buffer { dtype, .. } => dtype,
+            _ => continue,
+        };
+        let widen = |k: &mut ThreadKernel, before: &mut Vec<Stmt>, r: Reg| -> Reg {
+            if k.reg_ty(r).dtype == DType::I64 {
+                return r;
+            }
+            let w = new_reg(k, DType::I64);
+            before.push(Stmt::Assign {
+                dst: w,
+                expr: Expr::Cast {
+                    value: r,
+                    bitcast: false,
+                },
+            });
+            w
+        };
+        let s64 = match wide_steps.get(&s) {
+            Some(r) => *r,
+            None => {
+                let s_before = hoisted(body, &in_loop, k, &mut before, s);
+                let r = widen(k, &mut before, s_before);
+                wide_steps.insert(s, r);
+                r
+            }
+        };
+        let c64 = widen(k, &mut before, c);
+        let base = new_reg(k, DType::I64);
+        before.push(Stmt::Assign {
+            dst: base,
+            expr: Expr::Address(buf),
+        });
+        let shift = unit.size_bytes().trailing_zeros() as i64;
+        let first = new_reg(k, DType::I64);
+        before.push(Stmt::Assign {
+            dst: first,
+            expr: Expr::Binary(BinaryOp::Add, c64, s64),
+        });
+        let a = new_reg(k, DType::I64);
+        if shift == 0 {
+            before.push(Stmt::Assign {
+                dst: a,
+                expr: Expr::Binary(BinaryOp::Add, base, first),
+            });
+        } else {
+            let sh = new_reg(k, DType::I64);
+            before.push(Stmt::Assign {
+                dst: sh,
+                expr: Expr::Const(Const::Int(shift)),
+            });
+            let elems = new_reg(k, DType::I64);
+            before.push(Stmt::Assign {
+                dst: elems,
+                expr: Expr::Binary(BinaryOp::Shr, base, sh),
+            });
+            before.push(Stmt::Assign {
+                dst: a,
+                expr: Expr::Binary(BinaryOp::Add, elems, first),
+            });
+        }
+        latch.push(Stmt::Assign {
+            dst: a,
+            expr: Expr::Binary(BinaryOp::Add, a, s64),
+        });
+        carried.insert((x, buf), a);
+    }
+    let n = rewrite_copies(body, &carried);
+    body.extend(latch);
+    (before, n)
+}
+
+/// The pure expressions a loop-invariant step may be computed by.
+fn pure(e: &Expr) -> bool {
+    matches!(
+        e,
+        Expr::Const(_)
+            | Expr::Param(_)
+            | Expr::Address(_)
+            | Expr::Copy(_)
+            | Expr::Unary(..)
+            | Expr::Binary(..)
+            | Expr::Cmp(..)
+            | Expr::Select { .. }
+            | Expr::Cast { .. }
+    )
+}
+
+/// The single top-level assignment of `r` in `body`, if `r` is written once in the
+/// kernel and that is it.
+fn top_level_def<'a>(body: &'a [Stmt], writes: &[u32], r: Reg) -> Option<&'a Expr> {
+    if writes[r.0 as usize] != 1 {
+        return None;
+    }
+    body.iter().find_map(|s| match s {
+        Stmt::Assign { dst, expr } if *dst == r => Some(expr),
+        _ => None,
+    })
+}
+
+/// Whether `r` has the same value on every trip of the loop whose body is `body` (and
+/// before it): not written in the loop, or computed once at the body's top level by a
+/// pure expression of such registers (the steps `ptxas` would hoist; `b`'s step is
+/// `BLOCK_K * stride_bk`, recomputed in the body).
+fn invariant(
+    body: &[Stmt],
+    in_loop: &HashMap<Reg, u32>,
+    writes: &[u32],
+    r: Reg,
+    depth: u32,
+) -> bool {
+    if in_loop.get(&r).copied().unwrap_or(0) == 0 {
+        return true;
+    }
+    if depth > 8 {
+        return false;
+    }
+    match top_level_def(body, writes, r) {
+        Some(e) if pure(e) => e
+            .operands()
+            .into_iter()
+            .all(|o| invariant(body, in_loop, writes, o, depth + 1)),
+        _ => false,
+    }
+}
+
+/// A register holding invariant `r`'s value before the loop: `r` itself where the loop
+/// does not write it, else its definition recomputed (recursively) into fresh registers
+/// appended to `before`.
+fn hoisted(
+    body: &[Stmt],
+    in_loop: &HashMap<Reg, u32>,
+    k: &mut ThreadKernel,
+    before: &mut Vec<Stmt>,
+    r: Reg,
+) -> Reg {
+    if in_loop.get(&r).copied().unwrap_or(0) == 0 {
+        return r;
+    }
+    let expr = body
+        .iter()
+        .find_map(|s| match s {
+            Stmt::Assign { dst, expr } if *dst == r => Some(expr.clone()),
+            _ => None,
+        })
+        .expect("an invariant register written in the loop has a top-level definition");
+    let mut map = HashMap::new();
+    for o in expr.operands() {
+        let h = hoisted(body, in_loop, k, before, o);
+        map.insert(o, h);
+    }
+    let ty = k.reg_ty(r);
+    k.regs.push(ty);
+    let fresh = Reg(k.regs.len() as u32 - 1);
+    let mut expr = expr;
+    expr.map_operands(&mut |o| map.get(&o).copied().unwrap_or(o));
+    before.push(Stmt::Assign { dst: fresh, expr });
+    fresh
+}
+
+fn collect_copies(
+    body: &[Stmt],
+    steps: &HashMap<Reg, (Reg, Reg)>,
+    k: &ThreadKernel,
+    out: &mut Vec<(Reg, u32)>,
+) {
+    for s in body {
+        if let Stmt::AsyncCopy {
+            arr, buf, index, ..
+        } = s
+        {
+            if *buf != FLAT
+                && steps.contains_key(index)
+                && copy_unit(k, *arr, *buf).is_some()
+                && !out.contains(&(*index, *buf))
+            {
+                out.push((*index, *buf));
+            }
+        }
+        for b in s.bodies() {
+            collect_copies(b, steps, k, out);
+        }
+    }
+}
+
+fn rewrite_copies(body: &mut [Stmt], carried: &HashMap<(Reg, u32), Reg>) -> usize {
+    let mut n = 0;
+    for s in body.iter_mut() {
+        if let Stmt::AsyncCopy { buf, index, .. } = s {
+            if let Some(a) = carried.get(&(*index, *buf)) {
+                *buf = FLAT;
+                *index = *a;
+                n += 1;
+            }
+        }
+        for b in s.bodies_mut() {
+            n += rewrite_copies(b, carried);
+        }
+    }
+    n
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::interp::{HostBuffer, RtArg};
+    use crate::thread_ir::{parse, print};
+
+    /// Four trips; trip t copies `x[t * 32 + 32 + tid]` through shared memory to
+    /// `y[t * 32 + tid]`. The copy's index advances by `s = 32 * 1`, computed in the
+    /// body from invariants (as `BLOCK_K * stride` is).
+    const COPIES: &str = "thread_kernel @k(x: buffer<f32>, y: mut buffer<f32>) threads 32 {
+  shared s0 stage: [f32; 32] align 16
+  r0: i32 = thread_id
+  r1: i32 = const 0
+  r2: i32 = const 4
+  r3: i32 = const 1
+  r4: i32 = const 32
+  r5: i32 = const 0
+  r6: i32 = r0
+  for r7: i32 = r1 to r2 step r3 {
+    r8: i32 = mul r4, r3
+    r9: i32 = add r6, r8
+    async_copy x1 s0[r0] <- x[r9]
+    async_commit
+    async_wait 0
+    barrier
+    r10: f32 = load s0[r0]
+    r11: i32 = mul r7, r4
+    r12: i32 = add r11, r0
+    store y[r12] = r10
+    barrier
+    r6: i32 = r9
+  }
+}
+";
+
+    fn run(k: &ThreadKernel) -> Vec<f32> {
+        let xs: Vec<u8> = (0..256)
+            .flat_map(|i| (i as f32 * 1.5).to_le_bytes())
+            .collect();
+        let mut bufs = vec![
+            HostBuffer {
+                dtype: DType::F32,
+                bytes: xs,
+            },
+            HostBuffer {
+                dtype: DType::F32,
+                bytes: vec![0xff; 4 * 128],
+            },
+        ];
+        let args = [
+            RtArg::Buffer {
+                buffer: 0,
+                offset: 0,
+                len: 256,
+            },
+            RtArg::Buffer {
+                buffer: 1,
+                offset: 0,
+                len: 128,
+            },
+        ];
+        crate::thread_ir::sim::simulate(k, crate::launch::Grid([1, 1, 1]), &args, &mut bufs)
+            .unwrap();
+        bufs[1]
+            .bytes
+            .chunks(4)
+            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect()
+    }
+
+    #[test]
+    fn a_copy_reads_a_carried_address() {
+        let mut k = parse(COPIES).unwrap();
+        let want = run(&k);
+        for (i, w) in want.iter().enumerate() {
+            assert_eq!(*w, (i + 32) as f32 * 1.5);
+        }
+        assert_eq!(carry_copy_addresses(&mut k), 1);
+        let text = print(&k);
+        assert!(text.contains("<- *["), "{text}");
+        let opts = crate::lower::expand::ExpandOptions::ptx(1);
+        crate::thread_ir::verify::verify(&k, &opts, "carried_addresses").unwrap();
+        assert_eq!(run(&k), want);
+        // The step is computed once before the loop as well, and added at the end.
+        let body_end = text.rfind("r6: i32 = r9").unwrap();
+        let advance = text.rfind("add r").unwrap();
+        assert!(advance > body_end, "{text}");
+    }
+
+    #[test]
+    fn copies_whose_index_does_not_advance_by_an_invariant_stay() {
+        for src in [
+            // The step depends on the trip.
+            COPIES.replace("r8: i32 = mul r4, r3", "r8: i32 = mul r4, r7"),
+            // The carried register is not the index.
+            COPIES.replace("    r6: i32 = r9\n", "    r6: i32 = r12\n"),
+            // The carried register is written a second time in the loop.
+            COPIES.replace("    r6: i32 = r9\n", "    r6: i32 = r9\n    r6: i32 = r0\n"),
+            // The index is the carried register itself.
+            COPIES.replace("<- x[r9]", "<- x[r6]"),
+        ] {
+            let mut k = parse(&src).unwrap();
+            let want = run(&k);
+            assert_eq!(carry_copy_addresses(&mut k), 0, "{}", print(&k));
+            assert_eq!(run(&k), want);
+        }
+    }
+}
