@@ -66,6 +66,9 @@ const FLOATS: [DType; 3] = [DType::F32, DType::F16, DType::BF16];
 
 struct Gen {
     rng: Rng,
+    /// Choices added after the main stream was fixed (f32 block-pointer operands): drawn
+    /// from their own stream, so that programs which never reach them stay as they were.
+    side: Rng,
     p: Program,
     opt: Options,
     /// Information of the variables visible now.
@@ -107,6 +110,7 @@ pub fn generate(seed: u64, opt: &Options) -> Program {
     for attempt in 0.. {
         let mut g = Gen {
             rng: Rng::new(seed.wrapping_mul(31).wrapping_add(attempt)),
+            side: Rng::new((seed ^ 0x0B10_CF32).wrapping_mul(37).wrapping_add(attempt)),
             p: Program {
                 seed,
                 num_warps: 4,
@@ -786,9 +790,15 @@ impl Gen {
             }
         };
         // In a loop, 16-bit operands sometimes come from block pointers walking a view
-        // (pipelined; on sm_90 copied by the tensor memory accelerator).
+        // (pipelined; on sm_90 copied by the tensor memory accelerator), and so do f32
+        // ones accumulating into a carried tile (tf32 on sm_90: `a` by TMA from 64 rows
+        // on, `b` read into registers; decided on the side stream).
         let looped = !self.loop_vars.is_empty() && matches!(dtype, DType::F16 | DType::BF16);
-        if looped && self.rng.chance(if acc.is_some() { 0.6 } else { 0.2 }) {
+        let f32_blocks = !self.loop_vars.is_empty()
+            && dtype == DType::F32
+            && acc.is_some()
+            && self.side.chance(0.35);
+        if f32_blocks || looped && self.rng.chance(if acc.is_some() { 0.6 } else { 0.2 }) {
             let a = self.block_load(Some(dtype), Some([m, k]))?;
             let b = self.block_load(Some(dtype), Some([k, n]))?;
             let precision = None;

@@ -84,19 +84,41 @@ fn fixed_seed_batch_agrees_with_the_interpreter() {
     }
 }
 
-/// Seeds that found bugs outside the fixed batch, run on the simulators every time.
+/// Seeds that found bugs outside the fixed batch, run on the simulators every time,
+/// plainly or in checked mode. Each seed's program is kept in `tests/regressions/`:
+/// a change to the generator that moves one fails here, so that it is dealt with on
+/// purpose (the bug's program found again under the new generator, or the file kept
+/// and run as a source) instead of the regression silently testing something else.
 /// 880076: a tf32 operand ring that `cp.async` fills shared memory with a reduction's
 /// scratch (ordinary stores), so `wgmma` read memory written through the generic proxy
 /// with no fence since (the Hopper simulator reported it; `shared_reuse` no longer
 /// merges such arrays).
+/// 2310067 (checked): block-pointer operands copied by TMA in checked mode; the launcher
+/// took the tensor maps, which follow the hidden parameters, for missing hidden ones.
 #[test]
 fn seeds_that_found_bugs_agree_with_the_interpreter() {
-    let execs = [
-        Executor::Device(Device::simulator_ptx()),
-        Executor::Device(Device::simulator_hopper()),
-    ];
-    const SEEDS: &[u64] = &[880076];
-    for &seed in SEEDS {
+    let sims = [Device::simulator_ptx(), Device::simulator_hopper()];
+    const SEEDS: &[(u64, bool)] = &[(880076, false), (2310067, true)];
+    let bless = std::env::var("TILEWISE_BLESS").as_deref() == Ok("1");
+    for &(seed, checked) in SEEDS {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/regressions")
+            .join(format!("seed{seed}.py"));
+        let source = tilewise_fuzz::generate(seed, &Options::default()).source();
+        if bless {
+            std::fs::write(&path, &source).unwrap();
+        }
+        let kept = std::fs::read_to_string(&path)
+            .unwrap_or_else(|e| panic!("{}: {e} (TILEWISE_BLESS=1 writes it)", path.display()));
+        assert!(
+            kept == source,
+            "the generator no longer makes seed {seed}'s program ({}): find the bug's program again or run the kept file",
+            path.display()
+        );
+        let execs: Vec<Executor> = sims
+            .iter()
+            .map(|d| Executor::Device(if checked { d.checked() } else { d.clone() }))
+            .collect();
         let report = run_batch(seed, 1, &execs, &Options::default(), false, |_, _| {});
         let text: Vec<String> = report.failures.iter().map(|f| f.to_string()).collect();
         assert!(text.is_empty(), "seed {seed}:\n{}", text.join("\n"));
