@@ -43,7 +43,9 @@
 //! addresses no buffer either way, so in-bounds copies read the same elements.
 
 use crate::ir::{BinaryOp, Const, DType};
-use crate::thread_ir::{Expr, ParamKind, Reg, RegTy, Stmt, ThreadKernel, FLAT};
+use crate::thread_ir::{
+    count_writes, writes_in, Expr, ParamKind, Reg, RegTy, Stmt, ThreadKernel, FLAT,
+};
 use std::collections::HashMap;
 
 /// Carries the addresses of qualifying copies (see the module documentation); returns
@@ -55,28 +57,6 @@ pub fn carry_copy_addresses(k: &mut ThreadKernel) -> usize {
     let n = walk(&mut body, k, &writes);
     k.body = body;
     n
-}
-
-fn count_writes(body: &[Stmt], n: &mut [u32]) {
-    for s in body {
-        for r in s.writes() {
-            n[r.0 as usize] += 1;
-        }
-        for b in s.bodies() {
-            count_writes(b, n);
-        }
-    }
-}
-
-fn nested_writes(body: &[Stmt], out: &mut HashMap<Reg, u32>) {
-    for s in body {
-        for r in s.writes() {
-            *out.entry(r).or_insert(0) += 1;
-        }
-        for b in s.bodies() {
-            nested_writes(b, out);
-        }
-    }
 }
 
 /// Applies the pass to every `For` in `body`, innermost first.
@@ -123,8 +103,7 @@ fn carry_in_loop(for_stmt: &mut Stmt, k: &mut ThreadKernel, writes: &[u32]) -> (
     let Stmt::For { iv, body, .. } = for_stmt else {
         return (vec![], 0);
     };
-    let mut in_loop: HashMap<Reg, u32> = HashMap::new();
-    nested_writes(body, &mut in_loop);
+    let mut in_loop = writes_in(body);
     *in_loop.entry(*iv).or_insert(0) += 1;
     let written_in_loop = |r: Reg| in_loop.get(&r).copied().unwrap_or(0);
     // Top-level `x = add c, s` with x written once in the kernel, s loop-invariant.
@@ -245,22 +224,6 @@ fn carry_in_loop(for_stmt: &mut Stmt, k: &mut ThreadKernel, writes: &[u32]) -> (
     (before, n)
 }
 
-/// The pure expressions a loop-invariant step may be computed by.
-fn pure(e: &Expr) -> bool {
-    matches!(
-        e,
-        Expr::Const(_)
-            | Expr::Param(_)
-            | Expr::Address(_)
-            | Expr::Copy(_)
-            | Expr::Unary(..)
-            | Expr::Binary(..)
-            | Expr::Cmp(..)
-            | Expr::Select { .. }
-            | Expr::Cast { .. }
-    )
-}
-
 /// The single top-level assignment of `r` in `body`, if `r` is written once in the
 /// kernel and that is it.
 fn top_level_def<'a>(body: &'a [Stmt], writes: &[u32], r: Reg) -> Option<&'a Expr> {
@@ -291,7 +254,7 @@ fn invariant(
         return false;
     }
     match top_level_def(body, writes, r) {
-        Some(e) if pure(e) => e
+        Some(e) if e.is_pure() => e
             .operands()
             .into_iter()
             .all(|o| invariant(body, in_loop, writes, o, depth + 1)),

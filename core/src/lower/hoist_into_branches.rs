@@ -29,7 +29,7 @@
 //! assigns once, at its top level after the `if`, from `m` (through copies). Moving
 //! changes no value any statement reads, on any trip, the loop's first included.
 
-use crate::thread_ir::{Expr, Reg, Stmt, ThreadKernel};
+use crate::thread_ir::{count_writes, writes_in, Expr, Reg, Stmt, ThreadKernel};
 use std::collections::HashMap;
 
 /// Moves arithmetic on carried branch results into the branches (see the module
@@ -38,17 +38,6 @@ pub fn hoist_into_branches(k: &mut ThreadKernel) -> usize {
     let mut writes = vec![0u32; k.regs.len()];
     count_writes(&k.body, &mut writes);
     walk(&mut k.body, &mut writes)
-}
-
-fn count_writes(body: &[Stmt], n: &mut [u32]) {
-    for s in body {
-        for r in s.writes() {
-            n[r.0 as usize] += 1;
-        }
-        for b in s.bodies() {
-            count_writes(b, n);
-        }
-    }
 }
 
 /// Applies the pass to every `For` in `body`, innermost first.
@@ -81,27 +70,6 @@ fn walk(body: &mut Vec<Stmt>, writes: &mut [u32]) -> usize {
     moved
 }
 
-/// Whether `e` computes its value from its operands alone (no memory, no other
-/// threads).
-fn pure(e: &Expr) -> bool {
-    matches!(
-        e,
-        Expr::Const(_)
-            | Expr::Special(_)
-            | Expr::Param(_)
-            | Expr::Address(_)
-            | Expr::Copy(_)
-            | Expr::Unary(..)
-            | Expr::Binary(..)
-            | Expr::Cmp(..)
-            | Expr::Select { .. }
-            | Expr::Fma(..)
-            | Expr::Cast { .. }
-            | Expr::Extract { .. }
-            | Expr::Construct(_)
-    )
-}
-
 /// The single top-level assignment of `r` in `branch`, if `branch` writes `r` exactly
 /// once and there.
 fn assignment_in(branch: &[Stmt], r: Reg) -> Option<&Expr> {
@@ -114,25 +82,12 @@ fn assignment_in(branch: &[Stmt], r: Reg) -> Option<&Expr> {
     let mut nested = 0u32;
     for s in branch {
         for b in s.bodies() {
-            let mut w = HashMap::new();
-            nested_writes(b, &mut w);
-            nested += w.get(&r).copied().unwrap_or(0);
+            nested += writes_in(b).get(&r).copied().unwrap_or(0);
         }
     }
     match (n.as_slice(), nested) {
         ([Stmt::Assign { expr, .. }], 0) => Some(expr),
         _ => None,
-    }
-}
-
-fn nested_writes(body: &[Stmt], out: &mut HashMap<Reg, u32>) {
-    for s in body {
-        for r in s.writes() {
-            *out.entry(r).or_insert(0) += 1;
-        }
-        for b in s.bodies() {
-            nested_writes(b, out);
-        }
     }
 }
 
@@ -143,8 +98,7 @@ fn hoist_in_loop(for_stmt: &mut Stmt, writes: &[u32]) -> Vec<Stmt> {
     };
     let iv = *iv;
     // Writes inside the loop (its induction variable counts as one).
-    let mut in_loop: HashMap<Reg, u32> = HashMap::new();
-    nested_writes(body, &mut in_loop);
+    let mut in_loop = writes_in(body);
     *in_loop.entry(iv).or_insert(0) += 1;
     // The top-level copy `r = x` of the body after statement `from`: (its position, x).
     let copy_of = |body: &[Stmt], from: usize, r: Reg| -> Option<(usize, Reg)> {
@@ -228,7 +182,7 @@ fn hoist_in_loop(for_stmt: &mut Stmt, writes: &[u32]) -> Vec<Stmt> {
             let Stmt::Assign { dst, expr } = s else {
                 continue;
             };
-            if !pure(expr) || writes[dst.0 as usize] != 1 || chains.contains(dst) {
+            if !expr.is_pure() || writes[dst.0 as usize] != 1 || chains.contains(dst) {
                 continue;
             }
             let stable = |r: &Reg| {

@@ -83,7 +83,7 @@ fn key(ty: RegTy, expr: &Expr) -> Option<Key> {
 /// Runs the pass on `k` (see the module documentation).
 pub fn value_numbering(k: &mut ThreadKernel) {
     let mut defs = vec![0u32; k.regs.len()];
-    count_defs(&k.body, &mut defs);
+    crate::thread_ir::count_writes(&k.body, &mut defs);
     let mut single: Vec<bool> = defs.iter().map(|&d| d == 1).collect();
     // A loop's induction variable changes every trip: never a fixed value.
     mark_induction_variables(&k.body, &mut single);
@@ -106,17 +106,6 @@ fn mark_induction_variables(body: &[Stmt], single: &mut [bool]) {
         }
         for b in s.bodies() {
             mark_induction_variables(b, single);
-        }
-    }
-}
-
-fn count_defs(body: &[Stmt], defs: &mut [u32]) {
-    for s in body {
-        for w in s.writes() {
-            defs[w.0 as usize] += 1;
-        }
-        for b in s.bodies() {
-            count_defs(b, defs);
         }
     }
 }

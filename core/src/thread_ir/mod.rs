@@ -37,7 +37,7 @@ pub mod tma;
 pub mod uniformity;
 pub mod verify;
 mod visit;
-pub use visit::renumber_shared_arrays;
+pub use visit::{count_writes, renumber_shared_arrays, writes_in};
 mod wgmma;
 
 pub use parse::parse;

@@ -4,8 +4,30 @@
 //! included: a walker visits them itself ([`Stmt::bodies`]).
 
 use super::{Expr, Reg, Stmt, WgmmaA};
+use std::collections::HashMap;
 
 impl Expr {
+    /// Whether the expression computes its value from its operands alone (no memory,
+    /// no other threads): such an assignment may move or be recomputed.
+    pub fn is_pure(&self) -> bool {
+        matches!(
+            self,
+            Expr::Const(_)
+                | Expr::Special(_)
+                | Expr::Param(_)
+                | Expr::Address(_)
+                | Expr::Copy(_)
+                | Expr::Unary(..)
+                | Expr::Binary(..)
+                | Expr::Cmp(..)
+                | Expr::Select { .. }
+                | Expr::Fma(..)
+                | Expr::Cast { .. }
+                | Expr::Extract { .. }
+                | Expr::Construct(_)
+        )
+    }
+
     /// The registers the expression reads.
     pub fn operands(&self) -> Vec<Reg> {
         let mut out = vec![];
@@ -334,4 +356,35 @@ pub fn renumber_shared_arrays(body: &mut [Stmt], map: &[u32]) {
             renumber_shared_arrays(b, map);
         }
     }
+}
+
+/// Adds to `n[r]` the number of statements of `body`, nested bodies included, that
+/// write register `r` (`n` has a slot a register of the kernel).
+pub fn count_writes(body: &[Stmt], n: &mut [u32]) {
+    for s in body {
+        for r in s.writes() {
+            n[r.0 as usize] += 1;
+        }
+        for b in s.bodies() {
+            count_writes(b, n);
+        }
+    }
+}
+
+/// The registers `body` writes, nested bodies included, with how many statements write
+/// each.
+pub fn writes_in(body: &[Stmt]) -> HashMap<Reg, u32> {
+    fn walk(body: &[Stmt], out: &mut HashMap<Reg, u32>) {
+        for s in body {
+            for r in s.writes() {
+                *out.entry(r).or_insert(0) += 1;
+            }
+            for b in s.bodies() {
+                walk(b, out);
+            }
+        }
+    }
+    let mut out = HashMap::new();
+    walk(body, &mut out);
+    out
 }
