@@ -20,18 +20,24 @@
 //! tutorial 03's 128x256x64 f16 matmul spent about 5% of its K step there against
 //! Triton's compile of the same source, which carries 64-bit pointers (Nsight Compute
 //! and hand-edited PTX, BENCHMARKS.md, twenty-third session). Here each copy reads
-//! instead a carried [`FLAT`] index (the address over the element size), set before
-//! the loop from `c`'s first value and advanced by the step at the end of the body:
+//! instead a carried [`BYTE_ADDRESS`], set before the loop from `c`'s first value and
+//! advanced by the step in bytes at the end of the body:
 //!
 //! ```text
-//! a = (address a) >> log2(size) + i64(c) + i64(s)      // before the loop
+//! a = (address a) + (i64(c) + i64(s)) << log2(size)    // before the loop
+//! b = i64(s) << log2(size)
 //! for ... {
 //!   ...
-//!   async_copy s0[..] <- *[a]
+//!   async_copy s0[..] <- &[a]
 //!   ...
-//!   a = add a, i64(s)                                   // last statement of the body
+//!   a = add a, b                                        // last statement of the body
 //! }
 //! ```
+//!
+//! A byte address rather than an element index ([`crate::thread_ir::FLAT`]): the
+//! address of an index is a 64-bit shift, two instructions a copy on every trip
+//! (`SHF.L.U64.HI` and `IMAD.SHL`), 24 of a 128x256x64 f16 K step's 128 (Triton's
+//! compile of the same step has 117).
 //!
 //! What qualifies: a copy anywhere in a `For` body whose buffer is a parameter of the
 //! copy's element size, whose index `x` is assigned once in the kernel, at the body's
@@ -44,7 +50,8 @@
 
 use crate::ir::{BinaryOp, Const, DType};
 use crate::thread_ir::{
-    count_writes, writes_in, Expr, ParamKind, Reg, RegTy, Stmt, ThreadKernel, FLAT,
+    count_writes, is_address, writes_in, Expr, ParamKind, Reg, RegTy, Stmt, ThreadKernel,
+    BYTE_ADDRESS,
 };
 use std::collections::HashMap;
 
@@ -150,6 +157,7 @@ fn carry_in_loop(for_stmt: &mut Stmt, k: &mut ThreadKernel, writes: &[u32]) -> (
     let mut latch = vec![];
     let mut carried: HashMap<(Reg, u32), Reg> = HashMap::new();
     let mut wide_steps: HashMap<Reg, Reg> = HashMap::new();
+    let mut byte_steps: HashMap<(Reg, i64), Reg> = HashMap::new();
     for (x, buf) in wanted {
         let (c, s) = steps[&x];
         let unit = match k.params[buf as usize].kind {
@@ -180,48 +188,59 @@ fn carry_in_loop(for_stmt: &mut Stmt, k: &mut ThreadKernel, writes: &[u32]) -> (
             }
         };
         let c64 = widen(k, &mut before, c);
+        let shift = unit.size_bytes().trailing_zeros() as i64;
+        // The step in bytes, once per (step, element size).
+        let step_bytes = match byte_steps.get(&(s, shift)) {
+            Some(r) => *r,
+            None => {
+                let r = shifted_left(k, &mut before, s64, shift);
+                byte_steps.insert((s, shift), r);
+                r
+            }
+        };
         let base = new_reg(k, DType::I64);
         before.push(Stmt::Assign {
             dst: base,
             expr: Expr::Address(buf),
         });
-        let shift = unit.size_bytes().trailing_zeros() as i64;
         let first = new_reg(k, DType::I64);
         before.push(Stmt::Assign {
             dst: first,
             expr: Expr::Binary(BinaryOp::Add, c64, s64),
         });
+        let first_bytes = shifted_left(k, &mut before, first, shift);
         let a = new_reg(k, DType::I64);
-        if shift == 0 {
-            before.push(Stmt::Assign {
-                dst: a,
-                expr: Expr::Binary(BinaryOp::Add, base, first),
-            });
-        } else {
-            let sh = new_reg(k, DType::I64);
-            before.push(Stmt::Assign {
-                dst: sh,
-                expr: Expr::Const(Const::Int(shift)),
-            });
-            let elems = new_reg(k, DType::I64);
-            before.push(Stmt::Assign {
-                dst: elems,
-                expr: Expr::Binary(BinaryOp::Shr, base, sh),
-            });
-            before.push(Stmt::Assign {
-                dst: a,
-                expr: Expr::Binary(BinaryOp::Add, elems, first),
-            });
-        }
+        before.push(Stmt::Assign {
+            dst: a,
+            expr: Expr::Binary(BinaryOp::Add, base, first_bytes),
+        });
         latch.push(Stmt::Assign {
             dst: a,
-            expr: Expr::Binary(BinaryOp::Add, a, s64),
+            expr: Expr::Binary(BinaryOp::Add, a, step_bytes),
         });
         carried.insert((x, buf), a);
     }
     let n = rewrite_copies(body, &carried);
     body.extend(latch);
     (before, n)
+}
+
+/// `r << shift` (an `i64`) in a fresh register assigned in `before`; `r` for 0.
+fn shifted_left(k: &mut ThreadKernel, before: &mut Vec<Stmt>, r: Reg, shift: i64) -> Reg {
+    if shift == 0 {
+        return r;
+    }
+    let sh = new_reg(k, DType::I64);
+    before.push(Stmt::Assign {
+        dst: sh,
+        expr: Expr::Const(Const::Int(shift)),
+    });
+    let out = new_reg(k, DType::I64);
+    before.push(Stmt::Assign {
+        dst: out,
+        expr: Expr::Binary(BinaryOp::Shl, r, sh),
+    });
+    out
 }
 
 /// The single top-level assignment of `r` in `body`, if `r` is written once in the
@@ -307,7 +326,7 @@ fn collect_copies(
             arr, buf, index, ..
         } = s
         {
-            if *buf != FLAT
+            if !is_address(*buf)
                 && steps.contains_key(index)
                 && copy_unit(k, *arr, *buf).is_some()
                 && !out.contains(&(*index, *buf))
@@ -326,7 +345,7 @@ fn rewrite_copies(body: &mut [Stmt], carried: &HashMap<(Reg, u32), Reg>) -> usiz
     for s in body.iter_mut() {
         if let Stmt::AsyncCopy { buf, index, .. } = s {
             if let Some(a) = carried.get(&(*index, *buf)) {
-                *buf = FLAT;
+                *buf = BYTE_ADDRESS;
                 *index = *a;
                 n += 1;
             }
@@ -417,7 +436,7 @@ mod tests {
         }
         assert_eq!(carry_copy_addresses(&mut k), 1);
         let text = print(&k);
-        assert!(text.contains("<- *["), "{text}");
+        assert!(text.contains("<- &["), "{text}");
         let opts = crate::lower::expand::ExpandOptions::ptx(1);
         crate::thread_ir::verify::verify(&k, &opts, "carried_addresses").unwrap();
         assert_eq!(run(&k), want);
@@ -425,6 +444,67 @@ mod tests {
         let body_end = text.rfind("r6: i32 = r9").unwrap();
         let advance = text.rfind("add r").unwrap();
         assert!(advance > body_end, "{text}");
+    }
+
+    /// Loads and stores through byte addresses (`&[..]`): thread t moves `x[t + 3]` to
+    /// `y[t]`; a byte address that is not a multiple of the element's size is an error.
+    #[test]
+    fn byte_addresses_reach_the_element_they_name() {
+        let src = "thread_kernel @k(x: buffer<f32>, y: mut buffer<f32>) threads 32 {
+  r0: i32 = thread_id
+  r1: i64 = cast r0
+  r2: i64 = const 2
+  r3: i64 = shl r1, r2
+  r4: i64 = address x
+  r5: i64 = add r4, r3
+  r9: i64 = const 12
+  r10: i64 = add r5, r9
+  r6: f32 = load &[r10]
+  r7: i64 = address y
+  r8: i64 = add r7, r3
+  store &[r8] = r6
+}";
+        let k = parse(src).unwrap();
+        let opts = crate::lower::expand::ExpandOptions::ptx(1);
+        crate::thread_ir::verify::verify(&k, &opts, "test").unwrap();
+        assert_eq!(print(&parse(&print(&k)).unwrap()), print(&k));
+        let got = run(&k);
+        for (i, g) in got.iter().enumerate() {
+            let want = if i < 32 {
+                (i + 3) as f32 * 1.5
+            } else {
+                f32::from_bits(!0)
+            };
+            assert_eq!(g.to_bits(), want.to_bits(), "element {i}");
+        }
+        let k = parse(&src.replace("const 12", "const 13")).unwrap();
+        let xs: Vec<u8> = vec![0; 1024];
+        let mut bufs = vec![
+            HostBuffer {
+                dtype: DType::F32,
+                bytes: xs.clone(),
+            },
+            HostBuffer {
+                dtype: DType::F32,
+                bytes: xs,
+            },
+        ];
+        let args = [
+            RtArg::Buffer {
+                buffer: 0,
+                offset: 0,
+                len: 256,
+            },
+            RtArg::Buffer {
+                buffer: 1,
+                offset: 0,
+                len: 256,
+            },
+        ];
+        let err =
+            crate::thread_ir::sim::simulate(&k, crate::launch::Grid([1, 1, 1]), &args, &mut bufs)
+                .unwrap_err();
+        assert!(err.to_string().contains("misaligned access"), "{err}");
     }
 
     #[test]

@@ -14,9 +14,11 @@
 //!   (uniform control flow); the lowering guarantees this.
 //! - Global memory is reached through buffer parameters and an element index,
 //!   `buf[index]`, or, for pointers made from addresses (pointers as data), through
-//!   [`FLAT`]: `index` is then the address divided by the access's element size. A load with a mask never reads memory where the mask is false (the
-//!   printer selects or branches; it never relies on robust buffer access); a masked
-//!   store writes nothing there.
+//!   [`FLAT`]: `index` is then the address divided by the access's element size, or
+//!   through [`BYTE_ADDRESS`]: `index` is the address itself (copies whose addresses
+//!   are carried across a loop). A load with a mask never reads memory where the mask
+//!   is false (the printer selects or branches; it never relies on robust buffer
+//!   access); a masked store writes nothing there.
 //! - Shared memory is a list of typed arrays ([`ThreadKernel::shared`]), indexed in
 //!   elements; the lowering pads or swizzles indices against bank conflicts.
 //! - Semantics of arithmetic are the tile IR's (`ir::ops`): C division, wrapping
@@ -125,6 +127,18 @@ impl std::fmt::Display for RegTy {
 /// Targets without global addresses (WGSL) never see it: the lowering refuses the cast
 /// that makes such a pointer.
 pub const FLAT: u32 = u32::MAX - 1;
+
+/// The `buf` of a global access whose `index` (an `i64`) is the byte address of its
+/// first element, a multiple of the element's size: what `lower::carried_addresses`
+/// advances across a loop, so that no shift turns an element index into an address
+/// on each trip. Targets with global addresses only, as [`FLAT`].
+pub const BYTE_ADDRESS: u32 = u32::MAX - 2;
+
+/// Whether `buf` is an address ([`FLAT`] or [`BYTE_ADDRESS`]) rather than a buffer
+/// parameter.
+pub fn is_address(buf: u32) -> bool {
+    buf == FLAT || buf == BYTE_ADDRESS
+}
 
 /// A kernel parameter.
 #[derive(Clone, Debug, PartialEq)]

@@ -208,7 +208,7 @@ fn lex(text: &str) -> PResult<Vec<Token>> {
                 tok: Tok::Num(text[start..i].to_string()),
                 span: at(start, i),
             });
-        } else if b"@()[]{}<>,:;=.+-?*".contains(&c) {
+        } else if b"@()[]{}<>,:;=.+-?*&".contains(&c) {
             i += 1;
             out.push(Token {
                 tok: Tok::Punct(c as char),
@@ -850,11 +850,16 @@ impl Parser {
         }
     }
 
-    /// A global access's buffer: a parameter, or `*` for an address ([`super::FLAT`]).
+    /// A global access's buffer: a parameter, `*` for an address in elements
+    /// ([`super::FLAT`]) or `&` for one in bytes ([`super::BYTE_ADDRESS`]).
     fn buffer_ref(&mut self, what: &str) -> PResult<u32> {
         if self.is_punct('*') {
             self.next();
             return Ok(super::FLAT);
+        }
+        if self.is_punct('&') {
+            self.next();
+            return Ok(super::BYTE_ADDRESS);
         }
         self.param_ref(what)
     }

@@ -295,10 +295,13 @@ fn shape(s: &[u32]) -> String {
 }
 
 /// Parameter `i`'s name (`?` for none: such a kernel does not parse back).
-/// A global access's buffer: its parameter, or `*` for [`super::FLAT`].
+/// A global access's buffer: its parameter, `*` for [`super::FLAT`] or `&` for
+/// [`super::BYTE_ADDRESS`].
 fn buffer(k: &ThreadKernel, buf: u32) -> String {
     if buf == super::FLAT {
         "*".to_string()
+    } else if buf == super::BYTE_ADDRESS {
+        "&".to_string()
     } else {
         param(k, buf)
     }

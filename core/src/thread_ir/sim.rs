@@ -16,7 +16,7 @@ mod coop;
 mod tma;
 mod wgmma;
 
-use super::{Expr, MmaKind, ParamKind, Reg, Special, Stmt, ThreadKernel, FLAT};
+use super::{Expr, MmaKind, ParamKind, Reg, Special, Stmt, ThreadKernel, BYTE_ADDRESS, FLAT};
 use crate::diag::{Diagnostic, ErrorKind, Result};
 use crate::interp::arith;
 use crate::interp::memory::{gather_into, scatter_from};
@@ -576,6 +576,26 @@ impl Sim<'_> {
         }
     }
 
+    /// An access's `(buf, index)` with a [`BYTE_ADDRESS`] made a [`FLAT`] element index
+    /// of `access` elements (a byte address that is not a multiple of the element's
+    /// size is an error, as on the GPU); other accesses as they are.
+    fn in_elements(&self, buf: u32, i: i64, access: DType) -> Result<(u32, i64)> {
+        if buf != BYTE_ADDRESS {
+            return Ok((buf, i));
+        }
+        let size = access.size_bytes() as i64;
+        if i.rem_euclid(size) != 0 {
+            return Err(Diagnostic::new(
+                ErrorKind::Runtime,
+                format!(
+                    "misaligned access in kernel `{}` (lowered), program {:?}: address {i:#x} of a {access}",
+                    self.k.name, self.pid
+                ),
+            ));
+        }
+        Ok((FLAT, i.div_euclid(size)))
+    }
+
     /// The host buffer and element index of the access to `access` element `i` of the
     /// flat address space: an address outside every buffer is an error, as the
     /// interpreter's.
@@ -694,11 +714,12 @@ impl Sim<'_> {
                     if !active[i] || m.as_ref().is_some_and(|m| m[i] == 0) {
                         continue;
                     }
-                    if lanes > 1 && idx[i] % lanes as i64 != 0 {
-                        return Err(bug(format!("misaligned {lanes}-wide load at {}", idx[i])));
+                    let (buf, ix) = self.in_elements(*buf, idx[i], dt)?;
+                    if lanes > 1 && ix % lanes as i64 != 0 {
+                        return Err(bug(format!("misaligned {lanes}-wide load at {ix}")));
                     }
                     for l in 0..lanes {
-                        let (b, e, bdt) = self.element(*buf, idx[i] + l as i64, dt)?;
+                        let (b, e, bdt) = self.element(buf, ix + l as i64, dt)?;
                         let mut one = Data::zeros(bdt, 1);
                         self.load_global(b, bdt, e, &mut one);
                         set1(&mut out, i * lanes + l, &one);
@@ -906,11 +927,12 @@ impl Sim<'_> {
                     if !active[i] || m.as_ref().is_some_and(|m| m[i] == 0) {
                         continue;
                     }
-                    if lanes > 1 && idx[i] % lanes as i64 != 0 {
-                        return Err(bug(format!("misaligned {lanes}-wide store at {}", idx[i])));
+                    let (buf, ix) = self.in_elements(*buf, idx[i], self.dt(*value))?;
+                    if lanes > 1 && ix % lanes as i64 != 0 {
+                        return Err(bug(format!("misaligned {lanes}-wide store at {ix}")));
                     }
                     for l in 0..lanes {
-                        let (b, e, bdt) = self.element(*buf, idx[i] + l as i64, self.dt(*value))?;
+                        let (b, e, bdt) = self.element(buf, ix + l as i64, self.dt(*value))?;
                         let v =
                             arith::cast(self.dt(*value), bdt, &get1(&vals, i * lanes + l), false)
                                 .map_err(bug)?;
@@ -945,15 +967,17 @@ impl Sim<'_> {
                         )));
                     }
                     let live = m.as_ref().is_none_or(|m| m[i] != 0);
-                    if live && idx[i] % lanes as i64 != 0 {
-                        return Err(bug(format!(
-                            "misaligned {lanes}-wide async copy from {}",
-                            idx[i]
-                        )));
+                    let (buf, ix) = if live {
+                        self.in_elements(*buf, idx[i], sdt)?
+                    } else {
+                        (*buf, 0)
+                    };
+                    if live && ix % lanes as i64 != 0 {
+                        return Err(bug(format!("misaligned {lanes}-wide async copy from {ix}")));
                     }
                     for l in 0..lanes {
                         let v = if live {
-                            let (b, e, bdt) = self.element(*buf, idx[i] + l as i64, sdt)?;
+                            let (b, e, bdt) = self.element(buf, ix + l as i64, sdt)?;
                             let mut one = Data::zeros(bdt, 1);
                             self.load_global(b, bdt, e, &mut one);
                             arith::cast(bdt, sdt, &one, false).map_err(bug)?
@@ -1049,7 +1073,8 @@ impl Sim<'_> {
                     if !active[i] || m.as_ref().is_some_and(|m| m[i] == 0) {
                         continue;
                     }
-                    let (b, e, bdt) = self.element(*buf, idx[i], dt)?;
+                    let (buf, ix) = self.in_elements(*buf, idx[i], dt)?;
+                    let (b, e, bdt) = self.element(buf, ix, dt)?;
                     let mut old = Data::zeros(bdt, 1);
                     self.load_global(b, bdt, e, &mut old);
                     let v = get1(&vals, i);
@@ -1094,7 +1119,8 @@ impl Sim<'_> {
                     if !active[i] {
                         continue;
                     }
-                    let (b, e, bdt) = self.element(*buf, idx[i], dt)?;
+                    let (buf, ix) = self.in_elements(*buf, idx[i], dt)?;
+                    let (b, e, bdt) = self.element(buf, ix, dt)?;
                     let mut old = Data::zeros(bdt, 1);
                     self.load_global(b, bdt, e, &mut old);
                     if old == get1(&cmps, i) {

@@ -163,7 +163,7 @@ impl Verifier<'_> {
     }
 
     fn buffer(&mut self, buf: u32, written: bool, what: &str) {
-        if buf == super::FLAT {
+        if super::is_address(buf) {
             return;
         }
         match self.k.params.get(buf as usize).map(|p| &p.kind) {

@@ -6,7 +6,7 @@
 use super::vector::{is_wide, words};
 use super::{bty, class, fty, is_signed, ity, Class, Printer};
 use tilewise_core::ir::{AtomicOp, Const, DType};
-use tilewise_core::thread_ir::{ParamKind, Reg, FLAT};
+use tilewise_core::thread_ir::{ParamKind, Reg, BYTE_ADDRESS, FLAT};
 use tilewise_core::{Diagnostic, Result};
 
 /// The PTX spelling of a memory access of `n` words: `.b32` or `.vN.b32`.
@@ -20,16 +20,20 @@ fn vec_suffix(n: u32) -> String {
 
 impl Printer<'_> {
     /// The global address of element `index` of buffer `buf`, in a `.b64` the caller
-    /// only reads; for [`FLAT`], of element `index` of `access` elements from address 0.
+    /// only reads; for [`FLAT`], of element `index` of `access` elements from address 0;
+    /// for [`BYTE_ADDRESS`], `index` itself.
     pub(super) fn global_addr(&mut self, buf: u32, index: Reg, access: DType) -> Result<String> {
         let a = self.tmp(Class::B64);
         let idt = self.dt(index);
         let ir = self.reg(index);
-        if buf == FLAT {
+        if buf == FLAT || buf == BYTE_ADDRESS {
             if class(idt) != Class::B64 {
                 return Err(Diagnostic::internal(
                     "an address index narrower than 64 bits",
                 ));
+            }
+            if buf == BYTE_ADDRESS {
+                return Ok(ir);
             }
             let shift = access.size_bytes().trailing_zeros();
             if shift == 0 {

@@ -4,7 +4,7 @@
 
 use super::{backend_err, Printer};
 use tilewise_core::ir::{AtomicOp, DType};
-use tilewise_core::thread_ir::{Expr, ParamKind, Reg, Stmt, ThreadKernel, FLAT};
+use tilewise_core::thread_ir::{is_address, Expr, ParamKind, Reg, Stmt, ThreadKernel};
 use tilewise_core::{Diagnostic, Result};
 
 /// How a buffer parameter is declared and accessed.
@@ -89,8 +89,9 @@ pub(super) fn shared_vec4_arrays(k: &ThreadKernel, b: &[Stmt], out: &mut [bool])
 }
 
 /// Buffer parameters used by atomics.
-/// Whether `body` reaches memory through an address (`thread_ir::FLAT`) or takes a
-/// buffer's address: WGSL has no addresses, and the lowering refuses what makes them.
+/// Whether `body` reaches memory through an address (`thread_ir::FLAT` or
+/// `thread_ir::BYTE_ADDRESS`) or takes a buffer's address: WGSL has no addresses, and
+/// the lowering refuses what makes them.
 pub(super) fn uses_addresses(body: &[Stmt]) -> bool {
     body.iter().any(|s| match s {
         Stmt::Assign {
@@ -100,7 +101,7 @@ pub(super) fn uses_addresses(body: &[Stmt]) -> bool {
         | Stmt::Store { buf, .. }
         | Stmt::Atomic { buf, .. }
         | Stmt::AtomicCas { buf, .. }
-        | Stmt::AsyncCopy { buf, .. } => *buf == FLAT,
+        | Stmt::AsyncCopy { buf, .. } => is_address(*buf),
         Stmt::Assign {
             expr: Expr::Address(_),
             ..
