@@ -5,7 +5,9 @@
 
 use crate::print::{print_ptx, PtxKernel, PtxTarget};
 use tilewise_core::ir::Kernel;
-use tilewise_core::lower::expand::{ExpandOptions, DEFAULT_RING_BUDGET, STAGED_AHEAD_NOTE};
+use tilewise_core::lower::expand::{
+    ExpandOptions, DEFAULT_RING_BUDGET, STAGED_AHEAD_NOTE, STAGED_STORE_NOTE,
+};
 use tilewise_core::thread_ir::ThreadKernel;
 use tilewise_core::{Diagnostic, ErrorKind, Result};
 
@@ -66,7 +68,10 @@ pub fn expand_options(options: &PtxOptions) -> ExpandOptions {
 }
 
 /// Lowers `kernel` for `options` and prints it as PTX. Where the device's shared
-/// memory is known and the kernel needs more, the pipelines' rings shrink (fewer
+/// memory is known and the kernel needs more, the warpgroup rings give up their extra
+/// slot (`ExpandOptions::ring_slack`), stores staged through shared memory move in
+/// smaller rounds (down to 8 KiB of the tile a round) and then are no longer staged,
+/// then the pipelines' rings shrink (fewer
 /// stages, then none: loads go through registers), then layout conversions and
 /// reductions move in rounds of bounded scratch (`ExpandOptions::scratch_bytes`), then
 /// the K tiles of the dots fed by
@@ -88,12 +93,20 @@ pub fn compile_with_thread_ir(
     let mut split_needs: Vec<u32> = vec![];
     // The need of each scratch bound tried (unbounded first).
     let mut scratch_needs: Vec<u32> = vec![];
+    // The need of each staged-store round tried (the largest first).
+    let mut staged_needs: Vec<u32> = vec![];
+    // The need with the warpgroup rings' extra slot, where it was given up.
+    let mut slack_need: Option<u32> = None;
     loop {
         let mut thread = tilewise_core::lower::to_thread_ir(kernel, &expand)?;
         let mut ptx = print_ptx(&thread, options.target)?;
         let Some(limit) = options.max_shared_per_block else {
             return Ok((thread, ptx));
         };
+        // Giving up the extra slot changed nothing where no ring had one.
+        if slack_need == Some(ptx.shared_bytes) {
+            slack_need = None;
+        }
         if ptx.shared_bytes <= limit {
             // Operands staged once ahead of their loops hold their memory across it:
             // where staging them every trip instead lets more blocks share a
@@ -119,6 +132,29 @@ pub fn compile_with_thread_ir(
                         ptx.shared_bytes
                     ));
                 }
+            }
+            if let Some(need) = slack_need {
+                ptx.notes.push(format!(
+                    "warpgroup rings without their extra slot, to fit {limit} bytes of \
+                     shared memory a block (with it, the kernel needed {need})"
+                ));
+            }
+            let staged = thread.notes.iter().any(|n| n.contains(STAGED_STORE_NOTE));
+            if !staged_needs.is_empty() {
+                ptx.notes.push(if staged {
+                    format!(
+                        "stores staged through shared memory in rounds of at most {} bytes \
+                         of the tile to fit {limit} bytes a block (the larger rounds needed {})",
+                        expand.staged_store_bytes,
+                        list(&staged_needs)
+                    )
+                } else {
+                    format!(
+                        "stores not staged through shared memory, to fit {limit} bytes a \
+                         block (staged, the kernel needed {})",
+                        list(&staged_needs)
+                    )
+                });
             }
             if !needs.is_empty() {
                 ptx.notes.push(format!(
@@ -147,6 +183,22 @@ pub fn compile_with_thread_ir(
             ptx.notes
                 .push(format!("{} bytes of shared memory", ptx.shared_bytes));
             return Ok((thread, ptx));
+        }
+        // First the warpgroup rings' extra slot (a barrier's worth of overlap), then
+        // staged stores: smaller rounds, then none (the pipeline matters more).
+        if expand.ring_slack {
+            slack_need = Some(ptx.shared_bytes);
+            expand.ring_slack = false;
+            continue;
+        }
+        if expand.staged_stores && thread.notes.iter().any(|n| n.contains(STAGED_STORE_NOTE)) {
+            staged_needs.push(ptx.shared_bytes);
+            if expand.staged_store_bytes > MIN_STAGED_STORE_BYTES {
+                expand.staged_store_bytes /= 2;
+            } else {
+                expand.staged_stores = false;
+            }
+            continue;
         }
         if expand.ring_budget > 0 {
             needs.push(ptx.shared_bytes);
@@ -194,6 +246,10 @@ pub fn compile_with_thread_ir(
         ));
     }
 }
+
+/// The smallest round of a staged store the shared-memory fitting tries before it
+/// stores from the accumulator's own layout.
+const MIN_STAGED_STORE_BYTES: u32 = 8 * 1024;
 
 /// How many blocks needing `shared` bytes of shared memory fit one multiprocessor
 /// whose blocks may each opt into `limit` bytes (the multiprocessor has 1 KiB more,

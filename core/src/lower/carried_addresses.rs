@@ -392,39 +392,32 @@ mod tests {
 }
 ";
 
-    fn run(k: &ThreadKernel) -> Vec<f32> {
+    /// `k` on 256 elements of `x` (`x[i] = 1.5 i`) and 128 of `y`, poisoned: `y`.
+    fn simulated(k: &ThreadKernel) -> crate::diag::Result<Vec<f32>> {
         let xs: Vec<u8> = (0..256)
             .flat_map(|i| (i as f32 * 1.5).to_le_bytes())
             .collect();
-        let mut bufs = vec![
-            HostBuffer {
-                dtype: DType::F32,
-                bytes: xs,
-            },
-            HostBuffer {
-                dtype: DType::F32,
-                bytes: vec![0xff; 4 * 128],
-            },
-        ];
-        let args = [
-            RtArg::Buffer {
-                buffer: 0,
-                offset: 0,
-                len: 256,
-            },
-            RtArg::Buffer {
-                buffer: 1,
-                offset: 0,
-                len: 128,
-            },
-        ];
-        crate::thread_ir::sim::simulate(k, crate::launch::Grid([1, 1, 1]), &args, &mut bufs)
-            .unwrap();
-        bufs[1]
+        let buffer = |bytes: Vec<u8>| HostBuffer {
+            dtype: DType::F32,
+            bytes,
+        };
+        let mut bufs = vec![buffer(xs), buffer(vec![0xff; 4 * 128])];
+        let view = |buffer: usize, len: usize| RtArg::Buffer {
+            buffer,
+            offset: 0,
+            len,
+        };
+        let args = [view(0, 256), view(1, 128)];
+        crate::thread_ir::sim::simulate(k, crate::launch::Grid([1, 1, 1]), &args, &mut bufs)?;
+        Ok(bufs[1]
             .bytes
             .chunks(4)
             .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-            .collect()
+            .collect())
+    }
+
+    fn run(k: &ThreadKernel) -> Vec<f32> {
+        simulated(k).unwrap()
     }
 
     #[test]
@@ -478,32 +471,7 @@ mod tests {
             assert_eq!(g.to_bits(), want.to_bits(), "element {i}");
         }
         let k = parse(&src.replace("const 12", "const 13")).unwrap();
-        let xs: Vec<u8> = vec![0; 1024];
-        let mut bufs = vec![
-            HostBuffer {
-                dtype: DType::F32,
-                bytes: xs.clone(),
-            },
-            HostBuffer {
-                dtype: DType::F32,
-                bytes: xs,
-            },
-        ];
-        let args = [
-            RtArg::Buffer {
-                buffer: 0,
-                offset: 0,
-                len: 256,
-            },
-            RtArg::Buffer {
-                buffer: 1,
-                offset: 0,
-                len: 256,
-            },
-        ];
-        let err =
-            crate::thread_ir::sim::simulate(&k, crate::launch::Grid([1, 1, 1]), &args, &mut bufs)
-                .unwrap_err();
+        let err = simulated(&k).unwrap_err();
         assert!(err.to_string().contains("misaligned access"), "{err}");
     }
 

@@ -27,7 +27,8 @@
 //! (their state `D - 1` iterations ahead, advanced by cloning the pure instructions that
 //! compute their yielded values). The ring size is capped by a shared-memory budget
 //! ([`ExpandOptions::ring_budget`]). For warpgroup dots (`wgmma`) the ring gets one slot
-//! more where the budget allows ([`Staging::slack`]), so that the copies after a `dot`
+//! more where the budget allows and [`ExpandOptions::ring_slack`] is on
+//! ([`Staging::slack`]), so that the copies after a `dot`
 //! left in flight refill the slot read two iterations before.
 //!
 //! The address, mask and `other` of each pipelined load are recomputed for the later
@@ -251,7 +252,10 @@ fn plan(kernel: &Kernel, body: &Block, num_stages: Option<u32>, env: &Env) -> Op
     let wgmma = operands
         .iter()
         .any(|(_, l)| matches!(l, crate::ir::StagedLayout::Swizzled { .. }));
-    let slack = wgmma && stages < 8 && (stages + 1) * slot_bytes <= env.opt.ring_budget;
+    let slack = wgmma
+        && env.opt.ring_slack
+        && stages < 8
+        && (stages + 1) * slot_bytes <= env.opt.ring_budget;
     let slots = if slack { stages + 1 } else { stages };
     plan.staging = Some(
         operands

@@ -170,13 +170,18 @@ impl Expander<'_> {
     /// bytes the threads writing one row together cover, so that the rows one write
     /// instruction touches start in different banks (a `wgmma` accumulator's f16 pairs:
     /// 8 rows of a warp at 4 bytes a lane, conflict-free with 16 bytes of padding).
-    /// `None` where the tile is not 2-D.
+    /// A tile of more than `bound` bytes moves in rounds over
+    /// coordinate bits that registers alone decide in both layouts (as
+    /// [`Self::through_shared`]; none inside a vector), each round behind its own
+    /// barriers. Returns the registers in `to` and the number of rounds; `None` where
+    /// the tile is not 2-D or no such rounds bring it within `bound`.
     pub(crate) fn through_shared_in_vectors(
         &mut self,
         regs: &[Reg],
         from: &LinearLayout,
         to: &LinearLayout,
-    ) -> Result<Option<Vec<Reg>>> {
+        bound: u32,
+    ) -> Result<Option<(Vec<Reg>, u32)>> {
         let shape = from.shape().to_vec();
         if shape.len() != 2 || to.shape() != shape.as_slice() {
             return Ok(None);
@@ -221,60 +226,96 @@ impl Expander<'_> {
         }
         let pad = (along * size).max(16) / size;
         let pad = pad.next_multiple_of(w_in.max(w_out));
-        let padded = [shape[0], shape[1] + pad];
+        // Rounds: the most significant register-only bits (rows first) until one
+        // round's part of the tile (its padding aside) is within the bound.
+        let array_bytes = |rows: u32, cols: u32| rows as u64 * cols as u64 * size as u64;
+        let mut candidates: Vec<(usize, u32)> = from
+            .register_only_bits()
+            .into_iter()
+            .filter(|b| to.register_only_bits().contains(b))
+            .filter(|&(d, bit)| shape[d] > 1 && (d == 0 || 1 << bit >= w_in.max(w_out)))
+            .collect();
+        candidates.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
+        let mut bits = vec![];
+        let mut dims = [shape[0], shape[1]];
+        for b in candidates {
+            if array_bytes(dims[0], dims[1]) <= bound as u64 {
+                break;
+            }
+            dims[b.0] /= 2;
+            bits.push(b);
+        }
+        if array_bytes(dims[0], dims[1]) > bound as u64 {
+            return Ok(None);
+        }
+        let (from_c, to_c) = (from.without_bits(&bits), to.without_bits(&bits));
+        let padded = [dims[0], dims[1] + pad];
         let arr = self.shared_array(&format!("staged_{dtype}"), dtype, padded[0] * padded[1]);
-        let widx = self.linear_indices(from, &padded)?;
-        let ridx = self.linear_indices(to, &padded)?;
+        let widx = self.linear_indices(&from_c, &padded)?;
+        let ridx = self.linear_indices(&to_c, &padded)?;
         let vector = |x: &mut Self, w: u32| {
             x.new_reg_ty(RegTy {
                 dtype,
                 lanes: w as u8,
             })
         };
-        self.emit(Stmt::Barrier);
-        for i in (0..regs.len()).step_by(w_in as usize) {
-            let value = if w_in == 1 {
-                regs[i]
-            } else {
-                let v = vector(self, w_in);
+        let mut out: Vec<Option<Reg>> = vec![None; ridx.len()];
+        for round in 0..1u32 << bits.len() {
+            self.emit(Stmt::Barrier);
+            for i in (0..regs.len()).step_by(w_in as usize) {
+                if from.bits_of_register(i as u32, &bits) != round {
+                    continue;
+                }
+                let value = if w_in == 1 {
+                    regs[i]
+                } else {
+                    let v = vector(self, w_in);
+                    self.emit(Stmt::Assign {
+                        dst: v,
+                        expr: Expr::Construct(regs[i..i + w_in as usize].to_vec()),
+                    });
+                    v
+                };
+                self.emit(Stmt::SharedStore {
+                    arr,
+                    index: widx[i],
+                    value,
+                });
+            }
+            self.emit(Stmt::Barrier);
+            for i in (0..ridx.len()).step_by(w_out as usize) {
+                if to.bits_of_register(i as u32, &bits) != round {
+                    continue;
+                }
+                if w_out == 1 {
+                    out[i] = Some(self.assign(
+                        dtype,
+                        Expr::SharedLoad {
+                            arr,
+                            index: ridx[i],
+                        },
+                    ));
+                    continue;
+                }
+                let v = vector(self, w_out);
                 self.emit(Stmt::Assign {
                     dst: v,
-                    expr: Expr::Construct(regs[i..i + w_in as usize].to_vec()),
-                });
-                v
-            };
-            self.emit(Stmt::SharedStore {
-                arr,
-                index: widx[i],
-                value,
-            });
-        }
-        self.emit(Stmt::Barrier);
-        let mut out = Vec::with_capacity(ridx.len());
-        for i in (0..ridx.len()).step_by(w_out as usize) {
-            if w_out == 1 {
-                out.push(self.assign(
-                    dtype,
-                    Expr::SharedLoad {
+                    expr: Expr::SharedLoad {
                         arr,
                         index: ridx[i],
                     },
-                ));
-                continue;
-            }
-            let v = vector(self, w_out);
-            self.emit(Stmt::Assign {
-                dst: v,
-                expr: Expr::SharedLoad {
-                    arr,
-                    index: ridx[i],
-                },
-            });
-            for lane in 0..w_out as u8 {
-                out.push(self.assign(dtype, Expr::Extract { vector: v, lane }));
+                });
+                for lane in 0..w_out as u8 {
+                    out[i + lane as usize] =
+                        Some(self.assign(dtype, Expr::Extract { vector: v, lane }));
+                }
             }
         }
-        Ok(Some(out))
+        let rounds = 1u32 << bits.len();
+        out.into_iter()
+            .map(|r| r.ok_or_else(|| Diagnostic::internal("a register missed by every round")))
+            .collect::<Result<Vec<_>>>()
+            .map(|regs| Some((regs, rounds)))
     }
 
     /// Moves `src` (in layout `from`) into layout `to` through shared memory; `to`'s

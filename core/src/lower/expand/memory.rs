@@ -19,7 +19,7 @@ use super::checked::AccessSite;
 type Guarded = (Vec<Option<Reg>>, Vec<Stmt>);
 use super::dist::Dist;
 use super::shared_tile::SharedTile;
-use super::{Expander, HeldTiles, Ring, TVal};
+use super::{Expander, HeldTiles, Ring, TVal, STAGED_STORE_NOTE};
 use crate::diag::{Diagnostic, Result};
 use crate::ir::ops::{Op, Staging};
 use crate::ir::{BinaryOp, Block, CmpPred, DType, Inst, Type, Value};
@@ -913,9 +913,14 @@ impl Expander<'_> {
     /// touching 8 rows: tutorial 09's 128x256 f16 epilogue issued 64 such stores a
     /// thread, and half of the kernel's warp samples at K = 512 waited on them (Nsight
     /// Compute, run 86); in the pointer's layout they are 16-byte stores of whole rows.
-    /// `None` where it does not apply or would not pay (runs of 8 bytes or more already,
-    /// small tiles, tiles above 64 KiB or the scratch bound, a mask that cannot be
-    /// recomputed, checked mode).
+    /// f32 accumulators store 8 bytes a thread a row (whole sectors): staged only in
+    /// tiles above 64 KiB (tutorial 03's 128x256 f32 epilogue, 64 such stores a thread:
+    /// 229.9 -> 226.6 us at 4096^3 f16 on the H200, run 106), not in smaller ones
+    /// (attention's f32 output), where the shared memory costs more than it saves.
+    /// Tiles above
+    /// [`ExpandOptions::staged_store_bytes`](super::ExpandOptions::staged_store_bytes)
+    /// move in rounds. `None` where it does not apply or would not pay (runs of 16
+    /// bytes already, small tiles, a mask that cannot be recomputed, checked mode).
     fn staged_for_wide_store(
         &mut self,
         ptr: Value,
@@ -936,14 +941,17 @@ impl Expander<'_> {
         };
         let size = dtype.size_bytes() as u32;
         let bytes = ol.shape().iter().product::<u32>() * size;
-        let bound = self.opt.scratch_bytes.unwrap_or(64 * 1024).min(64 * 1024);
+        let bound = self
+            .opt
+            .scratch_bytes
+            .unwrap_or(u32::MAX)
+            .min(self.opt.staged_store_bytes);
         if !self.opt.staged_stores
             || self.opt.checked
             || ol.rank() != 2
             || !matches!(size, 2 | 4)
             || self.out.reg_ty(vregs[0]).dtype != dtype
             || bytes < 4096
-            || bytes > bound
         {
             return Ok(None);
         }
@@ -952,13 +960,13 @@ impl Expander<'_> {
         let ol = self
             .wider_access_layout(self.k.ty(ptr), ol)
             .unwrap_or_else(|| ol.clone());
-        let narrow = self.vector_width(ptr, &[mask_v], Some(vl), dtype, false);
-        let wide = self.vector_width(ptr, &[mask_v], Some(&ol), dtype, false);
-        // Only where the narrow stores waste sectors: a quad of a `wgmma` or `mma.sync`
-        // accumulator covers 16 bytes of a row in 16-bit elements (half a sector), 32
-        // in 32-bit ones (a whole sector, where staging would cost more shared memory
-        // than it saves: attention's f32 output).
-        if wide <= narrow || (wide as u32) * size < 16 || (narrow as u32) * size >= 8 {
+        let narrow = self.vector_width(ptr, &[mask_v], Some(vl), dtype, false) as u32;
+        let wide = self.vector_width(ptr, &[mask_v], Some(&ol), dtype, false) as u32;
+        // Only where the narrow stores waste sectors (a quad of a `wgmma` or `mma.sync`
+        // accumulator covers 16 bytes of a row in 16-bit elements, half a sector), or
+        // issue many (8-byte runs in a tile above 64 KiB).
+        let pays = narrow * size < 8 || (narrow * size == 8 && bytes > 64 * 1024);
+        if wide <= narrow || wide * size < 16 || !pays {
             return Ok(None);
         }
         let (vl, vregs) = (vl.clone(), vregs.clone());
@@ -973,9 +981,26 @@ impl Expander<'_> {
             },
             None => None,
         };
-        Ok(self
-            .through_shared_in_vectors(&vregs, &vl, &ol)?
-            .map(|regs| (Dist::Regs { layout: ol, regs }, mask)))
+        let Some((regs, rounds)) = self.through_shared_in_vectors(&vregs, &vl, &ol, bound)? else {
+            return Ok(None);
+        };
+        let shape = ol.shape();
+        let span = self.span;
+        self.note(
+            span,
+            format!(
+                "{STAGED_STORE_NOTE}: a {}x{} {dtype} tile, {} bytes a thread{}",
+                shape[0],
+                shape[1],
+                wide * size,
+                if rounds > 1 {
+                    format!(", in {rounds} rounds")
+                } else {
+                    String::new()
+                }
+            ),
+        );
+        Ok(Some((Dist::Regs { layout: ol, regs }, mask)))
     }
 
     fn store(&mut self, ptr: Value, value: Value, mask: Option<Value>) -> Result<()> {

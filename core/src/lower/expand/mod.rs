@@ -109,6 +109,12 @@ pub struct ExpandOptions {
     /// layout, to be stored 16 bytes a thread (a GPU whose stores cost by the lines a
     /// warp's store touches, with shared memory to spare: PTX).
     pub staged_stores: bool,
+    /// The most of the tile, in bytes, one round of a staged store
+    /// ([`Self::staged_stores`]) holds in shared memory: a larger tile moves in rounds
+    /// over coordinate bits that registers alone decide (each behind its own barriers).
+    /// The CUDA backend halves it where a kernel does not fit the device's shared
+    /// memory, before it shortens the pipelines.
+    pub staged_store_bytes: u32,
     /// Whether the tensor-core operands of a pipelined `dot` may be copied to shared
     /// memory asynchronously ([`Stmt::AsyncCopy`], PTX `cp.async`) into a ring of
     /// `num_stages` buffers, instead of being prefetched into registers.
@@ -116,6 +122,10 @@ pub struct ExpandOptions {
     /// The shared memory, in bytes, the rings of one pipelined loop may take (fewer
     /// stages, down to 2, or the register prefetch where they would not fit).
     pub ring_budget: u32,
+    /// Whether the rings of warpgroup dots may take one slot more than their stages
+    /// where the budget allows (`lower::pipeline`, `Staging::slack`). The CUDA backend
+    /// gives it up first where a kernel does not fit the device's shared memory.
+    pub ring_slack: bool,
     /// The cooperative-matrix products the device runs on its matrix units (WGSL
     /// `coop_mat`, from the adapter's list): a `dot` whose input and accumulator types
     /// one of them takes, with tile sides multiples of its size, is computed as
@@ -172,6 +182,14 @@ pub struct ExpandOptions {
     pub stage_invariant_operands_once: bool,
 }
 
+/// [`ExpandOptions::staged_store_bytes`] unless a backend says otherwise: a 128x256
+/// tile of 16-bit elements in one round, of f32 in two.
+pub const DEFAULT_STAGED_STORE_BYTES: u32 = 64 * 1024;
+
+/// The start of the note the lowering writes for a store staged through shared memory
+/// ([`ExpandOptions::staged_stores`]).
+pub const STAGED_STORE_NOTE: &str = "stored through shared memory in wide vectors";
+
 /// The note the lowering writes for a dot operand staged ahead of its loop
 /// ([`ExpandOptions::stage_invariant_operands_once`]).
 pub const STAGED_AHEAD_NOTE: &str = "staged once, ahead of its loop";
@@ -205,8 +223,10 @@ impl ExpandOptions {
             max_lanes: 4,
             warp_shuffle: false,
             staged_stores: false,
+            staged_store_bytes: DEFAULT_STAGED_STORE_BYTES,
             async_copies: false,
             ring_budget: DEFAULT_RING_BUDGET,
+            ring_slack: true,
             coop_matrix: vec![],
             subgroup_reduce: false,
             coop_scratch_bytes: 8 * 1024,
@@ -240,8 +260,10 @@ impl ExpandOptions {
             max_lanes: 8,
             warp_shuffle: true,
             staged_stores: true,
+            staged_store_bytes: DEFAULT_STAGED_STORE_BYTES,
             async_copies: true,
             ring_budget: DEFAULT_RING_BUDGET,
+            ring_slack: true,
             coop_matrix: vec![],
             subgroup_reduce: false,
             coop_scratch_bytes: 8 * 1024,
@@ -290,8 +312,10 @@ impl Default for ExpandOptions {
             max_lanes: 4,
             warp_shuffle: false,
             staged_stores: false,
+            staged_store_bytes: DEFAULT_STAGED_STORE_BYTES,
             async_copies: false,
             ring_budget: DEFAULT_RING_BUDGET,
+            ring_slack: true,
             coop_matrix: vec![],
             subgroup_reduce: false,
             coop_scratch_bytes: 8 * 1024,
