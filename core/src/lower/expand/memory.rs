@@ -1013,16 +1013,20 @@ impl Expander<'_> {
         let mut vd = self.data(value)?;
         let mask_v = mask;
         let mut mask = self.opt_dist(mask)?;
+        let mut staged_now = false;
         if let Some((staged, staged_mask)) =
             self.staged_for_wide_store(ptr, mask_v, &vd, &off, dtype)?
         {
             vd = staged;
+            staged_now = true;
             if staged_mask.is_some() {
                 mask = staged_mask;
             }
         }
         // A computed value (a dot's accumulator) is stored from its own layout, with
-        // the addresses and mask recomputed there instead of moving the value.
+        // the addresses and mask recomputed there instead of moving the value; a staged
+        // one recomputes them too, even in the pointer's own layout (whose offsets may
+        // have been moved there: tutorial 03's row offsets, a 128x1 tile broadcast).
         let mut aligned = None;
         if let Dist::Regs {
             layout: vl,
@@ -1033,7 +1037,7 @@ impl Expander<'_> {
                 Dist::Regs { layout, .. } => Some(layout.clone()),
                 Dist::Uniform(_) => None,
             };
-            if off_layout.as_ref().is_some_and(|l| l != vl) {
+            if off_layout.as_ref().is_some_and(|l| l != vl || staged_now) {
                 let dims: super::remat::DimMap = (0..vl.rank()).map(Some).collect();
                 let offs = self.remat_ptr(ptr, vl, &dims, 0)?;
                 let m = match mask_v {
