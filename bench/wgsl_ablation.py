@@ -124,6 +124,48 @@ def u32_raw(lines):
         out.append(l)
     return out
 
+def vec_shared(lines):
+    """f16 staging arrays read by coopLoadT held as `vec4<f16>`: each run of 4 staging
+    stores becomes one 8-byte store, and the fragment loads point into the vector array
+    (SPIR-V's cooperative-matrix load counts its stride in the pointee's units). None
+    where an array is accessed otherwise, or a run does not start at `+ 0`."""
+    text = "\n".join(lines)
+    arrs = [m.group(1) for l in lines for m in [DECL.match(l)] if m
+            and f"coopLoadT<coop_mat16x16<f16" in text and f"&{m.group(1)}[" in text]
+    out = []
+    i = 0
+    while i < len(lines):
+        l = lines[i]
+        m = DECL.match(l)
+        if m and m.group(1) in arrs:
+            assert int(m.group(2)) % 4 == 0
+            out.append(f"var<workgroup> {m.group(1)}: array<vec4<f16>, {int(m.group(2)) // 4}>;{m.group(3)}")
+            i += 1
+            continue
+        m = STORE.match(l)
+        if m and f"s{m.group(2)}" in arrs:
+            if m.group(4) != "0":
+                return None
+            ind, a, x = m.group(1), "s" + m.group(2), m.group(3)
+            v = re.match(r"(r\d+)\[0\];", m.group(5)).group(1)
+            for k in range(1, 4):
+                if lines[i + k].strip() != f"{a}[{x} + {k}] = {v}[{k}];":
+                    return None
+            out.append(f"{ind}{a}[{x} >> 2u] = {v};")
+            i += 4
+            continue
+        def coop(mm):
+            if mm.group(2) not in arrs:
+                return mm.group(0)
+            assert int(mm.group(4)) % 4 == 0
+            return f"coopLoadT<{mm.group(1)}>(&{mm.group(2)}[({mm.group(3)}) >> 2u], {int(mm.group(4)) // 4}u)"
+        l = re.sub(r"coopLoadT<(coop_mat16x16<f16, [AB]>)>\(&(s\d+)\[([^\]]+)\], (\d+)u\)", coop, l)
+        if any(re.search(rf"\b{a}\[", l) and "coopLoadT" not in l and ">> 2u] = " not in l for a in arrs):
+            return None
+        out.append(l)
+        i += 1
+    return out
+
 def halfstore(l):
     m = STORE.match(l)
     return None if m and m.group(4) in "23" else l
@@ -136,6 +178,7 @@ VARIANTS = {
     "aligned": lambda L: in_loop(L, aligned),
     "hoist_aligned": lambda L: in_loop(hoist(L), aligned),
     "noload": lambda L: in_loop(L, noload),
+    "vec_shared": vec_shared,
     "noload_nostore": lambda L: drop_none(in_loop(in_loop(L, noload), nostore)),
     "mma_only": lambda L: drop_none(in_loop(drop_none(in_loop(in_loop(L, noload), nostore)), nobarrier)),
 }
@@ -148,8 +191,12 @@ def main(dump, out):
         if loop_bounds(lines) is None:
             continue
         for v, f in VARIANTS.items():
+            new = f(lines)
+            if new is None:
+                print(f"no {v} variant of {name}")
+                continue
             os.makedirs(os.path.join(out, v), exist_ok=True)
-            open(os.path.join(out, v, name), "w").write("\n".join(f(lines)))
+            open(os.path.join(out, v, name), "w").write("\n".join(new))
         print("variants of", name)
 
 if __name__ == "__main__":

@@ -300,7 +300,10 @@ impl Device {
     /// types and tile fit take the warpgroup form (`wgmma` reading swizzled shared
     /// memory through matrix descriptors, as the hardware reads them, completing
     /// asynchronously), simulated exactly, so CI checks that lowering without an H100
-    /// or H200.
+    /// or H200. Unlike the device, it stages stores through shared memory from tiles of
+    /// 4 KiB, f32 accumulators included, in rounds of at most 2 KiB
+    /// (`ExpandOptions::staged_pairs_above`, `staged_store_bytes`), so that the
+    /// suites' and the fuzzer's small tiles check the staged epilogue and its rounds.
     pub fn simulator_hopper() -> Device {
         Device::of(Arc::new(
             crate::interp_device::InterpreterBackend::simulator(SimLowering::PtxHopper),

@@ -93,9 +93,18 @@ impl InterpreterBackend {
                 tilewise_cuda::PtxTarget::BASELINE,
                 num_warps,
             )),
-            SimLowering::PtxHopper => tilewise_cuda::expand_options(
-                &tilewise_cuda::PtxOptions::new(tilewise_cuda::PtxTarget { sm: 90 }, num_warps),
-            ),
+            // Staged stores from 4 KiB tiles, f32 ones included, in rounds of at most
+            // 16 KiB: the small tiles of the suites and the fuzzer take the staged
+            // epilogue and its rounds, which the device gives only f32 tiles above
+            // 64 KiB.
+            SimLowering::PtxHopper => ExpandOptions {
+                staged_pairs_above: SIM_STAGED_PAIRS_ABOVE,
+                staged_store_bytes: SIM_STAGED_STORE_BYTES,
+                ..tilewise_cuda::expand_options(&tilewise_cuda::PtxOptions::new(
+                    tilewise_cuda::PtxTarget { sm: 90 },
+                    num_warps,
+                ))
+            },
             // A WGSL device without f16, subgroups or cooperative matrices, and with
             // little workgroup memory: layout conversions and reductions move in
             // rounds of at most 512 bytes, the plan such a device gets, so that the
@@ -119,6 +128,13 @@ impl InterpreterBackend {
             ..base
         };
         let k = Arc::new(to_thread_ir(&spec.kernel, &options)?);
+        for note in &k.notes {
+            log::debug!(
+                "simulator ({:?} lowering): `{}`: {note}",
+                self.lowering,
+                k.name
+            );
+        }
         if let Ok(mut m) = self.lowered.lock() {
             m.insert(key.clone(), k.clone());
         }
@@ -132,6 +148,10 @@ impl InterpreterBackend {
 
 /// The scratch bound of the WGSL lowering's simulator (`ExpandOptions::scratch_bytes`).
 const SIM_SCRATCH_BYTES: u32 = 512;
+
+/// The Hopper simulator's `ExpandOptions::staged_pairs_above` and `staged_store_bytes`.
+const SIM_STAGED_PAIRS_ABOVE: u32 = 4 * 1024;
+const SIM_STAGED_STORE_BYTES: u32 = 16 * 1024;
 
 fn missing(id: BufferId) -> Diagnostic {
     Diagnostic::internal(format!("interpreter buffer {} does not exist", id.0))
@@ -305,5 +325,77 @@ impl InterpreterBackend {
             }
         }
         result
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{ConstValue, Device, Module};
+    use tilewise_core::lower::expand::STAGED_STORE_NOTE;
+
+    /// f32 accumulators below the device's 64 KiB: the Hopper simulator stages them
+    /// anyway (a 64x64 tile whole, a 64x128 one in two rounds), and stays exact.
+    #[test]
+    fn hopper_simulator_stages_small_f32_tiles_in_rounds() {
+        for (bn, staged) in [
+            (64u32, "a 64x64 f32 tile, 16 bytes a thread"),
+            (128, "a 64x128 f32 tile, 16 bytes a thread, in 2 rounds"),
+        ] {
+            staged_small_tile(bn, staged);
+        }
+    }
+
+    fn staged_small_tile(bn: u32, staged: &str) {
+        let module =
+            Module::from_file(concat!(env!("CARGO_MANIFEST_DIR"), "/shaders/matmul.py")).unwrap();
+        let kernel = module.kernel("matmul_kernel").unwrap();
+        let (m, n, k) = (96usize, 176usize, 64usize);
+        // Small integers in f16: every product and sum exact, in any order.
+        let val = |i: usize| half::f16::from_f32(((i * 7 + 3) % 9) as f32 - 4.0);
+        let a: Vec<half::f16> = (0..m * k).map(val).collect();
+        let b: Vec<half::f16> = (0..k * n).map(|i| val(i * 5 + 1)).collect();
+        let run = |dev: &Device| -> (Vec<f32>, crate::Compiled) {
+            let (da, db) = (dev.upload(&a).unwrap(), dev.upload(&b).unwrap());
+            let dc = dev.upload(&vec![f32::NAN; m * n]).unwrap();
+            let mut l = kernel
+                .launch(dev, (m as u32).div_ceil(64) * (n as u32).div_ceil(bn))
+                .arg(&da)
+                .arg(&db)
+                .arg(&dc);
+            for x in [m, n, k, k, 1, n, 1, n, 1] {
+                l = l.arg(x as i32);
+            }
+            let l = l
+                .constexpr("BLOCK_SIZE_M", ConstValue::from(64u32))
+                .constexpr("BLOCK_SIZE_N", ConstValue::from(bn))
+                .constexpr("BLOCK_SIZE_K", ConstValue::from(32u32))
+                .constexpr("GROUP_SIZE_M", ConstValue::from(2u32));
+            let compiled = l.compile().unwrap();
+            l.run().unwrap_or_else(|e| panic!("{}: {e}", dev.name()));
+            (dev.download::<f32>(&dc).unwrap(), compiled)
+        };
+        let (want, compiled) = run(&Device::interpreter());
+        let backend = InterpreterBackend::simulator(SimLowering::PtxHopper);
+        let options = LaunchOptions {
+            num_warps: 4,
+            num_stages: None,
+            checked: false,
+        };
+        let lowered = backend
+            .lower(&SpecKey("t".into()), &compiled.spec, &options)
+            .unwrap();
+        assert!(
+            lowered
+                .notes
+                .iter()
+                .any(|n| n.contains(STAGED_STORE_NOTE) && n.ends_with(staged)),
+            "{:?}",
+            lowered.notes
+        );
+        let (got, _) = run(&Device::simulator_hopper());
+        for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+            assert_eq!(g.to_bits(), w.to_bits(), "element {i}: {g} != {w}");
+        }
     }
 }

@@ -358,7 +358,7 @@ pub struct Launch<'a> {
 
 /// A specialized kernel, traced but not run.
 pub struct Compiled {
-    spec: Arc<Specialized>,
+    pub(crate) spec: Arc<Specialized>,
 }
 
 impl Compiled {

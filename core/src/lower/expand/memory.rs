@@ -914,7 +914,8 @@ impl Expander<'_> {
     /// thread, and half of the kernel's warp samples at K = 512 waited on them (Nsight
     /// Compute, run 86); in the pointer's layout they are 16-byte stores of whole rows.
     /// f32 accumulators store 8 bytes a thread a row (whole sectors): staged only in
-    /// tiles above 64 KiB (tutorial 03's 128x256 f32 epilogue, 64 such stores a thread:
+    /// tiles above [`ExpandOptions::staged_pairs_above`](super::ExpandOptions::staged_pairs_above),
+    /// 64 KiB (tutorial 03's 128x256 f32 epilogue, 64 such stores a thread:
     /// 229.9 -> 226.6 us at 4096^3 f16 on the H200, run 106), not in smaller ones
     /// (attention's f32 output), where the shared memory costs more than it saves.
     /// Tiles above
@@ -965,7 +966,7 @@ impl Expander<'_> {
         // Only where the narrow stores waste sectors (a quad of a `wgmma` or `mma.sync`
         // accumulator covers 16 bytes of a row in 16-bit elements, half a sector), or
         // issue many (8-byte runs in a tile above 64 KiB).
-        let pays = narrow * size < 8 || (narrow * size == 8 && bytes > 64 * 1024);
+        let pays = narrow * size < 8 || (narrow * size == 8 && bytes > self.opt.staged_pairs_above);
         if wide <= narrow || wide * size < 16 || !pays {
             return Ok(None);
         }
