@@ -85,19 +85,28 @@ pub fn artifact(args: &CompileArgs) -> Result<String, String> {
             )
             .map_err(render)?;
             tilewise::wgsl::validate_wgsl(&w.name, &w.source, &c).map_err(render)?;
+            print_notes(&w.name, &w.notes);
             w.source
         }
         Emit::Ptx => {
             let options = PtxOptions {
                 checked: args.checked,
                 num_stages: args.num_stages,
+                max_shared_per_block: args.max_shared,
                 ..PtxOptions::new(PtxTarget { sm: args.sm }, args.num_warps)
             };
-            tilewise::cuda::compile(ir, &options)
-                .map_err(render)?
-                .source
+            let ptx = tilewise::cuda::compile(ir, &options).map_err(render)?;
+            print_notes(&ptx.name, &ptx.notes);
+            ptx.source
         }
     })
+}
+
+/// What the lowering chose and gave up (tiles, rings, staging, fitting), on stderr.
+fn print_notes(kernel: &str, notes: &[String]) {
+    for note in notes {
+        eprintln!("note: `{kernel}`: {note}");
+    }
 }
 
 /// The offline WGSL device `args` describes.

@@ -174,6 +174,12 @@ pub struct CompileArgs {
     /// The PTX target's compute capability times ten (80, 86, 89, 90).
     #[arg(long, default_value_t = 80)]
     pub sm: u32,
+    /// The PTX device's shared memory a block may opt into, in bytes (the H200: 232448,
+    /// an A100: 166912): the lowering fits its rings and staged stores to it, as the
+    /// CUDA backend does for the device it runs on, and the notes say what it gave up.
+    /// Unbounded when absent.
+    #[arg(long, value_name = "BYTES")]
+    pub max_shared: Option<u32>,
     /// WGSL for a device with 16x16 f16 cooperative matrices and subgroups of 32 (as
     /// the H200 lists through Vulkan); otherwise WebGPU's defaults with f16.
     #[arg(long)]

@@ -169,7 +169,7 @@ fn run(pass: &str, input: &str, opts: &ExpandOptions) -> Result<String, String> 
         }
         "shared_reuse" => {
             let mut t = thread()?;
-            lower::shared_reuse::reuse_shared(&mut t);
+            lower::shared_reuse::reuse_shared(&mut t, opts.shared_overlays);
             thread_ir::print(&t)
         }
         other => return Err(format!("unknown test `{other}`")),

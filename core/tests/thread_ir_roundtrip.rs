@@ -1163,12 +1163,22 @@ fn exotic_values_round_trip() {
             },
         ],
         threads: 64,
-        shared: vec![SharedArray {
-            name: "a+b".into(),
-            dtype: DType::F8E4M3,
-            len: 0,
-            align: 1024,
-        }],
+        shared: vec![
+            SharedArray {
+                name: "a+b".into(),
+                dtype: DType::F8E4M3,
+                len: 0,
+                align: 1024,
+                overlays: None,
+            },
+            SharedArray {
+                name: "c".into(),
+                dtype: DType::F32,
+                len: 0,
+                align: 16,
+                overlays: Some(0),
+            },
+        ],
         regs,
         frags: vec![FragTy {
             role: FragRole::B,

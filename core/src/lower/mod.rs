@@ -135,7 +135,7 @@ pub fn to_thread_ir(
     }
     dead_shared::remove_dead_shared(&mut t);
     check(&t, "dead_shared")?;
-    shared_reuse::reuse_shared(&mut t);
+    shared_reuse::reuse_shared(&mut t, options.shared_overlays);
     check(&t, "shared_reuse")?;
     Ok(t)
 }

@@ -24,8 +24,12 @@
 //! proxy before the reads) takes over no memory that ordinary stores wrote: those
 //! writes would reach the `wgmma` unfenced (fuzzer seed 880076: a reduction's scratch
 //! under a tf32 operand ring, reported by the simulator).
-//! Merging is greedy by start position, per dtype (WGSL's workgroup arrays are typed).
-//! The simulator's race detector checks the result on every kernel the tests run.
+//! Merging is greedy by start position, per dtype (WGSL's workgroup arrays are typed),
+//! or across dtypes where shared memory is one byte space (`overlay`, PTX): an array
+//! of another dtype then overlays the slot's first array
+//! ([`SharedArray::overlays`]), as tutorial 03's f32 epilogue, staged after the loop,
+//! takes over the f16 rings' memory. The simulator's race detector checks the result
+//! on every kernel the tests run, overlays byte for byte.
 
 use crate::thread_ir::{renumber_shared_arrays, SharedArray, Stmt, ThreadKernel};
 use std::collections::BTreeMap;
@@ -35,7 +39,8 @@ use std::collections::BTreeMap;
 struct Slot {
     members: Vec<u32>,
     dtype: crate::ir::DType,
-    len: u32,
+    /// The most bytes a member takes.
+    bytes: u64,
     /// The strictest alignment of the members.
     align: u32,
     /// Destinations of asynchronous copies never share.
@@ -65,8 +70,9 @@ impl Marks {
     }
 }
 
-/// Merges shared arrays of `k` where their lifetimes allow; returns the bytes saved.
-pub fn reuse_shared(k: &mut ThreadKernel) -> u64 {
+/// Merges shared arrays of `k` where their lifetimes allow, across dtypes too where
+/// `overlay`; returns the bytes saved.
+pub fn reuse_shared(k: &mut ThreadKernel, overlay: bool) -> u64 {
     if k.shared.len() < 2 {
         return 0;
     }
@@ -78,7 +84,12 @@ pub fn reuse_shared(k: &mut ThreadKernel) -> u64 {
     };
     mark_async_targets(&k.body, &mut marks);
     let mut inserts = vec![];
-    let slots = block_slots(&k.body, k, &marks, &[], false, &[], &mut inserts);
+    let cx = Cx {
+        k,
+        marks: &marks,
+        overlay,
+    };
+    let slots = block_slots(&cx, &k.body, &[], false, &[], &mut inserts);
     // Arrays no statement uses (none in practice) keep their own slot.
     let mut placed = vec![false; k.shared.len()];
     for s in &slots {
@@ -92,7 +103,7 @@ pub fn reuse_shared(k: &mut ThreadKernel) -> u64 {
             slots.push(Slot {
                 members: vec![i as u32],
                 dtype: a.dtype,
-                len: a.len,
+                bytes: array_bytes(a),
                 align: a.align,
                 fixed: true,
                 tma: marks.tma[i],
@@ -106,22 +117,49 @@ pub fn reuse_shared(k: &mut ThreadKernel) -> u64 {
     slots.sort_by_key(|s| s.members.iter().copied().min());
     let before = k.shared_bytes();
     let mut map = vec![0u32; k.shared.len()];
-    let mut shared = vec![];
-    for (new, s) in slots.iter().enumerate() {
+    let mut shared: Vec<SharedArray> = vec![];
+    for s in &slots {
+        // One array for the members of the slot's dtype, holding the slot's bytes; one
+        // overlaying it for each other dtype's members.
+        let host = shared.len() as u32;
+        let mut dtypes = vec![s.dtype];
         for &m in &s.members {
-            map[m as usize] = new as u32;
+            let dt = k.shared[m as usize].dtype;
+            if !dtypes.contains(&dt) {
+                dtypes.push(dt);
+            }
         }
-        let names: Vec<&str> = s
-            .members
-            .iter()
-            .map(|&m| k.shared[m as usize].name.as_str())
-            .collect();
-        shared.push(SharedArray {
-            name: names.join("+"),
-            dtype: s.dtype,
-            len: s.len,
-            align: s.align,
-        });
+        for (g, &dt) in dtypes.iter().enumerate() {
+            let group: Vec<u32> = s
+                .members
+                .iter()
+                .copied()
+                .filter(|&m| k.shared[m as usize].dtype == dt)
+                .collect();
+            let at = shared.len() as u32;
+            for &m in &group {
+                map[m as usize] = at;
+            }
+            let name = |m: &u32| k.shared[*m as usize].name.as_str();
+            let size = dt.size_bytes() as u64;
+            let (len, align) = if g == 0 {
+                (s.bytes.div_ceil(size), s.align)
+            } else {
+                let bytes = group
+                    .iter()
+                    .map(|&m| array_bytes(&k.shared[m as usize]))
+                    .max();
+                let align = group.iter().map(|&m| k.shared[m as usize].align).max();
+                (bytes.unwrap_or(0).div_ceil(size), align.unwrap_or(16))
+            };
+            shared.push(SharedArray {
+                name: group.iter().map(name).collect::<Vec<_>>().join("+"),
+                dtype: dt,
+                len: len as u32,
+                align,
+                overlays: (g > 0).then_some(host),
+            });
+        }
     }
     k.shared = shared;
     renumber_shared_arrays(&mut k.body, &map);
@@ -133,6 +171,19 @@ pub fn reuse_shared(k: &mut ThreadKernel) -> u64 {
         ));
     }
     before.saturating_sub(after)
+}
+
+/// Bytes of array `a`.
+fn array_bytes(a: &SharedArray) -> u64 {
+    a.len as u64 * a.dtype.size_bytes() as u64
+}
+
+/// What every block's placement reads: the kernel, its arrays' marks, and whether
+/// arrays of different dtypes may share (one byte space).
+struct Cx<'a> {
+    k: &'a ThreadKernel,
+    marks: &'a Marks,
+    overlay: bool,
 }
 
 /// Inserts the barriers the merges rely on: `(path, position)`, the path the statement
@@ -205,14 +256,14 @@ fn arrays_within(s: &Stmt, out: &mut Vec<u32>) {
 /// which share nothing here: their memory must hold across the trips.
 #[allow(clippy::too_many_arguments)]
 fn block_slots(
+    cx: &Cx<'_>,
     body: &[Stmt],
-    k: &ThreadKernel,
-    marks: &Marks,
     pinned: &[u32],
     cyclic: bool,
     path: &[usize],
     inserts: &mut Vec<(Vec<usize>, usize)>,
 ) -> Vec<Slot> {
+    let (k, marks) = (cx.k, cx.marks);
     // Which statements of this block each array (or inner slot) is used by.
     let mut uses: BTreeMap<u32, (usize, usize)> = BTreeMap::new();
     let mut inner: Vec<(Slot, usize)> = vec![];
@@ -246,7 +297,7 @@ fn block_slots(
             let inner_path: Vec<usize> = path.iter().copied().chain([i]).collect();
             let mut inner_pinned = pinned.to_vec();
             inner_pinned.extend(here.iter().copied().filter(|a| !local.contains(a)));
-            for slot in block_slots(b, k, marks, &inner_pinned, true, &inner_path, inserts) {
+            for slot in block_slots(cx, b, &inner_pinned, true, &inner_path, inserts) {
                 if slot.members.iter().all(|m| local.contains(m)) {
                     for &m in &slot.members {
                         inner_members[m as usize] = true;
@@ -274,7 +325,7 @@ fn block_slots(
             Slot {
                 members: vec![a],
                 dtype: arr.dtype,
-                len: arr.len,
+                bytes: array_bytes(arr),
                 align: arr.align,
                 fixed: marks.fixed[a as usize] || pinned.contains(&a),
                 tma: marks.tma[a as usize],
@@ -305,7 +356,7 @@ fn block_slots(
             .iter()
             .any(|&m| marks.unfenced_wgmma_operand(m as usize));
         let can_share = |b: &[usize], s: &Slot, s_first: usize, s_last: usize| {
-            s.dtype == c.dtype
+            (s.dtype == c.dtype || cx.overlay)
                 && (!c.tma || s.tma)
                 && (!unfenced || !s.generic)
                 && if s.fixed || c.fixed {
@@ -335,7 +386,7 @@ fn block_slots(
             Some(j) => {
                 let (s, _, s_last) = &mut out[j];
                 s.members.extend(&c.members);
-                s.len = s.len.max(c.len);
+                s.bytes = s.bytes.max(c.bytes);
                 s.align = s.align.max(c.align);
                 s.fixed |= c.fixed;
                 s.tma &= c.tma;
@@ -439,6 +490,7 @@ mod tests {
             dtype: DType::F32,
             len: 32,
             align: 16,
+            overlays: None,
         };
         ThreadKernel {
             name: "t".into(),
@@ -489,12 +541,42 @@ mod tests {
         ] {
             let mut k = kernel(middle, in_loop, leading);
             let before = barriers(&k.body);
-            let saved = reuse_shared(&mut k);
+            let saved = reuse_shared(&mut k, false);
             let what = format!("{middle} {in_loop} {leading}");
             assert_eq!(k.shared.len(), if shares { 1 } else { 2 }, "{what}");
             assert_eq!(saved, if shares { 128 } else { 0 });
             assert_eq!(barriers(&k.body), before + inserted as usize, "{what}");
             assert_eq!(run(&k).unwrap(), want, "{what}");
+        }
+    }
+
+    /// Arrays overlaying one memory race byte for byte in the simulator: an f32 array
+    /// laid over an f16 one (its 4-byte elements over two of the other's) without the
+    /// barrier between their uses is reported; with it the result is right.
+    #[test]
+    fn overlaid_arrays_race_byte_for_byte_in_the_simulator() {
+        let want: Vec<f32> = (0..32).map(|t| ((t + 2) % 32) as f32).collect();
+        for middle in [false, true] {
+            let mut k = kernel(middle, false, false);
+            k.shared[0].dtype = DType::F16;
+            k.shared[0].len = 64;
+            k.shared[1].overlays = Some(0);
+            crate::thread_ir::verify::verify(
+                &k,
+                &crate::lower::expand::ExpandOptions::ptx(1),
+                "test",
+            )
+            .unwrap();
+            match run(&k) {
+                Ok(got) => {
+                    assert!(middle, "no race reported without the barrier");
+                    assert_eq!(got, want);
+                }
+                Err(e) => {
+                    assert!(!middle, "{e}");
+                    assert!(e.to_string().contains("race"), "{e}");
+                }
+            }
         }
     }
 

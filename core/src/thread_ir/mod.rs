@@ -169,6 +169,11 @@ pub struct SharedArray {
     /// The alignment of its first element in bytes (16, or the 256 to 1024 a swizzled
     /// `wgmma` operand needs: the hardware's swizzle reads absolute address bits).
     pub align: u32,
+    /// The array of another dtype whose memory this one takes over (it starts where
+    /// that one starts and is no larger), a barrier apart in lifetime
+    /// (`lower::shared_reuse`, on backends whose shared memory is one byte space: PTX).
+    /// Always an earlier array that overlays none.
+    pub overlays: Option<u32>,
 }
 
 /// Values only the hardware knows.
@@ -647,6 +652,7 @@ impl ThreadKernel {
     pub fn shared_bytes(&self) -> u64 {
         self.shared
             .iter()
+            .filter(|a| a.overlays.is_none())
             .map(|a| a.len as u64 * a.dtype.size_bytes() as u64)
             .sum()
     }

@@ -743,12 +743,19 @@ impl Parser {
         self.punct(']')?;
         self.word("align")?;
         let align = self.u32("the array's alignment in bytes")?;
+        let overlays = if self.is_word("overlays") {
+            self.word("overlays")?;
+            Some(self.numbered('s', "the overlaid shared array (`sN`)")?.0)
+        } else {
+            None
+        };
         self.end_of_line()?;
         self.shared.push(SharedArray {
             name,
             dtype,
             len,
             align,
+            overlays,
         });
         Ok(())
     }

@@ -81,11 +81,13 @@ pub fn print(k: &ThreadKernel) -> String {
     for (i, a) in k.shared.iter().enumerate() {
         let _ = writeln!(
             out,
-            "  shared s{i} {}: [{}; {}] align {}",
+            "  shared s{i} {}: [{}; {}] align {}{}",
             name(&a.name),
             a.dtype,
             a.len,
-            a.align
+            a.align,
+            a.overlays
+                .map_or(String::new(), |h| format!(" overlays s{h}"))
         );
     }
     for (i, f) in k.frags.iter().enumerate() {

@@ -139,14 +139,8 @@ fn run_program<'a>(
         copies_committed: Default::default(),
         wgmma: wgmma::WgmmaState::of(&k.body),
         mbarriers: Default::default(),
-        races: Races {
-            epoch: 0,
-            touch: k
-                .shared
-                .iter()
-                .map(|a| vec![Touch::default(); a.len as usize])
-                .collect(),
-        },
+        races: Races::of(k),
+        overlay_peers: overlay_peers(k),
         writes: baton.writes,
         reads: baton.reads,
         steps: baton.steps,
@@ -190,6 +184,9 @@ struct Sim<'a> {
     /// Transaction barriers and the TMA copies pending on them (`sim/tma.rs`).
     mbarriers: tma::MbarrierState,
     races: Races,
+    /// Per shared array, the others sharing its memory ([`SharedArray::overlays`]):
+    /// a write to one poisons what it covers of the others.
+    overlay_peers: Vec<Vec<u32>>,
     /// Global writes that changed memory, global reads, loop iterations (all programs;
     /// see `interp::schedule`).
     writes: u64,
@@ -236,15 +233,64 @@ impl Default for Touch {
 /// or written by another is a race; so is any access to the destination of an
 /// asynchronous copy in flight, and such a copy issued over an element another thread
 /// read in the same interval.
+/// Arrays that overlay one another ([`SharedArray::overlays`]) are tracked together,
+/// in granules of their smallest element, so that an access through one races with
+/// accesses through the others to the same bytes.
 struct Races {
     epoch: u32,
+    /// Per array that overlays none: its memory's granules.
     touch: Vec<Vec<Touch>>,
+    /// Per array: the array whose granules it uses, and granules per element.
+    place: Vec<(u32, u32)>,
+}
+
+/// The arrays sharing memory with each shared array of `k`.
+fn overlay_peers(k: &ThreadKernel) -> Vec<Vec<u32>> {
+    let root = |i: usize| k.shared[i].overlays.unwrap_or(i as u32);
+    (0..k.shared.len())
+        .map(|i| {
+            (0..k.shared.len())
+                .filter(|&j| j != i && root(j) == root(i))
+                .map(|j| j as u32)
+                .collect()
+        })
+        .collect()
 }
 
 impl Races {
-    fn at(&mut self, arr: u32, e: usize) -> &mut Touch {
+    fn of(k: &ThreadKernel) -> Races {
+        let n = k.shared.len();
+        let root = |i: usize| k.shared[i].overlays.unwrap_or(i as u32) as usize;
+        let size = |i: usize| k.shared[i].dtype.size_bytes();
+        // The smallest element of each memory, and its length in those granules.
+        let mut granule = vec![usize::MAX; n];
+        for i in 0..n {
+            granule[root(i)] = granule[root(i)].min(size(i));
+        }
+        let mut len = vec![0usize; n];
+        for i in 0..n {
+            let g = granule[root(i)];
+            len[root(i)] = len[root(i)].max((k.shared[i].len as usize * size(i)).div_ceil(g));
+        }
+        Races {
+            epoch: 0,
+            touch: len.iter().map(|&l| vec![Touch::default(); l]).collect(),
+            place: (0..n)
+                .map(|i| (root(i) as u32, (size(i) / granule[root(i)]) as u32))
+                .collect(),
+        }
+    }
+
+    /// The granules of element `e` of `arr`: its memory and their range.
+    fn granules(&self, arr: u32, e: usize) -> (usize, std::ops::Range<usize>) {
+        let (root, per) = self.place[arr as usize];
+        let per = per as usize;
+        (root as usize, e * per..(e + 1) * per)
+    }
+
+    fn at(&mut self, root: usize, g: usize) -> &mut Touch {
         let epoch = self.epoch;
-        let t = &mut self.touch[arr as usize][e];
+        let t = &mut self.touch[root][g];
         if t.epoch != epoch {
             *t = Touch {
                 epoch,
@@ -255,9 +301,47 @@ impl Races {
         t
     }
 
+    /// Element `e` of `arr` no longer has a copy in flight (the asynchronous proxy
+    /// wrote it).
+    fn landed(&mut self, arr: u32, e: usize) {
+        let (root, gs) = self.granules(arr, e);
+        for g in gs {
+            self.at(root, g).pending = NONE;
+        }
+    }
+
     fn read(&mut self, arr: u32, e: usize, tid: usize) -> std::result::Result<(), String> {
+        let (root, gs) = self.granules(arr, e);
+        gs.into_iter()
+            .try_for_each(|g| self.read_granule(root, g, e, tid))
+    }
+
+    fn write(&mut self, arr: u32, e: usize, tid: usize) -> std::result::Result<(), String> {
+        let (root, gs) = self.granules(arr, e);
+        gs.into_iter()
+            .try_for_each(|g| self.write_granule(root, g, e, tid))
+    }
+
+    fn issue(&mut self, arr: u32, e: usize, tid: usize) -> std::result::Result<(), String> {
+        let (root, gs) = self.granules(arr, e);
+        gs.into_iter()
+            .try_for_each(|g| self.issue_granule(root, g, e, tid))
+    }
+
+    fn land(&mut self, arr: u32, e: usize, tid: usize) -> std::result::Result<(), String> {
+        self.landed(arr, e);
+        self.write(arr, e, tid)
+    }
+
+    fn read_granule(
+        &mut self,
+        root: usize,
+        g: usize,
+        e: usize,
+        tid: usize,
+    ) -> std::result::Result<(), String> {
         let tid = tid as u32;
-        let t = self.at(arr, e);
+        let t = self.at(root, g);
         if t.pending != NONE {
             return Err(format!(
                 "thread {tid} reads element {e} while thread {}'s asynchronous copy into it is in flight",
@@ -279,9 +363,15 @@ impl Races {
     }
 
     /// A write that changes the element's value.
-    fn write(&mut self, arr: u32, e: usize, tid: usize) -> std::result::Result<(), String> {
+    fn write_granule(
+        &mut self,
+        root: usize,
+        g: usize,
+        e: usize,
+        tid: usize,
+    ) -> std::result::Result<(), String> {
         let tid = tid as u32;
-        let t = self.at(arr, e);
+        let t = self.at(root, g);
         if t.pending != NONE && t.pending != tid {
             return Err(format!(
                 "thread {tid} writes element {e} while thread {}'s asynchronous copy into it is in flight",
@@ -303,9 +393,15 @@ impl Races {
         Ok(())
     }
 
-    fn issue(&mut self, arr: u32, e: usize, tid: usize) -> std::result::Result<(), String> {
+    fn issue_granule(
+        &mut self,
+        root: usize,
+        g: usize,
+        e: usize,
+        tid: usize,
+    ) -> std::result::Result<(), String> {
         let tid32 = tid as u32;
-        let t = self.at(arr, e);
+        let t = self.at(root, g);
         if t.pending != NONE {
             return Err(format!(
                 "thread {tid} copies into element {e} while thread {}'s copy into it is in flight",
@@ -319,11 +415,6 @@ impl Races {
         }
         t.pending = tid32;
         Ok(())
-    }
-
-    fn land(&mut self, arr: u32, e: usize, tid: usize) -> std::result::Result<(), String> {
-        self.at(arr, e).pending = NONE;
-        self.write(arr, e, tid)
     }
 }
 
@@ -377,6 +468,24 @@ fn ints(d: &Data) -> Result<&[i64]> {
 }
 
 impl Sim<'_> {
+    /// Element `e` of shared array `arr` was written: what it covers of the arrays
+    /// overlaying the same memory no longer holds their values.
+    fn overlay_written(&mut self, arr: u32, e: usize) {
+        if self.overlay_peers[arr as usize].is_empty() {
+            return;
+        }
+        let size = self.k.shared[arr as usize].dtype.size_bytes();
+        let (from, to) = (e * size, (e + 1) * size);
+        for &p in &self.overlay_peers[arr as usize] {
+            let pdt = self.k.shared[p as usize].dtype;
+            let ps = pdt.size_bytes();
+            let a = &mut self.shared[p as usize];
+            for j in from / ps..to.div_ceil(ps).min(a.len()) {
+                set1(a, j, &poison(pdt));
+            }
+        }
+    }
+
     /// Reads one element of a global buffer.
     fn load_global(&mut self, b: usize, dt: DType, e: usize, out: &mut Data) {
         self.reads += 1;
@@ -993,6 +1102,7 @@ impl Sim<'_> {
                         })?;
                         self.wgmma.note_shared_write(*arr, at, false)?;
                         set1(&mut self.shared[*arr as usize], at, &poison(sdt));
+                        self.overlay_written(*arr, at);
                         self.copies_open.push((*arr, at, v, i));
                     }
                 }
@@ -1016,6 +1126,7 @@ impl Sim<'_> {
                         })?;
                         self.wgmma.note_shared_write(arr, at, false)?;
                         set1(&mut self.shared[arr as usize], at, &v);
+                        self.overlay_written(arr, at);
                     }
                 }
             }
@@ -1023,6 +1134,8 @@ impl Sim<'_> {
                 let idx = ints(self.reg(*index)?)?.to_vec();
                 let vals = self.reg(*value)?.clone();
                 let lanes = self.k.reg_ty(*value).lanes as usize;
+                let mut written = vec![];
+                let overlaid = !self.overlay_peers[*arr as usize].is_empty();
                 let a = &mut self.shared[*arr as usize];
                 for i in 0..t {
                     if active[i] {
@@ -1048,8 +1161,14 @@ impl Sim<'_> {
                                 })?;
                             }
                             set1(a, at, &get1(&vals, i * lanes + l));
+                            if overlaid {
+                                written.push(at);
+                            }
                         }
                     }
+                }
+                for at in written {
+                    self.overlay_written(*arr, at);
                 }
             }
             Stmt::Atomic {
@@ -1335,6 +1454,7 @@ mod tests {
                 dtype: DType::F32,
                 len: 64,
                 align: 16,
+                overlays: None,
             }],
             regs,
             frags: vec![],

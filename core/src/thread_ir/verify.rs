@@ -40,6 +40,7 @@ pub fn verify(k: &ThreadKernel, opt: &ExpandOptions, pass: &str) -> Result<()> {
         errors: vec![],
     };
     v.collect_assigned(&k.body);
+    v.overlays();
     v.tensor_maps();
     v.body(&k.body, 0);
     if v.errors.is_empty() {
@@ -177,6 +178,34 @@ impl Verifier<'_> {
             _ => self.err(format!(
                 "{what} through parameter {buf}, which is not a buffer"
             )),
+        }
+    }
+
+    /// Each overlay takes over an earlier array that overlays none, from its start,
+    /// no larger and no more aligned than it.
+    fn overlays(&mut self) {
+        for (i, a) in self.k.shared.iter().enumerate() {
+            let Some(h) = a.overlays else { continue };
+            let bytes = |x: &super::SharedArray| x.len as u64 * x.dtype.size_bytes() as u64;
+            match self.k.shared.get(h as usize) {
+                Some(host) if (h as usize) < i && host.overlays.is_none() => {
+                    if bytes(a) > bytes(host) || a.align > host.align.max(16) {
+                        self.err(format!(
+                            "shared array `{}` ({} bytes, aligned to {}) overlays `{}` ({} bytes, aligned to {})",
+                            a.name,
+                            bytes(a),
+                            a.align,
+                            host.name,
+                            bytes(host),
+                            host.align
+                        ));
+                    }
+                }
+                _ => self.err(format!(
+                    "shared array `{}` overlays s{h}, which is not an earlier array of its own",
+                    a.name
+                )),
+            }
         }
     }
 

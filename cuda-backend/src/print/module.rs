@@ -106,6 +106,13 @@ pub(super) fn shared_layout(k: &ThreadKernel) -> (Vec<u32>, u32, u32) {
     let mut shared_bytes = 0u32;
     let mut align = 16u32;
     for a in &k.shared {
+        // An overlay starts where the array it takes over starts (the verifier checked
+        // that it fits there).
+        if let Some(h) = a.overlays {
+            let at = shared_offsets[h as usize];
+            shared_offsets.push(at);
+            continue;
+        }
         let a_align = a.align.max(16);
         align = align.max(a_align);
         shared_bytes = shared_bytes.div_ceil(a_align) * a_align;

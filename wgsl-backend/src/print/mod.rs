@@ -185,6 +185,11 @@ pub fn print_wgsl(k: &ThreadKernel, caps: &Capabilities) -> Result<WgslKernel> {
             )));
         }
     }
+    if k.shared.iter().any(|a| a.overlays.is_some()) {
+        return Err(Diagnostic::internal(
+            "shared arrays of different dtypes in one memory reached the WGSL printer (WGSL's workgroup arrays are typed)",
+        ));
+    }
     if uses_addresses(&k.body) {
         return Err(Diagnostic::internal(
             "an access through an address reached the WGSL printer (the WGSL lowering refuses pointers as data)",

@@ -120,6 +120,10 @@ pub struct ExpandOptions {
     /// number costs more than the shared memory ([`DEFAULT_STAGED_PAIRS_ABOVE`]); narrower
     /// stores are staged in tiles of 4 KiB or more.
     pub staged_pairs_above: u32,
+    /// Whether shared arrays of different dtypes may take turns in one memory
+    /// ([`crate::thread_ir::SharedArray::overlays`]): a device whose shared memory is one
+    /// byte space (PTX), not WGSL's typed workgroup arrays.
+    pub shared_overlays: bool,
     /// Whether the tensor-core operands of a pipelined `dot` may be copied to shared
     /// memory asynchronously ([`Stmt::AsyncCopy`], PTX `cp.async`) into a ring of
     /// `num_stages` buffers, instead of being prefetched into registers.
@@ -235,6 +239,7 @@ impl ExpandOptions {
             staged_stores: false,
             staged_store_bytes: DEFAULT_STAGED_STORE_BYTES,
             staged_pairs_above: DEFAULT_STAGED_PAIRS_ABOVE,
+            shared_overlays: false,
             async_copies: false,
             ring_budget: DEFAULT_RING_BUDGET,
             ring_slack: true,
@@ -273,6 +278,7 @@ impl ExpandOptions {
             staged_stores: true,
             staged_store_bytes: DEFAULT_STAGED_STORE_BYTES,
             staged_pairs_above: DEFAULT_STAGED_PAIRS_ABOVE,
+            shared_overlays: true,
             async_copies: true,
             ring_budget: DEFAULT_RING_BUDGET,
             ring_slack: true,
@@ -326,6 +332,7 @@ impl Default for ExpandOptions {
             staged_stores: false,
             staged_store_bytes: DEFAULT_STAGED_STORE_BYTES,
             staged_pairs_above: DEFAULT_STAGED_PAIRS_ABOVE,
+            shared_overlays: false,
             async_copies: false,
             ring_budget: DEFAULT_RING_BUDGET,
             ring_slack: true,
@@ -685,6 +692,7 @@ impl<'k> Expander<'k> {
             dtype,
             len,
             align,
+            overlays: None,
         });
         self.out.shared.len() as u32 - 1
     }

@@ -192,6 +192,7 @@ impl Sim<'_> {
                             if let Data::F(v) = &mut self.shared[*arr as usize] {
                                 v[j] = m[(r * ty.size + c) as usize];
                             }
+                            self.overlay_written(*arr, j);
                         }
                     }
                 }

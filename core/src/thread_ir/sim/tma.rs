@@ -172,9 +172,10 @@ impl Sim<'_> {
         b.delivered = 0;
         for (a, at, v) in copies {
             // The asynchronous proxy wrote it: no thread's write for the race check.
-            self.races.at(a, at).pending = super::NONE;
+            self.races.landed(a, at);
             self.wgmma.note_shared_write(a, at, false)?;
             set1(&mut self.shared[a as usize], at, &v);
+            self.overlay_written(a, at);
         }
         Ok(())
     }
@@ -240,6 +241,7 @@ impl Sim<'_> {
             })?;
             self.wgmma.note_shared_write(arr, at, false)?;
             set1(&mut self.shared[arr as usize], at, &poison(sdt));
+            self.overlay_written(arr, at);
             self.barrier(bar.0, bar.1)?.copies.push((arr, at, v));
             // The next box element, innermost dimension fastest.
             for (i, &extent) in index.iter_mut().zip(&m.box_dims) {
