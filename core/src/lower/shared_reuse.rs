@@ -47,6 +47,10 @@ struct Slot {
     fixed: bool,
     /// Every member is filled by the tensor memory accelerator (or holds its barriers).
     tma: bool,
+    /// The members are transaction barriers (`mbarrier`s): their memory is never
+    /// repurposed for data, nor data memory for them (PTX wants an `mbarrier.inval`
+    /// before a barrier's memory holds anything else).
+    bars: bool,
     /// Some member is written by ordinary stores.
     generic: bool,
 }
@@ -58,6 +62,8 @@ struct Marks {
     tma: Vec<bool>,
     /// Written by ordinary stores (`SharedStore`, `CoopStore`).
     generic: Vec<bool>,
+    /// Transaction barriers (`MbarrierInit`, a TMA copy's barrier array).
+    bars: Vec<bool>,
     /// Read by `wgmma`.
     wgmma_read: Vec<bool>,
 }
@@ -81,6 +87,7 @@ pub fn reuse_shared(k: &mut ThreadKernel, overlay: bool) -> u64 {
         tma: vec![false; k.shared.len()],
         generic: vec![false; k.shared.len()],
         wgmma_read: vec![false; k.shared.len()],
+        bars: vec![false; k.shared.len()],
     };
     mark_async_targets(&k.body, &mut marks);
     let mut inserts = vec![];
@@ -107,6 +114,7 @@ pub fn reuse_shared(k: &mut ThreadKernel, overlay: bool) -> u64 {
                 align: a.align,
                 fixed: true,
                 tma: marks.tma[i],
+                bars: marks.bars[i],
                 generic: marks.generic[i],
             });
         }
@@ -223,10 +231,12 @@ fn mark_async_targets(body: &[Stmt], marks: &mut Marks) {
                     marks.fixed[a as usize] = true;
                     marks.tma[a as usize] = true;
                 }
+                marks.bars[*bar_arr as usize] = true;
             }
             Stmt::MbarrierInit { arr, .. } => {
                 marks.fixed[*arr as usize] = true;
                 marks.tma[*arr as usize] = true;
+                marks.bars[*arr as usize] = true;
             }
             _ => {}
         }
@@ -329,6 +339,7 @@ fn block_slots(
                 align: arr.align,
                 fixed: marks.fixed[a as usize] || pinned.contains(&a),
                 tma: marks.tma[a as usize],
+                bars: marks.bars[a as usize],
                 generic: marks.generic[a as usize],
             },
             first,
@@ -357,6 +368,7 @@ fn block_slots(
             .any(|&m| marks.unfenced_wgmma_operand(m as usize));
         let can_share = |b: &[usize], s: &Slot, s_first: usize, s_last: usize| {
             (s.dtype == c.dtype || cx.overlay)
+                && s.bars == c.bars
                 && (!c.tma || s.tma)
                 && (!unfenced || !s.generic)
                 && if s.fixed || c.fixed {
@@ -578,6 +590,30 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Transaction barriers keep memory of their own: the verifier refuses an overlay
+    /// on an `mbarrier` array.
+    #[test]
+    fn transaction_barriers_are_never_overlaid() {
+        let mut k = kernel(true, false, false);
+        k.shared[0].dtype = DType::I64;
+        k.shared[1].overlays = Some(0);
+        k.body.insert(
+            1,
+            Stmt::MbarrierInit {
+                arr: 0,
+                index: Reg(0),
+                count: 1,
+            },
+        );
+        let e = crate::thread_ir::verify::verify(
+            &k,
+            &crate::lower::expand::ExpandOptions::ptx(1),
+            "test",
+        )
+        .expect_err("an overlaid barrier");
+        assert!(e.message.contains("transaction barriers"), "{}", e.message);
     }
 
     /// What the barrier rule prevents: the two arrays in one without the middle

@@ -182,10 +182,33 @@ impl Verifier<'_> {
     }
 
     /// Each overlay takes over an earlier array that overlays none, from its start,
-    /// no larger and no more aligned than it.
+    /// no larger and no more aligned than it; transaction barriers neither overlay nor
+    /// are overlaid (PTX wants `mbarrier.inval` before their memory holds data).
     fn overlays(&mut self) {
+        fn barriers(body: &[Stmt], out: &mut Vec<u32>) {
+            for s in body {
+                match s {
+                    Stmt::MbarrierInit { arr, .. } => out.push(*arr),
+                    Stmt::TmaLoad { bar_arr, .. } => out.push(*bar_arr),
+                    _ => {}
+                }
+                for b in s.bodies() {
+                    barriers(b, out);
+                }
+            }
+        }
+        let mut bars = vec![];
+        if self.k.shared.iter().any(|a| a.overlays.is_some()) {
+            barriers(&self.k.body, &mut bars);
+        }
         for (i, a) in self.k.shared.iter().enumerate() {
             let Some(h) = a.overlays else { continue };
+            if bars.contains(&(i as u32)) || bars.contains(&h) {
+                self.err(format!(
+                    "shared array `{}` overlays s{h} and one of them holds transaction barriers",
+                    a.name
+                ));
+            }
             let bytes = |x: &super::SharedArray| x.len as u64 * x.dtype.size_bytes() as u64;
             match self.k.shared.get(h as usize) {
                 Some(host) if (h as usize) < i && host.overlays.is_none() => {
