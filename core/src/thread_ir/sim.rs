@@ -311,21 +311,16 @@ impl Races {
     }
 
     fn read(&mut self, arr: u32, e: usize, tid: usize) -> std::result::Result<(), String> {
-        let (root, gs) = self.granules(arr, e);
-        gs.into_iter()
-            .try_for_each(|g| self.read_granule(root, g, e, tid))
+        self.each(arr, e, |t| t.read(e, tid as u32))
     }
 
+    /// A write that changes the element's value.
     fn write(&mut self, arr: u32, e: usize, tid: usize) -> std::result::Result<(), String> {
-        let (root, gs) = self.granules(arr, e);
-        gs.into_iter()
-            .try_for_each(|g| self.write_granule(root, g, e, tid))
+        self.each(arr, e, |t| t.write(e, tid as u32))
     }
 
     fn issue(&mut self, arr: u32, e: usize, tid: usize) -> std::result::Result<(), String> {
-        let (root, gs) = self.granules(arr, e);
-        gs.into_iter()
-            .try_for_each(|g| self.issue_granule(root, g, e, tid))
+        self.each(arr, e, |t| t.issue(e, tid as u32))
     }
 
     fn land(&mut self, arr: u32, e: usize, tid: usize) -> std::result::Result<(), String> {
@@ -333,28 +328,34 @@ impl Races {
         self.write(arr, e, tid)
     }
 
-    fn read_granule(
+    /// `f` on each granule of element `e` of `arr`.
+    fn each(
         &mut self,
-        root: usize,
-        g: usize,
+        arr: u32,
         e: usize,
-        tid: usize,
+        mut f: impl FnMut(&mut Touch) -> std::result::Result<(), String>,
     ) -> std::result::Result<(), String> {
-        let tid = tid as u32;
-        let t = self.at(root, g);
-        if t.pending != NONE {
+        let (root, gs) = self.granules(arr, e);
+        gs.into_iter().try_for_each(|g| f(self.at(root, g)))
+    }
+}
+
+/// The race rules on one granule, touched for element `e` by thread `tid`.
+impl Touch {
+    fn read(&mut self, e: usize, tid: u32) -> std::result::Result<(), String> {
+        if self.pending != NONE {
             return Err(format!(
                 "thread {tid} reads element {e} while thread {}'s asynchronous copy into it is in flight",
-                t.pending
+                self.pending
             ));
         }
-        if t.writer != NONE && t.writer != tid {
+        if self.writer != NONE && self.writer != tid {
             return Err(format!(
                 "thread {tid} reads element {e} that thread {} wrote since the last barrier",
-                t.writer
+                self.writer
             ));
         }
-        t.reader = match t.reader {
+        self.reader = match self.reader {
             NONE => tid,
             r if r == tid => tid,
             _ => MANY,
@@ -362,58 +363,41 @@ impl Races {
         Ok(())
     }
 
-    /// A write that changes the element's value.
-    fn write_granule(
-        &mut self,
-        root: usize,
-        g: usize,
-        e: usize,
-        tid: usize,
-    ) -> std::result::Result<(), String> {
-        let tid = tid as u32;
-        let t = self.at(root, g);
-        if t.pending != NONE && t.pending != tid {
+    fn write(&mut self, e: usize, tid: u32) -> std::result::Result<(), String> {
+        if self.pending != NONE && self.pending != tid {
             return Err(format!(
                 "thread {tid} writes element {e} while thread {}'s asynchronous copy into it is in flight",
-                t.pending
+                self.pending
             ));
         }
-        if t.writer != NONE && t.writer != tid {
+        if self.writer != NONE && self.writer != tid {
             return Err(format!(
                 "threads {} and {tid} write different values to element {e} between two barriers",
-                t.writer
+                self.writer
             ));
         }
-        if t.reader != NONE && t.reader != tid {
+        if self.reader != NONE && self.reader != tid {
             return Err(format!(
                 "thread {tid} writes element {e} that another thread read since the last barrier"
             ));
         }
-        t.writer = tid;
+        self.writer = tid;
         Ok(())
     }
 
-    fn issue_granule(
-        &mut self,
-        root: usize,
-        g: usize,
-        e: usize,
-        tid: usize,
-    ) -> std::result::Result<(), String> {
-        let tid32 = tid as u32;
-        let t = self.at(root, g);
-        if t.pending != NONE {
+    fn issue(&mut self, e: usize, tid: u32) -> std::result::Result<(), String> {
+        if self.pending != NONE {
             return Err(format!(
                 "thread {tid} copies into element {e} while thread {}'s copy into it is in flight",
-                t.pending
+                self.pending
             ));
         }
-        if t.reader != NONE && t.reader != tid32 {
+        if self.reader != NONE && self.reader != tid {
             return Err(format!(
                 "thread {tid} copies into element {e} that another thread read since the last barrier"
             ));
         }
-        t.pending = tid32;
+        self.pending = tid;
         Ok(())
     }
 }
