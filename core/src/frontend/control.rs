@@ -6,9 +6,11 @@
 //! - `if` on a runtime scalar becomes `Op::If`; its results are the names assigned in
 //!   either branch that were defined before, or defined in both branches.
 //! - `for` over `range`/`tl.range` becomes `Op::For`. Its loop-carried values are the
-//!   names assigned in the body that were defined before the loop; they are found by
-//!   tracing the body once without keeping the IR (a "dry run"), then the body is
-//!   traced for real with those names bound to block arguments.
+//!   names assigned in the body that were defined before the loop and may change
+//!   there; they are found by tracing the body without keeping the IR ("dry runs",
+//!   repeated with the names found so far opaque until no name is added: `o1 = o0;
+//!   o0 = x` carries both), then the body is traced for real with those names bound
+//!   to block arguments.
 //! - `while` becomes `Op::While` the same way.
 //!
 //! A carried name or branch result whose type differs between the paths is an error
@@ -315,38 +317,86 @@ impl Tracer<'_> {
         Ok(())
     }
 
-    /// Names assigned by `body` that were defined before: trace it once without
-    /// keeping the IR.
+    /// Names assigned by `body` that were defined before and may hold another value
+    /// on a later trip: the body is traced without keeping the IR ("dry runs") until
+    /// no name is added. A first run finds the names the first trip changes; each next
+    /// run binds the names found so far to opaque values (what a later trip starts
+    /// with), so that a name copied from one of them is found too (`prev = cur` before
+    /// `cur = ...`, or a chain `o2 = o1; o1 = o0; o0 = x`, one link a run). A name that
+    /// holds the same value after every trip (`BLOCK = 16` again) is not carried.
     fn carried_names(
         &mut self,
         before: &Env,
         exclude: &str,
         trace: &mut dyn FnMut(&mut Self) -> Result<()>,
     ) -> Result<Vec<String>> {
-        self.dry += 1;
-        self.b.begin_block(vec![]);
-        let r = trace(self);
-        self.b.end_block();
-        self.dry -= 1;
-        r?;
-        let after = std::mem::replace(&mut self.env, before.clone());
-        let mut names: Vec<String> = before
-            .iter()
-            .filter(|(n, v)| n.as_str() != exclude && after.get(*n).is_some_and(|a| !a.same(v)))
-            .map(|(n, _)| n.clone())
-            .collect();
-        names.sort();
-        // Types each carried name has at the end of the dry run, for literal inits.
-        self.dry_types = names
-            .iter()
-            .map(|n| {
+        let mut names: Vec<String> = vec![];
+        let mut types: Vec<Option<Type>> = vec![];
+        loop {
+            self.dry += 1;
+            // The names found so far start the trip as opaque values of their types
+            // (a name whose type is not known yet keeps its value: the real trace
+            // reports it).
+            let opaque: Vec<(String, Type)> = names
+                .iter()
+                .zip(&types)
+                .filter_map(|(n, t)| {
+                    let t = t.clone().or_else(|| self.carried_type(before.get(n)?))?;
+                    Some((n.clone(), t))
+                })
+                .collect();
+            let args = self
+                .b
+                .begin_block(opaque.iter().map(|(_, t)| t.clone()).collect());
+            for ((n, _), a) in opaque.iter().zip(args) {
+                self.bind(n, Val::T(a));
+            }
+            let r = trace(self);
+            self.b.end_block();
+            self.dry -= 1;
+            let after = std::mem::replace(&mut self.env, before.clone());
+            r?;
+            let mut found: Vec<String> = before
+                .iter()
+                .filter(|(n, v)| {
+                    n.as_str() != exclude
+                        && !names.contains(n)
+                        && after.get(*n).is_some_and(|a| !a.same(v))
+                })
+                .map(|(n, _)| n.clone())
+                .collect();
+            // Types each carried name has at the end of the run, for literal inits.
+            let type_after = |t: &Self, n: &String| {
                 after.get(n).and_then(|v| match v {
-                    Val::T(x) => Some(self.ty(*x)),
+                    Val::T(x) => Some(t.ty(*x)),
                     _ => None,
                 })
-            })
-            .collect();
-        Ok(names)
+            };
+            types = names.iter().map(|n| type_after(self, n)).collect();
+            if found.is_empty() {
+                break;
+            }
+            found.sort();
+            for n in found {
+                types.push(type_after(self, &n));
+                names.push(n);
+            }
+        }
+        // Sorted, as the loop's results are.
+        let mut order: Vec<usize> = (0..names.len()).collect();
+        order.sort_by(|&a, &b| names[a].cmp(&names[b]));
+        self.dry_types = order.iter().map(|&i| types[i].clone()).collect();
+        Ok(order.into_iter().map(|i| names[i].clone()).collect())
+    }
+
+    /// The type a carried name of value `v` has in the loop (a number: a scalar of its
+    /// literal type); `None` for values that cannot be carried.
+    fn carried_type(&self, v: &Val) -> Option<Type> {
+        match v {
+            Val::T(x) => Some(self.ty(*x)),
+            v if v.is_number() => Some(Type::scalar(literal_dtype(v).unwrap_or(DType::I32))),
+            _ => None,
+        }
     }
 
     /// Initial IR values of carried names.
