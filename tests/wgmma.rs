@@ -471,10 +471,16 @@ def k(A, B, C, S):
 }
 
 /// A `b` read from memory contiguous along K (the `(K, N)` view of a row-major
-/// `(N, K)` matrix, as Triton's persistent-matmul tutorial passes `b.T`) is staged
-/// K-major for `wgmma` and copied 16 bytes at a time by `cp.async`, like `a`: before,
-/// the N-major staging took it element by element (192 16-bit loads a thread a K step
-/// at 128x256x64). Exact on the Hopper simulator (and an sm_90 GPU).
+/// `(N, K)` matrix, as Triton's persistent-matmul tutorial passes `b.T`, as `x @ w.T`
+/// does) is staged K-major for `wgmma` and copied 16 bytes at a time by `cp.async`,
+/// like `a` (the N-major staging took it element by element: 192 16-bit loads a thread
+/// a K step at 128x256x64), whether its pointer tile is computed afresh each K step
+/// (`mm_kt`) or carried across the loop and advanced (`mm_kt_carried`, inside a
+/// persistent loop over tiles: the carried tile lives in the copies' layout, and the
+/// outer loop sees the inner one's carried addresses). Before the second case was
+/// added, a carried K-major tile kept the canonical layout, so its copies fell back to
+/// one 2-byte load an element through registers, and the persistent nest panicked in
+/// `carried_addresses`. Exact on the Hopper simulator (and an sm_90 GPU).
 #[test]
 fn kmajor_b_is_copied_16_bytes_at_a_time() {
     const KT: &str = r#"
@@ -482,7 +488,8 @@ import triton
 import triton.language as tl
 
 @triton.jit
-def mm_kt(A, B, C, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+def mm_kt(A, B, C, K, TILES_N, NUM_TILES, BM: tl.constexpr, BN: tl.constexpr,
+          BK: tl.constexpr):
     rm = tl.program_id(0) * BM + tl.arange(0, BM)
     rn = tl.program_id(1) * BN + tl.arange(0, BN)
     rk = tl.arange(0, BK)
@@ -492,71 +499,102 @@ def mm_kt(A, B, C, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
         b = tl.load(B + (k + rk)[:, None] + rn[None, :] * K)
         acc = tl.dot(a, b, acc)
     tl.store(C + rm[:, None] * (BN * tl.num_programs(1)) + rn[None, :], acc)
+
+@triton.jit
+def mm_kt_carried(A, B, C, K, TILES_N, NUM_TILES, BM: tl.constexpr, BN: tl.constexpr,
+                  BK: tl.constexpr):
+    rk = tl.arange(0, BK)
+    for t in range(tl.program_id(0), NUM_TILES, tl.num_programs(0)):
+        rm = (t // TILES_N) * BM + tl.arange(0, BM)
+        rn = (t % TILES_N) * BN + tl.arange(0, BN)
+        a_ptrs = A + rm[:, None] * K + rk[None, :]
+        b_ptrs = B + rk[:, None] + rn[None, :] * K
+        acc = tl.zeros((BM, BN), dtype=tl.float32)
+        for k in range(0, K, BK):
+            a = tl.load(a_ptrs)
+            b = tl.load(b_ptrs)
+            acc = tl.dot(a, b, acc)
+            a_ptrs += BK
+            b_ptrs += BK
+        tl.store(C + rm[:, None] * (BN * TILES_N) + rn[None, :], acc)
 "#;
     let module = Module::parse("kt", KT).unwrap();
-    let kernel = module.kernel("mm_kt").unwrap();
     let (m, n, k, bm, bn, bk, warps) = (128usize, 256usize, 192usize, 64u32, 128u32, 64u32, 4u32);
+    let (tiles_m, tiles_n) = ((m as u32) / bm, (n as u32) / bn);
     let mut r = Rng(0x6b74);
     let a: Vec<f16> = r.eighths(m * k).iter().map(|x| f16::from_f32(*x)).collect();
     // B as (N, K), row-major.
     let bt: Vec<f16> = r.eighths(n * k).iter().map(|x| f16::from_f32(*x)).collect();
-    let run = |dev: &Device, check: bool, checked: bool| -> Vec<f32> {
-        let (ab, bb) = (dev.upload(&a).unwrap(), dev.upload(&bt).unwrap());
-        let cb = dev.upload(&vec![f32::NAN; m * n]).unwrap();
-        let l = kernel
-            .launch(dev, [(m as u32) / bm, (n as u32) / bn, 1])
-            .checked(checked)
-            .num_warps(warps)
-            .arg(&ab)
-            .arg(&bb)
-            .arg(&cb)
-            .arg(k as i32)
-            .constexpr("BM", ConstValue::from(bm))
-            .constexpr("BN", ConstValue::from(bn))
-            .constexpr("BK", ConstValue::from(bk));
-        if check {
-            let ptx = l
-                .compile()
-                .unwrap()
-                .ptx_for(tilewise::cuda::PtxTarget { sm: 90 }, warps)
-                .unwrap();
-            assert!(
-                ptx.notes.iter().any(|n| n.contains("(b K-major)")),
-                "{:?}",
-                ptx.notes
-            );
-            assert!(
-                ptx.source.contains("cp.async.cg.shared.global")
-                    && !ptx.source.contains("ld.global.b16"),
-                "b is not copied 16 bytes at a time: {:?}",
-                ptx.notes
-            );
-            if tilewise::cuda::find_ptxas().is_some() {
-                tilewise::cuda::assemble(&ptx.source, &ptx.arch).unwrap();
-            }
-        }
-        l.run().unwrap();
-        dev.download::<f32>(&cb).unwrap()
-    };
-    let want = run(&Device::interpreter(), true, false);
+    let mut want_exact = vec![0f64; m * n];
     for i in 0..m {
         for j in 0..n {
-            let x: f64 = (0..k)
+            want_exact[i * n + j] = (0..k)
                 .map(|q| a[i * k + q].to_f64() * bt[j * k + q].to_f64())
                 .sum();
-            assert_eq!(want[i * n + j] as f64, x, "interpreter at ({i}, {j})");
         }
     }
-    // Checked mode too: the copies along K are tested against the buffers' views.
-    for dev in devices() {
-        for checked in [false, true] {
-            let got = run(&dev, false, checked);
-            for (i, (w, g)) in want.iter().zip(&got).enumerate() {
+    // (kernel, grid): the persistent kernel with fewer programs than tiles.
+    let variants = [
+        ("mm_kt", [tiles_m, tiles_n, 1]),
+        ("mm_kt_carried", [3, 1, 1]),
+    ];
+    for (name, grid) in variants {
+        let kernel = module.kernel(name).unwrap();
+        let run = |dev: &Device, check: bool, checked: bool| -> Vec<f32> {
+            let (ab, bb) = (dev.upload(&a).unwrap(), dev.upload(&bt).unwrap());
+            let cb = dev.upload(&vec![f32::NAN; m * n]).unwrap();
+            let l = kernel
+                .launch(dev, grid)
+                .checked(checked)
+                .num_warps(warps)
+                .arg(&ab)
+                .arg(&bb)
+                .arg(&cb)
+                .arg(k as i32)
+                .arg(tiles_n as i32)
+                .arg((tiles_m * tiles_n) as i32)
+                .constexpr("BM", ConstValue::from(bm))
+                .constexpr("BN", ConstValue::from(bn))
+                .constexpr("BK", ConstValue::from(bk));
+            if check {
+                let ptx = l
+                    .compile()
+                    .unwrap()
+                    .ptx_for(tilewise::cuda::PtxTarget { sm: 90 }, warps)
+                    .unwrap();
                 assert!(
-                    w.to_bits() == g.to_bits(),
-                    "{} (checked {checked}): element {i}: {g} (interpreter {w})",
-                    dev.name()
+                    ptx.notes.iter().any(|n| n.contains("(b K-major)")),
+                    "{name}: {:?}",
+                    ptx.notes
                 );
+                assert!(
+                    ptx.source.contains("cp.async.cg.shared.global")
+                        && !ptx.source.contains("ld.global.b16"),
+                    "{name}: b is not copied 16 bytes at a time: {:?}",
+                    ptx.notes
+                );
+                if tilewise::cuda::find_ptxas().is_some() {
+                    tilewise::cuda::assemble(&ptx.source, &ptx.arch).unwrap();
+                }
+            }
+            l.run().unwrap();
+            dev.download::<f32>(&cb).unwrap()
+        };
+        let want = run(&Device::interpreter(), true, false);
+        for (i, (w, x)) in want.iter().zip(&want_exact).enumerate() {
+            assert_eq!(*w as f64, *x, "{name}: interpreter at element {i}");
+        }
+        // Checked mode too: the copies along K are tested against the buffers' views.
+        for dev in devices() {
+            for checked in [false, true] {
+                let got = run(&dev, false, checked);
+                for (i, (w, g)) in want.iter().zip(&got).enumerate() {
+                    assert!(
+                        w.to_bits() == g.to_bits(),
+                        "{name} on {} (checked {checked}): element {i}: {g} (interpreter {w})",
+                        dev.name()
+                    );
+                }
             }
         }
     }

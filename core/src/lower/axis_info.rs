@@ -22,6 +22,10 @@ use std::collections::HashMap;
 /// The cap on divisibility (no value is "divisible by everything").
 const MAX_DIV: u64 = 1 << 30;
 
+/// Rounds of a loop's carried facts before they are given up as unknown (each round
+/// joins what the body yields; a chain of carried values settles one link a round).
+const MAX_LOOP_ROUNDS: usize = 8;
+
 /// What is known about one value, per dimension (one entry for a scalar).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AxisInfo {
@@ -218,7 +222,8 @@ impl AxisAnalysis {
                 }
                 let carried = &body.args[1.min(body.args.len())..];
                 let mut facts: Vec<AxisInfo> = init.iter().map(|v| self.get(k, *v)).collect();
-                for _ in 0..4 {
+                let mut stable = false;
+                for _ in 0..MAX_LOOP_ROUNDS {
                     for (a, f) in carried.iter().zip(&facts) {
                         self.info.insert(*a, f.clone());
                     }
@@ -229,9 +234,22 @@ impl AxisAnalysis {
                         .map(|(y, f)| f.join(&self.get(k, *y)))
                         .collect();
                     if next == facts {
+                        stable = true;
                         break;
                     }
                     facts = next;
+                }
+                // Facts that did not settle are not facts: the carried values become
+                // unknown, and the body is analysed again under that.
+                if !stable {
+                    facts = carried
+                        .iter()
+                        .map(|a| AxisInfo::unknown(k.ty(*a).rank()))
+                        .collect();
+                    for (a, f) in carried.iter().zip(&facts) {
+                        self.info.insert(*a, f.clone());
+                    }
+                    self.block(k, body);
                 }
                 for (r, f) in inst.results.iter().zip(&facts) {
                     self.info.insert(*r, f.clone());
@@ -557,5 +575,72 @@ mod tests {
             ..n
         };
         assert_eq!(cmp(CmpPred::Lt, &offs, &odd).constancy, vec![1]);
+    }
+
+    /// A chain of carried offsets that takes more rounds to settle than the analysis
+    /// runs: the odd offset reaches `o9` after ten trips, so its load is not aligned.
+    /// Before, the facts after the last round were kept as they were (`o9` still the
+    /// constant 0), and the load would have been read in aligned 16-byte vectors.
+    #[test]
+    fn carried_facts_that_do_not_settle_are_unknown() {
+        use crate::frontend::Module;
+        use crate::ir::DType;
+        use crate::launch::{ArgSpec, ScalarValue};
+        let src = r#"
+import triton
+import triton.language as tl
+
+@triton.jit
+def chain(X, Y, n):
+    o0 = 0
+    o1 = 0
+    o2 = 0
+    o3 = 0
+    o4 = 0
+    o5 = 0
+    o6 = 0
+    o7 = 0
+    o8 = 0
+    o9 = 0
+    for i in range(n):
+        x = tl.load(X + o9 + tl.arange(0, 16))
+        tl.store(Y + i * 16 + tl.arange(0, 16), x)
+        o9 = o8
+        o8 = o7
+        o7 = o6
+        o6 = o5
+        o5 = o4
+        o4 = o3
+        o3 = o2
+        o2 = o1
+        o1 = o0
+        o0 = 1
+"#;
+        let module = Module::parse("chain.py", src).unwrap();
+        let ptr = ArgSpec::Ptr {
+            dtype: DType::F32,
+            aligned16: true,
+        };
+        let spec = module
+            .specialize(
+                "chain",
+                &[
+                    ptr.clone(),
+                    ptr,
+                    ArgSpec::Scalar(ScalarValue::Int(DType::I32, 12)),
+                ],
+                &[],
+            )
+            .unwrap();
+        let k = &spec.kernel;
+        let analysis = AxisAnalysis::new(k, false);
+        let mut load_ptr = None;
+        k.walk(&mut |inst| {
+            if let Op::Load { ptr, .. } = &inst.op {
+                load_ptr = Some(*ptr);
+            }
+        });
+        let info = analysis.get(k, load_ptr.expect("the kernel loads"));
+        assert_eq!(info.divisibility, vec![1], "{info:?}");
     }
 }

@@ -88,6 +88,13 @@ fn walk(body: &mut Vec<Stmt>, k: &mut ThreadKernel, writes: &[u32]) -> usize {
     carried
 }
 
+/// How many times `r` is written in the kernel, as counted before the pass. Registers
+/// the pass made while rewriting an inner loop are not counted: they read as written
+/// too often to qualify (an outer loop of that inner loop sees them).
+fn writes_of(writes: &[u32], r: Reg) -> u32 {
+    writes.get(r.0 as usize).copied().unwrap_or(u32::MAX)
+}
+
 fn new_reg(k: &mut ThreadKernel, dtype: DType) -> Reg {
     k.regs.push(RegTy::scalar(dtype));
     Reg(k.regs.len() as u32 - 1)
@@ -124,7 +131,7 @@ fn carry_in_loop(for_stmt: &mut Stmt, k: &mut ThreadKernel, writes: &[u32]) -> (
             continue;
         };
         let ty = k.reg_ty(*x);
-        if writes[x.0 as usize] != 1
+        if writes_of(writes, *x) != 1
             || ty.lanes != 1
             || !matches!(ty.dtype, DType::I32 | DType::I64)
         {
@@ -246,7 +253,7 @@ fn shifted_left(k: &mut ThreadKernel, before: &mut Vec<Stmt>, r: Reg, shift: i64
 /// The single top-level assignment of `r` in `body`, if `r` is written once in the
 /// kernel and that is it.
 fn top_level_def<'a>(body: &'a [Stmt], writes: &[u32], r: Reg) -> Option<&'a Expr> {
-    if writes[r.0 as usize] != 1 {
+    if writes_of(writes, r) != 1 {
         return None;
     }
     body.iter().find_map(|s| match s {

@@ -6,9 +6,10 @@
 //! in each branch and read after it. A carried tile lives in its initial value's
 //! layout, except: a uniform first value of a data tile takes the layout the yielded
 //! value will have (a dot's accumulator layout, else the canonical one), and of a
-//! pointer tile the canonical layout; a pointer tile whose accesses are wider in
-//! another layout ([`Expander::wider_access_layout`]) takes that one, its first value
-//! recomputed in it where it can be; the accumulator of a cooperative-matrix dot stays in fragments.
+//! pointer tile the canonical layout; a pointer tile whose staged copies want another
+//! layout ([`Expander::staged_layout_for`]: runs along K for a K-major `b`) or whose
+//! accesses are wider in another layout ([`Expander::wider_access_layout`]) takes that
+//! one, its first value recomputed in it where it can be; the accumulator of a cooperative-matrix dot stays in fragments.
 //! The yielded values are stored into the slots as a parallel copy at the end of the
 //! body; a 16-bit tile that comes whole from wide loads is carried packed
 //! (`packing.rs`).
@@ -210,7 +211,7 @@ impl Expander<'_> {
                     ..
                 } => args
                     .get(i)
-                    .and_then(|a| self.transposing_layout_for(body, *a))
+                    .and_then(|a| self.staged_layout_for(body, *a))
                     .filter(|t| t != layout)
                     .or_else(|| self.wider_access_layout(ty, layout)),
                 _ => None,

@@ -208,11 +208,15 @@ impl Expander<'_> {
         .filter(|l| !l.is_replicated())
     }
 
-    /// For a pointer tile `arg` carried by a loop whose body is `body`: the layout its
-    /// staged loads transpose through registers in ([`Self::transposing_layout`]), where
-    /// one of the body's staged loads reads through it (by `addptr` or a hint), so that
-    /// the carried tile lives in that layout and the loads need no conversion.
-    pub(super) fn transposing_layout_for(&self, body: &Block, arg: Value) -> Option<LinearLayout> {
+    /// For a pointer tile `arg` carried by a loop whose body is `body`: the layout the
+    /// copies of its staged loads want, where one of the body's staged loads reads
+    /// through it (by `addptr` or a hint), so that the carried tile lives in that
+    /// layout and its copies need no conversion (a carried tile cannot be recomputed in
+    /// another layout inside the loop). A tile stored transposed (`b` K-major) takes
+    /// runs along its first dimension where memory is contiguous along it
+    /// ([`Self::first_dim_access_layout`]), else the layout its loads transpose through
+    /// registers in ([`Self::transposing_layout`]).
+    pub(super) fn staged_layout_for(&self, body: &Block, arg: Value) -> Option<LinearLayout> {
         body.insts.iter().find_map(|inst| {
             let Op::Load {
                 ptr,
@@ -235,10 +239,12 @@ impl Expander<'_> {
             if self.shape(arg) != shape {
                 return None;
             }
-            match SharedTile::of(stage.layout, stage.operand, &shape, dtype) {
-                SharedTile::Swizzled(t)
-                    if t.transposed && !self.contiguous_along_first(ptr, dtype) =>
-                {
+            let tile = SharedTile::of(stage.layout, stage.operand, &shape, dtype);
+            if tile.transposed() && self.contiguous_along_first(ptr, dtype) {
+                return self.first_dim_access_layout(&shape, dtype);
+            }
+            match tile {
+                SharedTile::Swizzled(t) if t.transposed => {
                     self.transposing_layout(&shape, 16 / t.elem)
                 }
                 _ => None,
