@@ -9,7 +9,10 @@
 //! opens with a persistent matmul's loop nest (a loop over tiles whose body starts
 //! with a K loop of `dot`s and whose update reads its accumulator), the shape the GPU
 //! lowerings flatten into one loop; most of those compute the tile's place by division
-//! first, and offset the K loop's loads by it.
+//! first, and offset the K loop's loads by it. A load in a loop whose offsets advance
+//! with the loop's index is written, two times in five, through a pointer tile made
+//! before the loop and advanced at the end of each trip (`p += k`, as K loops carry
+//! their pointers).
 
 use crate::program::*;
 use tilewise::DType;
@@ -69,6 +72,9 @@ struct Gen {
     /// Choices added after the main stream was fixed (f32 block-pointer operands): drawn
     /// from their own stream, so that programs which never reach them stay as they were.
     side: Rng,
+    /// Whether a shifted load is printed through a carried pointer tile: a stream of
+    /// its own too.
+    carry: Rng,
     p: Program,
     opt: Options,
     /// Information of the variables visible now.
@@ -111,6 +117,7 @@ pub fn generate(seed: u64, opt: &Options) -> Program {
         let mut g = Gen {
             rng: Rng::new(seed.wrapping_mul(31).wrapping_add(attempt)),
             side: Rng::new((seed ^ 0x0B10_CF32).wrapping_mul(37).wrapping_add(attempt)),
+            carry: Rng::new((seed ^ 0x5EED_CA22).wrapping_mul(41).wrapping_add(attempt)),
             p: Program {
                 seed,
                 num_warps: 4,
@@ -315,6 +322,8 @@ impl Gen {
         } else {
             other
         };
+        // On a stream of its own: the others draw the same programs as before.
+        let carried = shift.is_some() && self.carry.chance(0.4);
         self.emit(Expr::Load {
             input,
             shape,
@@ -323,6 +332,7 @@ impl Gen {
                 span,
                 shift,
                 ragged,
+                carried,
             },
             other,
         })

@@ -107,7 +107,7 @@ impl Program {
             }
         }
         let info = check(self).map(|c| c.seen).unwrap_or_default();
-        self.block(&mut s, &self.body, 1, &info);
+        self.block(&mut s, &self.body, 1, &info, &[]);
         s
     }
 
@@ -119,16 +119,34 @@ impl Program {
             .unwrap_or_default()
     }
 
-    fn block(&self, s: &mut String, body: &[Stmt], indent: usize, info: &[Option<Info>]) {
+    /// Prints `body` at `indent`; the loads whose variables `carried` lists read
+    /// through the carried pointer tiles of the loop around (`p{v}`).
+    fn block(
+        &self,
+        s: &mut String,
+        body: &[Stmt],
+        indent: usize,
+        info: &[Option<Info>],
+        carried_ptrs: &[Var],
+    ) {
         let pad = "    ".repeat(indent);
         if body.is_empty() {
             writeln!(s, "{pad}pass").unwrap();
         }
         for st in body {
             match st {
-                Stmt::Let(v, e) => {
-                    writeln!(s, "{pad}v{v} = {}", self.expr(e, info)).unwrap();
-                }
+                Stmt::Let(v, e) => match e {
+                    Expr::Load {
+                        input,
+                        shape,
+                        access,
+                        other,
+                    } if carried_ptrs.contains(v) => {
+                        let mask = self.load_mask(*input, shape, access, *other);
+                        writeln!(s, "{pad}v{v} = tl.load(p{v}{mask})").unwrap();
+                    }
+                    _ => writeln!(s, "{pad}v{v} = {}", self.expr(e, info)).unwrap(),
+                },
                 Stmt::Store { out, value, ragged } => {
                     let shape = self.shape_of(info, *value);
                     let numel: u32 = shape.iter().product();
@@ -149,6 +167,8 @@ impl Program {
                     next,
                 } => {
                     let n = trip_text(trip);
+                    let ptrs = carried_loads(body, *depth);
+                    self.carried_pointers(s, &pad, &ptrs);
                     match stages {
                         Some(k) => {
                             writeln!(s, "{pad}for i{depth} in tl.range(0, {n}, num_stages={k}):")
@@ -156,7 +176,9 @@ impl Program {
                         }
                         None => writeln!(s, "{pad}for i{depth} in range(0, {n}):").unwrap(),
                     }
-                    self.block(s, body, indent + 1, info);
+                    let vars: Vec<Var> = ptrs.iter().map(|p| p.0).collect();
+                    self.block(s, body, indent + 1, info, &vars);
+                    advance_pointers(s, &pad, &ptrs);
                     for (c, n) in carried.iter().zip(next) {
                         writeln!(s, "{pad}    v{c} = v{n}").unwrap();
                     }
@@ -168,9 +190,13 @@ impl Program {
                     body,
                     next,
                 } => {
+                    let ptrs = carried_loads(body, *depth);
+                    self.carried_pointers(s, &pad, &ptrs);
                     writeln!(s, "{pad}i{depth} = 0").unwrap();
                     writeln!(s, "{pad}while i{depth} < {}:", trip_text(trip)).unwrap();
-                    self.block(s, body, indent + 1, info);
+                    let vars: Vec<Var> = ptrs.iter().map(|p| p.0).collect();
+                    self.block(s, body, indent + 1, info, &vars);
+                    advance_pointers(s, &pad, &ptrs);
                     for (c, n) in carried.iter().zip(next) {
                         writeln!(s, "{pad}    v{c} = v{n}").unwrap();
                     }
@@ -189,17 +215,52 @@ impl Program {
                         Some(k) => writeln!(s, "{pad}if s{k} > {threshold}:").unwrap(),
                         None => writeln!(s, "{pad}if pid % 2 == {threshold}:").unwrap(),
                     }
-                    self.block(s, then_body, indent + 1, info);
+                    self.block(s, then_body, indent + 1, info, carried_ptrs);
                     for (c, n) in carried.iter().zip(then_next) {
                         writeln!(s, "{pad}    v{c} = v{n}").unwrap();
                     }
                     writeln!(s, "{pad}else:").unwrap();
-                    self.block(s, else_body, indent + 1, info);
+                    self.block(s, else_body, indent + 1, info, carried_ptrs);
                     for (c, n) in carried.iter().zip(else_next) {
                         writeln!(s, "{pad}    v{c} = v{n}").unwrap();
                     }
                 }
             }
+        }
+    }
+
+    /// A load's `, mask=..., other=...` (empty without a bound).
+    fn load_mask(&self, input: usize, shape: &[u32], access: &Access, other: f64) -> String {
+        match access.ragged {
+            Some(k) => {
+                let dt = self.inputs[input].dtype;
+                let other = if dt.is_float() {
+                    float_lit(other)
+                } else if dt == DType::I1 {
+                    "0".into()
+                } else {
+                    format!("{}", other as i64)
+                };
+                format!(
+                    ", mask={} < s{k}, other={other}",
+                    linear(shape, &row_major(shape))
+                )
+            }
+            None => String::new(),
+        }
+    }
+
+    /// The carried pointer tiles of a loop, made before it: the addresses of its first
+    /// trip (the loop index 0).
+    fn carried_pointers(&self, s: &mut String, pad: &str, ptrs: &[CarriedLoad]) {
+        for (v, input, shape, access) in ptrs {
+            writeln!(
+                s,
+                "{pad}p{v} = in{input} + pid * {} + {}",
+                access.span,
+                linear(shape, &access.strides)
+            )
+            .unwrap();
         }
     }
 
@@ -222,23 +283,7 @@ impl Program {
                 if let Some((v, k)) = access.shift {
                     write!(off, " + v{v} * {k}").unwrap();
                 }
-                let mask = match access.ragged {
-                    Some(k) => {
-                        let dt = self.inputs[*input].dtype;
-                        let other = if dt.is_float() {
-                            float_lit(*other)
-                        } else if dt == DType::I1 {
-                            "0".into()
-                        } else {
-                            format!("{}", *other as i64)
-                        };
-                        format!(
-                            ", mask={} < s{k}, other={other}",
-                            linear(shape, &row_major(shape))
-                        )
-                    }
-                    None => String::new(),
-                };
+                let mask = self.load_mask(*input, shape, access, *other);
                 format!("tl.load(in{input} + {off}{mask})")
             }
             Expr::BlockLoad {
@@ -493,5 +538,58 @@ fn tuple(shape: &[u32]) -> String {
         format!("({},)", sh[0])
     } else {
         format!("({})", sh.join(", "))
+    }
+}
+
+/// A load printed through a carried pointer tile: its variable, input, shape, access.
+type CarriedLoad = (Var, usize, Vec<u32>, Access);
+
+/// The loads of a loop body (of the loop at `depth`) printed through carried pointer
+/// tiles: those marked [`Access::carried`] whose shift is this loop's own index, in the
+/// body or its branches (a nested loop's body has its own).
+fn carried_loads(body: &[Stmt], depth: usize) -> Vec<CarriedLoad> {
+    let index = body.iter().find_map(|st| match st {
+        Stmt::Let(v, Expr::Scalar(Scalar::LoopIndex(d))) if *d == depth => Some(*v),
+        _ => None,
+    });
+    let mut out = vec![];
+    fn walk(body: &[Stmt], index: Var, out: &mut Vec<CarriedLoad>) {
+        for st in body {
+            match st {
+                Stmt::Let(
+                    v,
+                    Expr::Load {
+                        input,
+                        shape,
+                        access,
+                        ..
+                    },
+                ) if access.carried && access.shift.is_some_and(|(sv, _)| sv == index) => {
+                    out.push((*v, *input, shape.clone(), access.clone()));
+                }
+                Stmt::If {
+                    then_body,
+                    else_body,
+                    ..
+                } => {
+                    walk(then_body, index, out);
+                    walk(else_body, index, out);
+                }
+                _ => {}
+            }
+        }
+    }
+    if let Some(index) = index {
+        walk(body, index, &mut out);
+    }
+    out
+}
+
+/// `p{v} += scale` for each carried pointer tile, at the end of the loop body.
+fn advance_pointers(s: &mut String, pad: &str, ptrs: &[CarriedLoad]) {
+    for (v, _, _, access) in ptrs {
+        if let Some((_, k)) = access.shift {
+            writeln!(s, "{pad}    p{v} += {k}").unwrap();
+        }
     }
 }

@@ -71,6 +71,11 @@ pub struct Access {
     pub shift: Option<(Var, u32)>,
     /// `lin < s{n}` (the tile's row-major index against a runtime bound).
     pub ragged: Option<usize>,
+    /// Printed as a pointer tile made before the loop whose index `shift` is and
+    /// advanced by the scale at the end of each trip (`p += k`, as a K loop carries its
+    /// pointers), where the load lies in that loop's body (not in a loop nested in it);
+    /// else the index times the scale is added on the spot. The same addresses either way.
+    pub carried: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -340,4 +345,32 @@ pub struct Program {
     /// `addrs` replaces `in0.., out0..`, which the kernel loads and casts back to
     /// pointers first. Executors without addresses (the WGSL lowering) refuse it.
     pub addressed: bool,
+}
+
+impl Program {
+    /// The same program with every load's offsets added on the spot
+    /// ([`Access::carried`] off): the form every program had before carried pointer
+    /// tiles were generated (the seeds kept from then are checked in it).
+    pub fn without_carried_pointers(&self) -> Program {
+        fn clear(body: &mut [Stmt]) {
+            for st in body {
+                match st {
+                    Stmt::Let(_, Expr::Load { access, .. }) => access.carried = false,
+                    Stmt::For { body, .. } | Stmt::While { body, .. } => clear(body),
+                    Stmt::If {
+                        then_body,
+                        else_body,
+                        ..
+                    } => {
+                        clear(then_body);
+                        clear(else_body);
+                    }
+                    _ => {}
+                }
+            }
+        }
+        let mut p = self.clone();
+        clear(&mut p.body);
+        p
+    }
 }

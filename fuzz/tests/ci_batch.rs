@@ -95,16 +95,32 @@ fn fixed_seed_batch_agrees_with_the_interpreter() {
 /// merges such arrays).
 /// 2310067 (checked): block-pointer operands copied by TMA in checked mode; the launcher
 /// took the tensor maps, which follow the hidden parameters, for missing hidden ones.
+/// 3300595: a dot's operand read through a pointer tile carried across a loop nested
+/// in another; `carried_addresses` indexed past its write counts for the outer loop (a
+/// panic).
+/// The first two were found before loads were printed through carried pointer tiles,
+/// and are checked in that form ([`tilewise_fuzz::Program::without_carried_pointers`]).
 #[test]
 fn seeds_that_found_bugs_agree_with_the_interpreter() {
     let sims = [Device::simulator_ptx(), Device::simulator_hopper()];
-    const SEEDS: &[(u64, bool)] = &[(880076, false), (2310067, true)];
+    // (seed, checked mode, loads through carried pointer tiles as generated)
+    const SEEDS: &[(u64, bool, bool)] = &[
+        (880076, false, false),
+        (2310067, true, false),
+        (3300595, false, true),
+    ];
     let bless = std::env::var("TILEWISE_BLESS").as_deref() == Ok("1");
-    for &(seed, checked) in SEEDS {
+    for &(seed, checked, carried) in SEEDS {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("tests/regressions")
             .join(format!("seed{seed}.py"));
-        let source = tilewise_fuzz::generate(seed, &Options::default()).source();
+        let program = tilewise_fuzz::generate(seed, &Options::default());
+        let program = if carried {
+            program
+        } else {
+            program.without_carried_pointers()
+        };
+        let source = program.source();
         if bless {
             std::fs::write(&path, &source).unwrap();
         }
@@ -119,8 +135,10 @@ fn seeds_that_found_bugs_agree_with_the_interpreter() {
             .iter()
             .map(|d| Executor::Device(if checked { d.checked() } else { d.clone() }))
             .collect();
-        let report = run_batch(seed, 1, &execs, &Options::default(), false, |_, _| {});
-        let text: Vec<String> = report.failures.iter().map(|f| f.to_string()).collect();
-        assert!(text.is_empty(), "seed {seed}:\n{}", text.join("\n"));
+        for exec in &execs {
+            if let Some(m) = tilewise_fuzz::exec::differ_source(&program, &source, exec) {
+                panic!("seed {seed} on {}: {m:?}", exec.name());
+            }
+        }
     }
 }
