@@ -39,6 +39,14 @@
 //! (`SHF.L.U64.HI` and `IMAD.SHL`), 24 of a 128x256x64 f16 K step's 128 (Triton's
 //! compile of the same step has 117).
 //!
+//! A second form serves a flattened persistent loop (`flatten_loops.rs`), whose copies
+//! read `x = add r, o`: `r` the tile's place (row offsets times the stride), written
+//! before the loop and again in a branch when the tile changes, `o` the K step's offset,
+//! computed every trip. There each write of `r` is followed by a 64-bit base
+//! `b = (address buf) + (r << log2(size))`, and the copy reads `b + (o << log2(size))`:
+//! a 64-bit add a copy, with no widening multiply on the index just computed (`r` must
+//! be written only by plain assignments, in the loop only inside branches).
+//!
 //! What qualifies: a copy anywhere in a `For` body whose buffer is a parameter of the
 //! copy's element size, whose index `x` is assigned once in the kernel, at the body's
 //! top level, as `add c, s` (either order) of integers, where `s` is not written in
@@ -62,8 +70,228 @@ pub fn carry_copy_addresses(k: &mut ThreadKernel) -> usize {
     count_writes(&k.body, &mut writes);
     let mut body = std::mem::take(&mut k.body);
     let n = walk(&mut body, k, &writes);
+    let based = base_branch_offsets(&mut body, k, &writes);
     k.body = body;
-    n
+    n + based
+}
+
+/// The second form (a flattened persistent loop's copies): a copy whose index is
+/// `x = add r, o` at its loop body's top level, where `r` is written in the loop only
+/// inside a branch (the tile's place, recomputed when the tile changes) and by plain
+/// assignments everywhere, reads `b + (o << log2(size))`, with the 64-bit base
+/// `b = (address buf) + (r << log2(size))` assigned after every write of `r`: a 64-bit
+/// add a copy a trip instead of a widening multiply-add on the spot. Returns how many
+/// copies it rewrote.
+fn base_branch_offsets(body: &mut Vec<Stmt>, k: &mut ThreadKernel, writes: &[u32]) -> usize {
+    // Registers every write of which is a plain assignment.
+    let mut assigned = vec![0u32; k.regs.len()];
+    fn count_assigns(body: &[Stmt], n: &mut [u32]) {
+        for s in body {
+            if let Stmt::Assign { dst, .. } = s {
+                if let Some(c) = n.get_mut(dst.0 as usize) {
+                    *c += 1;
+                }
+            }
+            for b in s.bodies() {
+                count_assigns(b, n);
+            }
+        }
+    }
+    count_assigns(body, &mut assigned);
+    let plain = |r: Reg| {
+        let a = assigned.get(r.0 as usize).copied().unwrap_or(0);
+        a > 0 && a == writes_of(writes, r)
+    };
+    // (x, r, o, buf) for every qualifying copy.
+    let mut found: Vec<(Reg, Reg, Reg, u32)> = vec![];
+    fn find(
+        body: &[Stmt],
+        k: &ThreadKernel,
+        writes: &[u32],
+        plain: &dyn Fn(Reg) -> bool,
+        found: &mut Vec<(Reg, Reg, Reg, u32)>,
+    ) {
+        for s in body {
+            for b in s.bodies() {
+                find(b, k, writes, plain, found);
+            }
+            let Stmt::For { body: lb, iv, .. } = s else {
+                continue;
+            };
+            let top: HashMap<Reg, u32> = {
+                let mut m = HashMap::new();
+                for t in lb.iter() {
+                    for r in t.writes() {
+                        *m.entry(r).or_insert(0) += 1;
+                    }
+                }
+                m
+            };
+            let in_loop = writes_in(lb);
+            for t in lb.iter() {
+                let Stmt::AsyncCopy {
+                    arr, buf, index, ..
+                } = t
+                else {
+                    continue;
+                };
+                if is_address(*buf) || copy_unit(k, *arr, *buf).is_none() {
+                    continue;
+                }
+                let Some(Expr::Binary(BinaryOp::Add, p, q)) = top_level_def(lb, writes, *index)
+                else {
+                    continue;
+                };
+                let ty = k.reg_ty(*index);
+                if ty.lanes != 1 || !matches!(ty.dtype, DType::I32 | DType::I64) {
+                    continue;
+                }
+                for (r, o) in [(*p, *q), (*q, *p)] {
+                    let written_here = in_loop.get(&r).copied().unwrap_or(0);
+                    if r != *iv
+                        && k.reg_ty(r) == ty
+                        && k.reg_ty(o) == ty
+                        && plain(r)
+                        && written_here > 0
+                        && !top.contains_key(&r)
+                    {
+                        if !found.iter().any(|f| f.0 == *index && f.3 == *buf) {
+                            found.push((*index, r, o, *buf));
+                        }
+                        break;
+                    }
+                }
+            }
+        }
+    }
+    find(body, k, writes, &plain, &mut found);
+    if found.is_empty() {
+        return 0;
+    }
+    // One base a (r, buf): assigned after every write of r.
+    let mut bases: HashMap<(Reg, u32), Reg> = HashMap::new();
+    for &(_, r, _, buf) in &found {
+        bases
+            .entry((r, buf))
+            .or_insert_with(|| new_reg(k, DType::I64));
+    }
+    fn shift_of(k: &ThreadKernel, buf: u32) -> i64 {
+        match k.params[buf as usize].kind {
+            ParamKind::Buffer { dtype, .. } => dtype.size_bytes().trailing_zeros() as i64,
+            _ => 0,
+        }
+    }
+    /// `dst = (address buf) + (i64(r) << shift)`, appended to `out`.
+    fn base_of(k: &mut ThreadKernel, out: &mut Vec<Stmt>, dst: Reg, r: Reg, buf: u32) {
+        let shift = shift_of(k, buf);
+        let w = if k.reg_ty(r).dtype == DType::I64 {
+            r
+        } else {
+            let w = new_reg(k, DType::I64);
+            out.push(Stmt::Assign {
+                dst: w,
+                expr: Expr::Cast {
+                    value: r,
+                    bitcast: false,
+                },
+            });
+            w
+        };
+        let bytes = shifted_left(k, out, w, shift);
+        let a = new_reg(k, DType::I64);
+        out.push(Stmt::Assign {
+            dst: a,
+            expr: Expr::Address(buf),
+        });
+        out.push(Stmt::Assign {
+            dst,
+            expr: Expr::Binary(BinaryOp::Add, a, bytes),
+        });
+    }
+    fn after_writes(body: &mut Vec<Stmt>, k: &mut ThreadKernel, bases: &HashMap<(Reg, u32), Reg>) {
+        let mut i = 0;
+        while i < body.len() {
+            for b in body[i].bodies_mut() {
+                after_writes(b, k, bases);
+            }
+            let mut extra = vec![];
+            if let Stmt::Assign { dst, .. } = &body[i] {
+                let dst = *dst;
+                for (&(r, buf), &b) in bases.iter() {
+                    if r == dst {
+                        base_of(k, &mut extra, b, r, buf);
+                    }
+                }
+            }
+            let m = extra.len();
+            for (j, s) in extra.into_iter().enumerate() {
+                body.insert(i + 1 + j, s);
+            }
+            i += 1 + m;
+        }
+    }
+    after_writes(body, k, &bases);
+    // Each copy reads `base + (o << shift)`, computed after x's definition.
+    let mut addrs: HashMap<(Reg, u32), Reg> = HashMap::new();
+    fn rewrite(
+        body: &mut Vec<Stmt>,
+        k: &mut ThreadKernel,
+        found: &[(Reg, Reg, Reg, u32)],
+        bases: &HashMap<(Reg, u32), Reg>,
+        addrs: &mut HashMap<(Reg, u32), Reg>,
+    ) -> usize {
+        let mut n = 0;
+        let mut i = 0;
+        while i < body.len() {
+            for b in body[i].bodies_mut() {
+                n += rewrite(b, k, found, bases, addrs);
+            }
+            let mut extra = vec![];
+            if let Stmt::Assign { dst, .. } = &body[i] {
+                let x = *dst;
+                for &(fx, r, o, buf) in found {
+                    if fx != x || addrs.contains_key(&(x, buf)) {
+                        continue;
+                    }
+                    let shift = shift_of(k, buf);
+                    let w = if k.reg_ty(o).dtype == DType::I64 {
+                        o
+                    } else {
+                        let w = new_reg(k, DType::I64);
+                        extra.push(Stmt::Assign {
+                            dst: w,
+                            expr: Expr::Cast {
+                                value: o,
+                                bitcast: false,
+                            },
+                        });
+                        w
+                    };
+                    let bytes = shifted_left(k, &mut extra, w, shift);
+                    let a = new_reg(k, DType::I64);
+                    extra.push(Stmt::Assign {
+                        dst: a,
+                        expr: Expr::Binary(BinaryOp::Add, bases[&(r, buf)], bytes),
+                    });
+                    addrs.insert((x, buf), a);
+                }
+            }
+            if let Stmt::AsyncCopy { buf, index, .. } = &mut body[i] {
+                if let Some(&a) = addrs.get(&(*index, *buf)) {
+                    *buf = BYTE_ADDRESS;
+                    *index = a;
+                    n += 1;
+                }
+            }
+            let m = extra.len();
+            for (j, s) in extra.into_iter().enumerate() {
+                body.insert(i + 1 + j, s);
+            }
+            i += 1 + m;
+        }
+        n
+    }
+    rewrite(body, k, &found, &bases, &mut addrs)
 }
 
 /// Applies the pass to every `For` in `body`, innermost first.
@@ -480,6 +708,66 @@ mod tests {
         let k = parse(&src.replace("const 12", "const 13")).unwrap();
         let err = simulated(&k).unwrap_err();
         assert!(err.to_string().contains("misaligned access"), "{err}");
+    }
+
+    /// A flattened loop's copy: two trips a tile; the tile's place `r6` is recomputed
+    /// in a branch when the tile changes, and trip t copies `x[place + k * 32]` =
+    /// `x[t * 32 + tid]` to `y[t * 32 + tid]`.
+    const PLACED: &str = "thread_kernel @k(x: buffer<f32>, y: mut buffer<f32>) threads 32 {
+  shared s0 stage: [f32; 32] align 16
+  r0: i32 = thread_id
+  r1: i32 = const 0
+  r2: i32 = const 4
+  r3: i32 = const 1
+  r4: i32 = const 32
+  r5: i32 = const 64
+  r13: i32 = const 2
+  r6: i32 = mul r0, r3
+  for r7: i32 = r1 to r2 step r3 {
+    r8: i32 = rem r7, r13
+    r14: i1 = cmp eq r8, r1
+    if r14 {
+      r15: i32 = div r7, r13
+      r16: i32 = mul r15, r5
+      r6: i32 = add r16, r0
+    }
+    r9: i32 = mul r8, r4
+    r10: i32 = add r6, r9
+    async_copy x1 s0[r0] <- x[r10]
+    async_commit
+    async_wait 0
+    barrier
+    r11: f32 = load s0[r0]
+    r12: i32 = mul r7, r4
+    r17: i32 = add r12, r0
+    store y[r17] = r11
+    barrier
+  }
+}
+";
+
+    #[test]
+    fn a_copy_offset_from_a_place_set_in_a_branch_reads_a_byte_address() {
+        let mut k = parse(PLACED).unwrap();
+        let want = run(&k);
+        for (i, w) in want.iter().enumerate() {
+            assert_eq!(*w, i as f32 * 1.5);
+        }
+        assert_eq!(carry_copy_addresses(&mut k), 1);
+        let text = print(&k);
+        assert!(text.contains("<- &["), "{text}");
+        let opts = crate::lower::expand::ExpandOptions::ptx(1);
+        crate::thread_ir::verify::verify(&k, &opts, "carried_addresses").unwrap();
+        assert_eq!(run(&k), want);
+        // The place written at the body's top level is not a place of a branch.
+        let src = PLACED.replace(
+            "    r9: i32 = mul r8, r4\n",
+            "    r6: i32 = add r6, r1\n    r9: i32 = mul r8, r4\n",
+        );
+        let mut k = parse(&src).unwrap();
+        let want = run(&k);
+        assert_eq!(carry_copy_addresses(&mut k), 0, "{}", print(&k));
+        assert_eq!(run(&k), want);
     }
 
     #[test]
