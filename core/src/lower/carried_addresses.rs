@@ -184,19 +184,7 @@ fn base_branch_offsets(body: &mut Vec<Stmt>, k: &mut ThreadKernel, writes: &[u32
     /// `dst = (address buf) + (i64(r) << shift)`, appended to `out`.
     fn base_of(k: &mut ThreadKernel, out: &mut Vec<Stmt>, dst: Reg, r: Reg, buf: u32) {
         let shift = shift_of(k, buf);
-        let w = if k.reg_ty(r).dtype == DType::I64 {
-            r
-        } else {
-            let w = new_reg(k, DType::I64);
-            out.push(Stmt::Assign {
-                dst: w,
-                expr: Expr::Cast {
-                    value: r,
-                    bitcast: false,
-                },
-            });
-            w
-        };
+        let w = widened(k, out, r);
         let bytes = shifted_left(k, out, w, shift);
         let a = new_reg(k, DType::I64);
         out.push(Stmt::Assign {
@@ -254,19 +242,7 @@ fn base_branch_offsets(body: &mut Vec<Stmt>, k: &mut ThreadKernel, writes: &[u32
                         continue;
                     }
                     let shift = shift_of(k, buf);
-                    let w = if k.reg_ty(o).dtype == DType::I64 {
-                        o
-                    } else {
-                        let w = new_reg(k, DType::I64);
-                        extra.push(Stmt::Assign {
-                            dst: w,
-                            expr: Expr::Cast {
-                                value: o,
-                                bitcast: false,
-                            },
-                        });
-                        w
-                    };
+                    let w = widened(k, &mut extra, o);
                     let bytes = shifted_left(k, &mut extra, w, shift);
                     let a = new_reg(k, DType::I64);
                     extra.push(Stmt::Assign {
@@ -399,30 +375,16 @@ fn carry_in_loop(for_stmt: &mut Stmt, k: &mut ThreadKernel, writes: &[u32]) -> (
             ParamKind::Buffer { dtype, .. } => dtype,
             _ => continue,
         };
-        let widen = |k: &mut ThreadKernel, before: &mut Vec<Stmt>, r: Reg| -> Reg {
-            if k.reg_ty(r).dtype == DType::I64 {
-                return r;
-            }
-            let w = new_reg(k, DType::I64);
-            before.push(Stmt::Assign {
-                dst: w,
-                expr: Expr::Cast {
-                    value: r,
-                    bitcast: false,
-                },
-            });
-            w
-        };
         let s64 = match wide_steps.get(&s) {
             Some(r) => *r,
             None => {
                 let s_before = hoisted(body, &in_loop, k, &mut before, s);
-                let r = widen(k, &mut before, s_before);
+                let r = widened(k, &mut before, s_before);
                 wide_steps.insert(s, r);
                 r
             }
         };
-        let c64 = widen(k, &mut before, c);
+        let c64 = widened(k, &mut before, c);
         let shift = unit.size_bytes().trailing_zeros() as i64;
         // The step in bytes, once per (step, element size).
         let step_bytes = match byte_steps.get(&(s, shift)) {
@@ -458,6 +420,22 @@ fn carry_in_loop(for_stmt: &mut Stmt, k: &mut ThreadKernel, writes: &[u32]) -> (
     let n = rewrite_copies(body, &carried);
     body.extend(latch);
     (before, n)
+}
+
+/// `r` as an `i64`: itself, or a cast to a fresh register appended to `out`.
+fn widened(k: &mut ThreadKernel, out: &mut Vec<Stmt>, r: Reg) -> Reg {
+    if k.reg_ty(r).dtype == DType::I64 {
+        return r;
+    }
+    let w = new_reg(k, DType::I64);
+    out.push(Stmt::Assign {
+        dst: w,
+        expr: Expr::Cast {
+            value: r,
+            bitcast: false,
+        },
+    });
+    w
 }
 
 /// `r << shift` (an `i64`) in a fresh register assigned in `before`; `r` for 0.
