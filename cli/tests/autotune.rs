@@ -6,7 +6,10 @@
 //! the prune function keeps; `--check` compares with the interpreter under the chosen
 //! configuration; a `--constexpr` the configurations set is refused.
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use common::Scratch;
+use std::path::Path;
 use std::process::Command;
 
 const TUNED: &str = r#"
@@ -39,10 +42,8 @@ def scale(x_ptr, out_ptr, n, zero, BLOCK: tl.constexpr, REPEAT: tl.constexpr):
     tl.store(out_ptr + offs, acc * 3 // REPEAT, mask=mask)
 "#;
 
-fn scratch(tag: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("tilewise-cli-tune-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+fn scratch(tag: &str) -> Scratch {
+    let dir = Scratch::dir(&format!("tilewise-cli-tune-{tag}"));
     std::fs::write(dir.join("tuned.py"), TUNED).unwrap();
     dir
 }

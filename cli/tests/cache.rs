@@ -6,6 +6,9 @@
 //! where there is a driver); without one a test says so on stderr, and
 //! `TILEWISE_REQUIRE_WGPU=1` / `TILEWISE_REQUIRE_CUDA=1` turn that into a failure.
 
+mod common;
+
+use common::Scratch;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -32,11 +35,9 @@ def mm(a_ptr, b_ptr, c_ptr, M, N, K,
              mask=(rm[:, None] < M) & (rn[None, :] < N))
 "#;
 
-/// A scratch directory of this test (removed at the start, so reruns start empty).
-fn scratch(tag: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("tilewise-cache-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+/// A scratch directory of this test (removed when dropped).
+fn scratch(tag: &str) -> Scratch {
+    let dir = Scratch::dir(&format!("tilewise-cache-{tag}"));
     std::fs::write(dir.join("mm.py"), MATMUL).unwrap();
     dir
 }

@@ -1,6 +1,9 @@
 //! The `tilewise` command line, run as a user runs it: each subcommand's output and
 //! exit status, errors included.
 
+mod common;
+
+use common::Scratch;
 use std::process::Command;
 
 fn tilewise(args: &[&str]) -> (bool, String, String) {
@@ -157,8 +160,7 @@ fn compile_num_stages_sets_the_pipeline_depth() {
 
 #[test]
 fn compile_checked_adds_the_hidden_parameters_and_writes_a_file() {
-    let dir = std::env::temp_dir().join(format!("tilewise-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = Scratch::dir("tilewise-cli");
     let path = dir.join("softmax.tir");
     let base = [
         "compile",
@@ -258,10 +260,8 @@ def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
 "#;
 
 /// The kernel in a file of its own for test `tag` (tests run in parallel).
-fn add_file(tag: &str) -> std::path::PathBuf {
-    let path = std::env::temp_dir().join(format!("tilewise-cli-{tag}-{}.py", std::process::id()));
-    std::fs::write(&path, ADD).unwrap();
-    path
+fn add_file(tag: &str) -> Scratch {
+    Scratch::file(&format!("tilewise-cli-{tag}"), "py", ADD)
 }
 
 #[test]
@@ -359,8 +359,7 @@ fn run_rejects_bad_arguments() {
 /// file of a type tilewise has no counterpart for is a clear error.
 #[test]
 fn run_reads_and_saves_npy_files() {
-    let dir = std::env::temp_dir().join(format!("tilewise-cli-npy-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = Scratch::dir("tilewise-cli-npy");
     let x: Vec<f32> = (0..1000).map(|i| i as f32 * 0.25).collect();
     let y: Vec<f32> = (0..1000).map(|i| 1000.0 - i as f32).collect();
     let (xp, yp) = (dir.join("x.npy"), dir.join("y.npy"));

@@ -6,6 +6,9 @@
 //! driver); without one a test says so on stderr, and `TILEWISE_REQUIRE_WGPU=1` /
 //! `TILEWISE_REQUIRE_CUDA=1` turn that into a failure.
 
+mod common;
+
+use common::Scratch;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -26,10 +29,8 @@ def scale(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
 const TWO_AND_A_HALF: [&str; 2] = ["0x40200000", "0f40200000"];
 const FOUR: [&str; 2] = ["0x40800000", "0f40800000"];
 
-fn scratch(tag: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("tilewise-kfiles-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+fn scratch(tag: &str) -> Scratch {
+    let dir = Scratch::dir(&format!("tilewise-kfiles-{tag}"));
     std::fs::write(dir.join("scale.py"), SCALE).unwrap();
     let x: Vec<f32> = (0..1000).map(|i| i as f32 - 300.0).collect();
     npyz::to_file_1d(dir.join("x.npy"), x).unwrap();
