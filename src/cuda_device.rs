@@ -79,7 +79,9 @@ impl CudaBackend {
             ));
         }
         // PTX for sm_90 runs on later GPUs through the driver's JIT.
-        let target = PtxTarget { sm: sm.min(90) };
+        let target = PtxTarget {
+            sm: target_override(sm.min(90))?.unwrap_or(sm.min(90)),
+        };
         log::info!(
             "cuda: device {} is {} (sm_{sm}); kernels are printed for {}",
             rt.ordinal(),
@@ -448,6 +450,42 @@ impl Backend for CudaBackend {
     }
 }
 
+/// `TILEWISE_CUDA_TARGET` (`sm_80`, `sm_86`, `sm_89` or `sm_90`, or the number
+/// alone): print kernels for an older target than the device's `native` one, to run
+/// the Ampere (`mma.sync`) path on a Hopper GPU. `None` when unset; an error for a
+/// target the backend does not print or that the device cannot run.
+fn target_override(native: u32) -> Result<Option<u32>> {
+    match std::env::var("TILEWISE_CUDA_TARGET") {
+        Ok(value) => parse_target(&value, native).map(Some),
+        Err(_) => Ok(None),
+    }
+}
+
+/// A `TILEWISE_CUDA_TARGET` value for a device whose own target is `sm_{native}`.
+fn parse_target(value: &str, native: u32) -> Result<u32> {
+    let sm = value
+        .trim()
+        .strip_prefix("sm_")
+        .unwrap_or(value.trim())
+        .parse::<u32>()
+        .ok()
+        .filter(|sm| [80, 86, 89, 90].contains(sm));
+    match sm {
+        Some(sm) if sm <= native => {
+            log::info!("cuda: TILEWISE_CUDA_TARGET asks for sm_{sm}");
+            Ok(sm)
+        }
+        Some(sm) => Err(Diagnostic::new(
+            ErrorKind::Backend,
+            format!("TILEWISE_CUDA_TARGET=sm_{sm} is newer than this device (sm_{native})"),
+        )),
+        None => Err(Diagnostic::new(
+            ErrorKind::Backend,
+            format!("TILEWISE_CUDA_TARGET={value:?} is not one of sm_80, sm_86, sm_89, sm_90"),
+        )),
+    }
+}
+
 impl CudaBackend {
     /// The tensor map parameter `m`, encoded from the arguments of the parameters
     /// before it (`kargs`, built from `args`).
@@ -585,5 +623,31 @@ impl CudaBackend {
             compiled.ptx.shared_bytes,
             &kargs,
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_target;
+
+    #[test]
+    fn cuda_target_overrides_are_older_known_targets() {
+        assert_eq!(parse_target("sm_80", 90).unwrap(), 80);
+        assert_eq!(parse_target(" 86 ", 90).unwrap(), 86);
+        assert_eq!(parse_target("sm_90", 90).unwrap(), 90);
+        let newer = parse_target("sm_90", 86).unwrap_err();
+        assert!(
+            newer.message.contains("newer than this device (sm_86)"),
+            "{}",
+            newer.message
+        );
+        for bad in ["sm_75", "ampere", "", "sm_100"] {
+            let e = parse_target(bad, 90).unwrap_err();
+            assert!(
+                e.message.contains("is not one of sm_80"),
+                "{bad}: {}",
+                e.message
+            );
+        }
     }
 }
