@@ -480,7 +480,10 @@ def k(A, B, C, S):
 /// outer loop sees the inner one's carried addresses). Before the second case was
 /// added, a carried K-major tile kept the canonical layout, so its copies fell back to
 /// one 2-byte load an element through registers, and the persistent nest panicked in
-/// `carried_addresses`. Exact on the Hopper simulator (and an sm_90 GPU).
+/// `carried_addresses`. Exact on the Hopper simulator (and an sm_90 GPU). The same
+/// holds for `mma.sync` (sm_80 to sm_89, exact on the PTX simulator): `b` is staged
+/// `[N][K]` and read by `ldmatrix` without `.trans` (it was loaded 2 bytes at a time
+/// and stored N-major: 32 loads a thread a K step at 128x128x32).
 #[test]
 fn kmajor_b_is_copied_16_bytes_at_a_time() {
     const KT: &str = r#"
@@ -557,24 +560,36 @@ def mm_kt_carried(A, B, C, K, TILES_N, NUM_TILES, BM: tl.constexpr, BN: tl.const
                 .constexpr("BN", ConstValue::from(bn))
                 .constexpr("BK", ConstValue::from(bk));
             if check {
-                let ptx = l
-                    .compile()
-                    .unwrap()
-                    .ptx_for(tilewise::cuda::PtxTarget { sm: 90 }, warps)
-                    .unwrap();
-                assert!(
-                    ptx.notes.iter().any(|n| n.contains("(b K-major)")),
-                    "{name}: {:?}",
-                    ptx.notes
-                );
-                assert!(
-                    ptx.source.contains("cp.async.cg.shared.global")
-                        && !ptx.source.contains("ld.global.b16"),
-                    "{name}: b is not copied 16 bytes at a time: {:?}",
-                    ptx.notes
-                );
-                if tilewise::cuda::find_ptxas().is_some() {
-                    tilewise::cuda::assemble(&ptx.source, &ptx.arch).unwrap();
+                for sm in [80, 90] {
+                    let ptx = l
+                        .compile()
+                        .unwrap()
+                        .ptx_for(tilewise::cuda::PtxTarget { sm }, warps)
+                        .unwrap();
+                    if sm == 90 {
+                        assert!(
+                            ptx.notes.iter().any(|n| n.contains("(b K-major)")),
+                            "{name}: {:?}",
+                            ptx.notes
+                        );
+                    } else {
+                        // `mma.sync` reads the K-major tile as it lies: no `.trans`.
+                        assert!(
+                            ptx.source.contains("ldmatrix.sync.aligned.m8n8.x4.shared")
+                                && !ptx.source.contains(".trans"),
+                            "{name}: sm_{sm}: b is not read K-major: {:?}",
+                            ptx.notes
+                        );
+                    }
+                    assert!(
+                        ptx.source.contains("cp.async.cg.shared.global")
+                            && !ptx.source.contains("ld.global.b16"),
+                        "{name}: sm_{sm}: b is not copied 16 bytes at a time: {:?}",
+                        ptx.notes
+                    );
+                    if tilewise::cuda::find_ptxas().is_some() {
+                        tilewise::cuda::assemble(&ptx.source, &ptx.arch).unwrap();
+                    }
                 }
             }
             l.run().unwrap();
@@ -585,7 +600,7 @@ def mm_kt_carried(A, B, C, K, TILES_N, NUM_TILES, BM: tl.constexpr, BN: tl.const
             assert_eq!(*w as f64, *x, "{name}: interpreter at element {i}");
         }
         // Checked mode too: the copies along K are tested against the buffers' views.
-        for dev in devices() {
+        for dev in devices().into_iter().chain([Device::simulator_ptx()]) {
             for checked in [false, true] {
                 let got = run(&dev, false, checked);
                 for (i, (w, g)) in want.iter().zip(&got).enumerate() {

@@ -216,6 +216,10 @@ pub enum StagedLayout {
     /// Warp-level tensor cores (`mma.sync`, cooperative matrices): both row-major,
     /// rows padded (`ldmatrix` without bank conflicts).
     Padded,
+    /// `mma.sync` with a `b` contiguous along K in memory (`x @ w.T`): `a` as in
+    /// `Padded`, `b` stored transposed (`[N][K]`, rows padded by 16 bytes) so that its
+    /// copies move 16 bytes along K and `ldmatrix` without `.trans` reads its fragments.
+    PaddedTransposed,
     /// Warpgroup MMA (`wgmma`): stored row-major (`a` K-major, `b` N-major) or, with
     /// `transposed`, as the transposed tile (`b` K-major: tf32 has no N-major form), in
     /// blocks of `bytes`-wide rows (32, 64 or 128) along the stored rows, 16-byte
@@ -230,6 +234,7 @@ impl StagedLayout {
         match self {
             StagedLayout::Fma => String::new(),
             StagedLayout::Padded => " mma".into(),
+            StagedLayout::PaddedTransposed => " mmat".into(),
             StagedLayout::Swizzled { bytes, transposed } => {
                 format!(" swizzle{bytes}{}", if transposed { "t" } else { "" })
             }

@@ -1422,9 +1422,11 @@ impl<'a> Parser<'a> {
                 StagedLayout::Fma
             } else {
                 let (l, at) =
-                    self.ident("a staged layout (`mma`, `swizzleN`, `swizzleNt`) or `pending`")?;
+                    self.ident("a staged layout (`mma`, `mmat`, `swizzleN`, `swizzleNt`) or `pending`")?;
                 let layout = if l == "mma" {
                     Some(StagedLayout::Padded)
+                } else if l == "mmat" {
+                    Some(StagedLayout::PaddedTransposed)
                 } else {
                     l.strip_prefix("swizzle").and_then(|rest| {
                         let (digits, transposed) = match rest.strip_suffix('t') {
@@ -1441,7 +1443,7 @@ impl<'a> Parser<'a> {
                 let Some(layout) = layout else {
                     return Err(self.err_at(
                         at,
-                        format!("expected a staged layout (`mma`, `swizzleN`, `swizzleNt`) or `pending`, found `{l}`"),
+                        format!("expected a staged layout (`mma`, `mmat`, `swizzleN`, `swizzleNt`) or `pending`, found `{l}`"),
                     ));
                 };
                 self.expect_kw("pending")?;
@@ -1619,9 +1621,14 @@ mod tests {
   %5 = load %2 staged ring 2 stages 2 operand 1 swizzle128t pending 0 : tile<16x16xf16>
   %6 = const 0.0 : tile<16x16xf32>
   %7 = dot %3, %4, %6 precision ieee : tile<16x16xf32>
+  %8 = load %2 staged ring 3 stages 3 operand 1 mmat pending 1 : tile<16x16xf16>
 }
 ";
         let k = roundtrip(text);
+        let Op::Load { stage: Some(s), .. } = &k.body.insts[6].op else {
+            panic!()
+        };
+        assert_eq!(s.layout, StagedLayout::PaddedTransposed);
         let Op::Load { stage: Some(s), .. } = &k.body.insts[3].op else {
             panic!()
         };

@@ -19,7 +19,8 @@
 //! matrices of 32-bit words). `b` is staged
 //! row-major with rows padded by 8 elements and read with `ldmatrix.trans` (16-bit
 //! inputs: one instruction for the fragments of two 16x8 tiles) or with conflict-free
-//! scalar loads (tf32). Staging stores are 16 bytes wide where the operand's layout has
+//! scalar loads (tf32); a 16-bit `b` staged from memory contiguous along K lies K-major
+//! (`[N][K]`, rows padded by 16 bytes) and is read with `ldmatrix` without `.trans`. Staging stores are 16 bytes wide where the operand's layout has
 //! runs along K or N, reusing the words of wide global loads. Then for each K step of
 //! the instruction, each warp loads its fragments and issues one [`Stmt::Mma`] per
 //! 16x8 tile of its warp tile.
@@ -78,9 +79,16 @@ pub(crate) fn staged_form(
     if let Some(plan) = super::dot_wgmma::wgmma_plan(opt, types, precision, mnk, b_k_major) {
         return plan.staged(operand);
     }
-    if mma_kind(opt, types, precision, mnk).is_some()
-        || super::dot_coop::coop_config(opt, types, precision, mnk).is_some()
-    {
+    if let Some(kind) = mma_kind(opt, types, precision, mnk) {
+        // A 16-bit `b` contiguous along K is stored K-major: copied 16 bytes at a time
+        // along K, read by `ldmatrix` without `.trans` (tf32 reads `b` by scalar loads
+        // from the row-major form).
+        if b_k_major && kind.pack() == 2 {
+            StagedLayout::PaddedTransposed
+        } else {
+            StagedLayout::Padded
+        }
+    } else if super::dot_coop::coop_config(opt, types, precision, mnk).is_some() {
         StagedLayout::Padded
     } else {
         StagedLayout::Fma
@@ -462,8 +470,16 @@ impl Expander<'_> {
         let (m, k, n) = (sa[0], sa[1], sb[1]);
         let input = kind.input();
         let accs = self.accumulators(*acc, &layout, DType::F32)?;
+        // `b` staged K-major by the pipeline (`[N][K]`) is read as it lies.
+        let b_k_major =
+            self.staged_layout_of(*b) == Some(StagedLayout::PaddedTransposed) && kind.pack() == 2;
+        let b_form = if b_k_major {
+            StagedLayout::PaddedTransposed
+        } else {
+            StagedLayout::Padded
+        };
         let tile_a = SharedTile::of(StagedLayout::Padded, 0, &sa, input);
-        let tile_b = SharedTile::of(StagedLayout::Padded, 1, &sb, input);
+        let tile_b = SharedTile::of(b_form, 1, &sb, input);
         let (sa_stride, sb_stride) = (tile_a.stride(), tile_b.stride());
         // Operands in registers are stored after the barrier, then another.
         let (staged_a, staged_b) = self.staged_operands(*a, *b)?;
@@ -504,17 +520,21 @@ impl Expander<'_> {
             // The row and column lane `8i + r` points an `ldmatrix.x4` at, relative to
             // a 16-row tile: row r + 8 (i & 1), column (16 bytes) * (i >> 1).
             let row_elems = 16 / input.size_bytes() as i64;
-            let ldmatrix_row = |x: &mut Self| -> (Reg, Reg) {
+            // With `rows_first`, matrix `i` is instead row r + 8 (i >> 1), column
+            // (16 bytes) * (i & 1): the order of a K-major `b`'s two 16x8 tiles.
+            let ldmatrix_lane = |x: &mut Self, rows_first: bool| -> (Reg, Reg) {
                 let (three, seven, one, eight) = (c(x, 3), c(x, 7), c(x, 1), c(x, 8));
                 let i = bin(x, BinaryOp::Shr, lane, three);
                 let r = bin(x, BinaryOp::And, lane, seven);
                 let i_lo = bin(x, BinaryOp::And, i, one);
                 let i_hi = bin(x, BinaryOp::Shr, i, one);
-                let r8 = bin(x, BinaryOp::Mul, i_lo, eight);
+                let (i_row, i_col) = if rows_first { (i_hi, i_lo) } else { (i_lo, i_hi) };
+                let r8 = bin(x, BinaryOp::Mul, i_row, eight);
                 let row = bin(x, BinaryOp::Add, r, r8);
                 let w = c(x, row_elems);
-                (row, bin(x, BinaryOp::Mul, i_hi, w))
+                (row, bin(x, BinaryOp::Mul, i_col, w))
             };
+            let ldmatrix_row = |x: &mut Self| ldmatrix_lane(x, false);
             // A goes through `ldmatrix` for every input type (tf32: 8x4 matrices of
             // 32-bit words, the m16n8k8 A fragment a0..a3 in one instruction).
             let (row, col) = {
@@ -529,6 +549,14 @@ impl Expander<'_> {
             // at, row r + 8 (i & 1), column 8 (i >> 1).
             let s = c(x, wn as i64);
             let col0 = bin(x, BinaryOp::Mul, warp_n, s);
+            if b_k_major {
+                // K-major (`[N][K]`): the stored row (an `n`) lane `8i + r` points at.
+                let (r, k) = ldmatrix_lane(x, true);
+                let n = bin(x, BinaryOp::Add, col0, r);
+                let st = c(x, sb_stride as i64);
+                let off = bin(x, BinaryOp::Mul, n, st);
+                return (ab, bin(x, BinaryOp::Add, off, k));
+            }
             let (row, col) = if pack == 1 {
                 (t, bin(x, BinaryOp::Add, col0, g))
             } else {
@@ -592,18 +620,24 @@ impl Expander<'_> {
                 }
             } else {
                 // One `ldmatrix.trans` gives the B fragments of two 16x8 tiles (x4),
-                // or of the last one (x2).
+                // or of the last one (x2); stored K-major, one `ldmatrix` (the
+                // fragments are the stored rows as they lie).
                 let mut nj = 0;
                 while nj < tiles_n {
                     let count = if nj + 1 < tiles_n { 4 } else { 2 };
-                    let o = self.int_const(DType::I32, (kk * sb_stride + nj * fn_) as i64);
+                    let off = if b_k_major {
+                        nj * fn_ * sb_stride + kk
+                    } else {
+                        kk * sb_stride + nj * fn_
+                    };
+                    let o = self.int_const(DType::I32, off as i64);
                     let index = self.assign(DType::I32, Expr::Binary(BinaryOp::Add, b_base, o));
                     let dst: Vec<Reg> = (0..count).map(|_| self.new_reg_ty(frag_ty)).collect();
                     self.emit(Stmt::LdMatrix {
                         dst: dst.clone(),
                         arr: arr_b,
                         index,
-                        trans: true,
+                        trans: !b_k_major,
                     });
                     for pair in dst.chunks(2) {
                         b_frags.push(pair.to_vec());

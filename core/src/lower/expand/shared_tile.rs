@@ -6,7 +6,9 @@
 //! - **FMA**: `a` K-major (`[K][M]`), `b` row-major, unpadded: a thread's rows and
 //!   columns at one `k` are consecutive.
 //! - **Padded** (`mma.sync`, cooperative matrices): both row-major, `a`'s rows padded by
-//!   16 bytes and `b`'s by 8 elements, so `ldmatrix` rows miss each other's banks.
+//!   16 bytes and `b`'s by 8 elements, so `ldmatrix` rows miss each other's banks. With
+//!   a `b` contiguous along K in memory (`mma.sync` only), `b` is stored transposed
+//!   (`[N][K]`) with rows padded by 16 bytes, as `a`.
 //! - **Swizzled** (`wgmma`): both row-major (`a` K-major, `b` N-major; tf32's `b` is
 //!   stored transposed, K-major), the tile cut along its contiguous dimension into
 //!   blocks of `bytes`-wide rows (32, 64 or 128 bytes: the widest the tile fills),
@@ -109,11 +111,15 @@ impl SharedTile {
     pub(crate) fn of(layout: StagedLayout, operand: u8, shape: &[u32], dtype: DType) -> SharedTile {
         let elem = dtype.size_bytes() as u32;
         match (layout, operand) {
-            (StagedLayout::Padded, 0) => SharedTile::Strided {
+            (StagedLayout::PaddedTransposed, 1) => SharedTile::Strided {
+                transpose: true,
+                stride: shape[0] + 16 / elem,
+            },
+            (StagedLayout::Padded | StagedLayout::PaddedTransposed, 0) => SharedTile::Strided {
                 transpose: false,
                 stride: shape[1] + 16 / elem,
             },
-            (StagedLayout::Padded, _) => SharedTile::Strided {
+            (StagedLayout::Padded | StagedLayout::PaddedTransposed, _) => SharedTile::Strided {
                 transpose: false,
                 stride: shape[1] + 8,
             },
