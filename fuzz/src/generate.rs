@@ -75,6 +75,8 @@ struct Gen {
     /// Whether a shifted load is printed through a carried pointer tile: a stream of
     /// its own too.
     carry: Rng,
+    /// Whether a dot in a loop reads `b` contiguous along K: its own stream.
+    kmajor: Rng,
     p: Program,
     opt: Options,
     /// Information of the variables visible now.
@@ -118,6 +120,7 @@ pub fn generate(seed: u64, opt: &Options) -> Program {
             rng: Rng::new(seed.wrapping_mul(31).wrapping_add(attempt)),
             side: Rng::new((seed ^ 0x0B10_CF32).wrapping_mul(37).wrapping_add(attempt)),
             carry: Rng::new((seed ^ 0x5EED_CA22).wrapping_mul(41).wrapping_add(attempt)),
+            kmajor: Rng::new((seed ^ 0x0C01_3A70).wrapping_mul(43).wrapping_add(attempt)),
             p: Program {
                 seed,
                 num_warps: 4,
@@ -271,11 +274,24 @@ impl Gen {
 
     /// A pointer load of `shape` (random when None) and `dtype`.
     fn load(&mut self, shape: Option<Vec<u32>>, dtype: Option<DType>) -> Option<Var> {
+        self.load_as(shape, dtype, false)
+    }
+
+    /// A pointer load; with `k_major`, of a dot's `b` in a loop as `x @ w.T` reads it:
+    /// transposed (contiguous along its first dimension, K), advancing with the loop,
+    /// masked-off elements zero (so the pipeline stages it).
+    fn load_as(
+        &mut self,
+        shape: Option<Vec<u32>>,
+        dtype: Option<DType>,
+        k_major: bool,
+    ) -> Option<Var> {
         let shape = shape.unwrap_or_else(|| self.random_shape());
         let dtype = dtype.unwrap_or_else(|| self.random_dtype());
         let numel: u32 = shape.iter().product();
         // Row-major, transposed, or rows padded to twice their length.
-        let strides = match self.rng.below(4) {
+        let layout = if k_major { 0 } else { self.rng.below(4) };
+        let strides = match layout {
             0 if shape.len() >= 2 => {
                 let rev: Vec<u32> = shape.iter().rev().cloned().collect();
                 let mut st = row_major(&rev);
@@ -298,7 +314,7 @@ impl Gen {
             .sum::<u32>()
             + 1;
         let span = reach;
-        let shift = match (self.loop_vars.last(), self.rng.chance(0.7)) {
+        let shift = match (self.loop_vars.last(), k_major || self.rng.chance(0.7)) {
             (Some(&v), true) => Some((v, reach)),
             _ => None,
         };
@@ -317,7 +333,7 @@ impl Gen {
                 self.rng.below(2)
             })
             .unwrap_or(&0.0);
-        let other = if other.is_nan() && !nan_ok {
+        let other = if (other.is_nan() && !nan_ok) || k_major {
             0.0
         } else {
             other
@@ -808,6 +824,19 @@ impl Gen {
             && dtype == DType::F32
             && acc.is_some()
             && self.side.chance(0.35);
+        // A `b` contiguous along K (`x @ w.T`) through pointers walking the loop: staged
+        // K-major (`mma.sync` reads it without `.trans`, `wgmma` as a transposed
+        // swizzled tile). Decided on a stream of its own.
+        if looped && !f32_blocks && self.kmajor.chance(0.5) {
+            let a = self.operand(&[m, k], dtype)?;
+            let b = self.load_as(Some(vec![k, n]), Some(dtype), true)?;
+            return self.emit(Expr::Dot {
+                a,
+                b,
+                acc,
+                precision: None,
+            });
+        }
         if f32_blocks || looped && self.rng.chance(if acc.is_some() { 0.6 } else { 0.2 }) {
             let a = self.block_load(Some(dtype), Some([m, k]))?;
             let b = self.block_load(Some(dtype), Some([k, n]))?;

@@ -1421,8 +1421,9 @@ impl<'a> Parser<'a> {
             let layout = if self.eat_kw("pending") {
                 StagedLayout::Fma
             } else {
-                let (l, at) =
-                    self.ident("a staged layout (`mma`, `mmat`, `swizzleN`, `swizzleNt`) or `pending`")?;
+                let (l, at) = self.ident(
+                    "a staged layout (`mma`, `mmat`, `swizzleN`, `swizzleNt`) or `pending`",
+                )?;
                 let layout = if l == "mma" {
                     Some(StagedLayout::Padded)
                 } else if l == "mmat" {

@@ -528,7 +528,11 @@ impl Expander<'_> {
                 let r = bin(x, BinaryOp::And, lane, seven);
                 let i_lo = bin(x, BinaryOp::And, i, one);
                 let i_hi = bin(x, BinaryOp::Shr, i, one);
-                let (i_row, i_col) = if rows_first { (i_hi, i_lo) } else { (i_lo, i_hi) };
+                let (i_row, i_col) = if rows_first {
+                    (i_hi, i_lo)
+                } else {
+                    (i_lo, i_hi)
+                };
                 let r8 = bin(x, BinaryOp::Mul, i_row, eight);
                 let row = bin(x, BinaryOp::Add, r, r8);
                 let w = c(x, row_elems);
