@@ -50,6 +50,27 @@ def mm(A, B, C, Bias, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.conste
     tl.store(C + rm[:, None] * N + rn[None, :], out.to(tl.float16), mask=cmask)
 
 @triton.jit
+def mm_kt(A, B, C, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
+          CARRIED: tl.constexpr):
+    # `b` is the (K, N) view of a row-major (N, K) matrix, as `x @ w.T` reads it.
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    b_ptrs = B + rn[None, :] * K + rk[:, None]
+    for k in range(0, K, BK):
+        a = tl.load(A + rm[:, None] * K + (k + rk)[None, :],
+                    mask=(rm[:, None] < M) & ((k + rk)[None, :] < K), other=0.0)
+        bmask = ((k + rk)[:, None] < K) & (rn[None, :] < N)
+        if CARRIED:
+            b = tl.load(b_ptrs, mask=bmask, other=0.0)
+            b_ptrs += BK
+        else:
+            b = tl.load(B + rn[None, :] * K + (k + rk)[:, None], mask=bmask, other=0.0)
+        acc = tl.dot(a, b, acc)
+    tl.store(C + rm[:, None] * N + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+@triton.jit
 def one_dot(A, B, C, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, FLIP: tl.constexpr):
     rm = tl.arange(0, BM)
     rn = tl.arange(0, BN)
@@ -425,6 +446,72 @@ fn no_fragments_inside_branches() {
 
 fn c32(v: u32) -> ConstValue {
     ConstValue::from(v)
+}
+
+/// A `b` read from memory contiguous along K (`x @ w.T`), its pointers computed each
+/// K step or carried and advanced, is loaded four elements at a time along K (it was
+/// one element a thread at addresses K apart), staged as it lies (`[N][K]`) and read
+/// column-major (`coopLoad`), exact on the simulator and the GPU; ragged edges too
+/// (then one element at a time: K is not a multiple of 4).
+#[test]
+fn kmajor_b_is_loaded_along_k_and_read_column_major() {
+    for carried in [false, true] {
+        for (m, n, k) in [(128usize, 128usize, 96usize), (100, 72, 42)] {
+            let mut r = Rng(0x6b74 + k as u64);
+            let bufs = [
+                Buf::F16(r.eighths(m * k)),
+                // B as (N, K), row-major.
+                Buf::F16(r.eighths(n * k)),
+                Buf::PoisonF32(m * n),
+            ];
+            let grid = [(m as u32).div_ceil(64), (n as u32).div_ceil(64), 1];
+            let constexprs = vec![
+                ("BM", c(64)),
+                ("BN", c(64)),
+                ("BK", c(32)),
+                ("CARRIED", ConstValue::from(carried)),
+            ];
+            let name = format!("mm_kt carried={carried} {m}x{n}x{k}");
+            check(
+                &name,
+                ("mm_kt", grid, constexprs, 4),
+                &bufs,
+                2,
+                &[m as i32, n as i32, k as i32],
+            );
+        }
+        // The WGSL: `b` four elements a load, fragments read column-major.
+        let module = Module::parse("mm_kt", KERNELS).unwrap();
+        let dev = Device::interpreter();
+        let bufs: Vec<_> = (0..3)
+            .map(|_| dev.upload(&[f16::ZERO; 128 * 128]).unwrap())
+            .collect();
+        let kernel = module.kernel("mm_kt").unwrap();
+        let mut l = kernel.launch(&dev, [1, 1, 1]);
+        for b in &bufs {
+            l = l.arg(b);
+        }
+        l = l.arg(128).arg(128).arg(128);
+        for (n, v) in [("BM", 64u32), ("BN", 64), ("BK", 32)] {
+            l = l.constexpr(n, c(v));
+        }
+        let w = l
+            .constexpr("CARRIED", ConstValue::from(carried))
+            .compile()
+            .unwrap()
+            .wgsl_for(&tilewise::wgsl::Capabilities::offline_coop(), 4)
+            .unwrap();
+        for needle in [
+            "coopLoad<coop_mat16x16<f16, B>>",
+            "var<storage, read> b1: array<vec4<f16>>",
+        ] {
+            assert!(
+                w.source.contains(needle),
+                "carried={carried}: no `{needle}` in\n{}",
+                w.source
+            );
+        }
+    }
 }
 
 #[test]

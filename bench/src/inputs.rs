@@ -58,6 +58,19 @@ impl HostMat {
             HostMat::Bf16(v) => dev.upload(v),
         }
     }
+    /// The `cols x rows` transpose of a row-major `rows x cols` matrix.
+    pub fn transposed(&self, rows: usize, cols: usize) -> HostMat {
+        fn t<T: Copy>(v: &[T], rows: usize, cols: usize) -> Vec<T> {
+            (0..cols * rows)
+                .map(|i| v[(i % rows) * cols + i / rows])
+                .collect()
+        }
+        match self {
+            HostMat::F32(v) => HostMat::F32(t(v, rows, cols)),
+            HostMat::F16(v) => HostMat::F16(t(v, rows, cols)),
+            HostMat::Bf16(v) => HostMat::Bf16(t(v, rows, cols)),
+        }
+    }
     /// The values as f32 (exact: f16 and bf16 widen without rounding).
     pub fn to_f32(&self) -> Vec<f32> {
         match self {

@@ -143,17 +143,27 @@ fn parse_matmul_config(c: &str) -> Result<cases::MatmulConfig, String> {
         .split('x')
         .map(number)
         .collect::<Result<_, _>>()?;
-    // A trailing `/bp`: f16 and bf16 through the block-pointer kernel.
+    // A trailing `/bp`: f16 and bf16 through the block-pointer kernel; `/kt`: `b`
+    // contiguous along K (tutorial 03's kernel).
     let mut rest: Vec<&str> = parts.collect();
+    let k_major = rest.last() == Some(&"kt");
+    if k_major {
+        rest.pop();
+    }
     let block_ptr = rest.last() == Some(&"bp");
     if block_ptr {
         rest.pop();
+    }
+    if block_ptr && k_major {
+        return Err(format!(
+            "`{c}`: `/kt` runs tutorial 03's kernel, not the block-pointer one"
+        ));
     }
     let mut parts = rest.into_iter();
     let warps = parts.next().map_or(Ok(4), number)?;
     let stages = parts.next().map(number).transpose()?;
     let expected = || {
-        format!("`{c}`: expected BMxBNxBK/WARPS[/STAGES][/bp], blocks and warps powers of two, stages 1 to 8")
+        format!("`{c}`: expected BMxBNxBK/WARPS[/STAGES][/bp|/kt], blocks and warps powers of two, stages 1 to 8")
     };
     if parts.next().is_some() || stages.is_some_and(|s| !(1..=8).contains(&s)) {
         return Err(expected());
@@ -167,6 +177,8 @@ fn parse_matmul_config(c: &str) -> Result<cases::MatmulConfig, String> {
             };
             Ok(if block_ptr {
                 config.block_ptr()
+            } else if k_major {
+                config.b_k_major()
             } else {
                 config
             })

@@ -97,8 +97,11 @@ pub(super) fn block_ptr_kernel(ieee: bool) -> Result<Kernel> {
 
 /// The scalar arguments of the matmul kernels for dense row-major operands: M, N, K,
 /// then the (row, column) strides of A, B and C.
-fn scalar_args(m: usize, n: usize, k: usize) -> Vec<Arg> {
-    [m, n, k, k, 1, n, 1, n, 1]
+/// Tutorial 03's sizes and strides: `a` and `c` row-major, `b` row-major (K, N) or,
+/// with `b_k_major`, the (K, N) view of a row-major (N, K) matrix.
+fn scalar_args(m: usize, n: usize, k: usize, b_k_major: bool) -> Vec<Arg> {
+    let (stride_bk, stride_bn) = if b_k_major { (1, k) } else { (n, 1) };
+    [m, n, k, k, 1, stride_bk, stride_bn, n, 1]
         .iter()
         .map(|&v| Arg::from(v as i32))
         .collect()
@@ -120,7 +123,7 @@ pub(super) fn launch_block_ptr(
         .arg(a)
         .arg(b)
         .arg(c)
-        .args(scalar_args(m, n, k))
+        .args(scalar_args(m, n, k, false))
         .constexpr("BLOCK_M", block.0)
         .constexpr("BLOCK_N", block.1)
         .constexpr("BLOCK_K", block.2)
@@ -144,20 +147,33 @@ pub(super) fn run(
     let (dev, reps, name) = (cx.dev, cx.reps, row.case.clone());
     let a = HostMat::random(&mut cx.rng, ty.input_dtype(), m * k);
     let b = HostMat::random(&mut cx.rng, ty.input_dtype(), k * n);
+    // `/kt`: the kernel reads `b` from its (N, K) transpose (the check and the cuBLAS
+    // reference keep the (K, N) matrix: the same product).
+    let bp = matches!(ty, MmType::Tf32 | MmType::F32) || config.block_ptr;
+    if config.b_k_major && bp {
+        return Err(tilewise::Diagnostic::new(
+            tilewise::ErrorKind::Launch,
+            format!("{name}: `/kt` is for tutorial 03's f16 and bf16 kernel"),
+        ));
+    }
+    let b_stored = if config.b_k_major {
+        b.transposed(k, n)
+    } else {
+        b.convert(ty.input_dtype())
+    };
     let bytes = ty.input_bytes() * (m * k + k * n) + 4 * m * n;
     let nsets = input_sets(dev.kind(), bytes);
     let sets = (0..nsets)
         .map(|_| {
             Ok((
                 a.upload(dev)?,
-                b.upload(dev)?,
+                b_stored.upload(dev)?,
                 dev.upload(&vec![f32::NAN; m * n])?,
             ))
         })
         .collect::<Result<Vec<_>>>()?;
     // f32 (and f16 / bf16 where the configuration says `bp`): the block-pointer
     // kernel; f16 and bf16: tutorial 03's grouped kernel.
-    let bp = matches!(ty, MmType::Tf32 | MmType::F32) || config.block_ptr;
     let kern = match ty {
         MmType::Tf32 | MmType::F32 => block_ptr_kernel(ty == MmType::F32)?,
         MmType::F16 | MmType::Bf16 if bp => block_ptr_kernel(false)?,
@@ -175,7 +191,7 @@ pub(super) fn run(
                 .arg(da)
                 .arg(db)
                 .arg(dc)
-                .args(scalar_args(m, n, k))
+                .args(scalar_args(m, n, k, config.b_k_major))
                 .constexpr("BLOCK_SIZE_M", block.0)
                 .constexpr("BLOCK_SIZE_N", block.1)
                 .constexpr("BLOCK_SIZE_K", block.2)

@@ -207,6 +207,9 @@ pub struct MatmulConfig {
     pub warps: u32,
     pub stages: Option<u32>,
     pub block_ptr: bool,
+    /// `b` passed as the (K, N) view of a row-major (N, K) matrix (`x @ w.T`): tutorial
+    /// 03's kernel with `stride_bk = 1`.
+    pub b_k_major: bool,
 }
 
 impl MatmulConfig {
@@ -216,6 +219,14 @@ impl MatmulConfig {
             warps,
             stages: None,
             block_ptr: false,
+            b_k_major: false,
+        }
+    }
+
+    pub const fn b_k_major(self) -> MatmulConfig {
+        MatmulConfig {
+            b_k_major: true,
+            ..self
         }
     }
 
@@ -241,6 +252,9 @@ impl std::fmt::Display for MatmulConfig {
         write!(f, "{m}x{n}x{k}/{}w", self.warps)?;
         if let Some(s) = self.stages {
             write!(f, "/{s}s")?;
+        }
+        if self.b_k_major {
+            write!(f, "/kt")?;
         }
         Ok(())
     }

@@ -385,11 +385,14 @@ pub enum Stmt {
     /// first element and the stride). `index` is uniform within each subgroup; every
     /// invocation of the subgroup executes it together. Cooperative-matrix statements
     /// appear only in uniform control flow and never inside an `If` (loops are fine).
+    /// With `column_major`, element `(r, c)` is `shared[arr][index + c * stride + r]`
+    /// (WGSL `coopLoad`): a `B` fragment from a tile stored `[N][K]`.
     CoopLoad {
         dst: Frag,
         arr: u32,
         index: Reg,
         stride: u32,
+        column_major: bool,
     },
     /// Stores fragment `src` to shared array `arr`, row-major (WGSL `coopStoreT`), as
     /// [`Stmt::CoopLoad`] reads it.

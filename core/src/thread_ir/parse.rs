@@ -1462,11 +1462,13 @@ impl Parser {
                 let index = self.index()?;
                 self.word("stride")?;
                 let stride = self.u32("the stride")?;
+                let column_major = self.eat_word("column_major");
                 Stmt::CoopLoad {
                     dst,
                     arr,
                     index,
                     stride,
+                    column_major,
                 }
             } else {
                 Stmt::CoopZero { dst }

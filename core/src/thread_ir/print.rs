@@ -612,11 +612,13 @@ fn stmts(k: &ThreadKernel, body: &[Stmt], depth: usize, out: &mut String) {
                 arr,
                 index,
                 stride,
+                column_major,
             } => {
                 let _ = writeln!(
                     out,
-                    "{pad}{dst} = coop_load {} s{arr}[{index}] stride {stride}",
-                    frag(k, *dst)
+                    "{pad}{dst} = coop_load {} s{arr}[{index}] stride {stride}{}",
+                    frag(k, *dst),
+                    if *column_major { " column_major" } else { "" }
                 );
             }
             Stmt::CoopStore {

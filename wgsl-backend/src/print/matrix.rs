@@ -76,14 +76,25 @@ impl Printer<'_> {
         self.line(depth, &format!("fr{} = {t}();", dst.0));
     }
 
-    pub(super) fn coop_load(&mut self, depth: usize, dst: Frag, arr: u32, index: Reg, stride: u32) {
+    /// `coopLoadT` reads row-major, `coopLoad` column-major.
+    pub(super) fn coop_load(
+        &mut self,
+        depth: usize,
+        dst: Frag,
+        arr: u32,
+        index: Reg,
+        stride: u32,
+        column_major: bool,
+    ) {
         let t = frag_type(&self.k.frag_ty(dst));
+        let f = if column_major {
+            "coopLoad"
+        } else {
+            "coopLoadT"
+        };
         self.line(
             depth,
-            &format!(
-                "fr{} = coopLoadT<{t}>(&s{arr}[r{}], {stride}u);",
-                dst.0, index.0
-            ),
+            &format!("fr{} = {f}<{t}>(&s{arr}[r{}], {stride}u);", dst.0, index.0),
         );
     }
 

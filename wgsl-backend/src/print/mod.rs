@@ -467,7 +467,8 @@ impl Printer<'_> {
                     arr,
                     index,
                     stride,
-                } => self.coop_load(depth, *dst, *arr, *index, *stride),
+                    column_major,
+                } => self.coop_load(depth, *dst, *arr, *index, *stride, *column_major),
                 Stmt::CoopStore {
                     src,
                     arr,

@@ -299,7 +299,11 @@ impl Expander<'_> {
             SharedTile::Swizzled(t) if t.transposed => {
                 self.stage_width(&layout, 0, 16 / t.elem, dtype)
             }
-            _ if tile.transposed() => 1,
+            // Stored rows `stride` apart hold runs along the first dimension.
+            SharedTile::Strided {
+                transpose: true,
+                stride,
+            } => self.stage_width(&layout, 0, 1 << stride.trailing_zeros(), dtype),
             _ => self.stage_width(&layout, layout.rank() - 1, tile.contiguous(), dtype),
         };
         for (first, group) in regs.chunks(width).enumerate() {

@@ -113,6 +113,61 @@ pub(crate) fn coop_config(
 }
 
 impl Expander<'_> {
+    /// The loads that feed a cooperative-matrix dot's `b` from memory contiguous along
+    /// K (`x @ w.T`): the `b` itself, or where `b` is carried by a loop (the pipeline's
+    /// register prefetch), its initial and yielded values when both are such loads. They
+    /// load in runs along K, coalesced, where the canonical layout reads one element a
+    /// thread per K-strided address.
+    pub(crate) fn k_major_operand_loads(&self) -> std::collections::HashSet<Value> {
+        let mut out = std::collections::HashSet::new();
+        if self.opt.coop_matrix.is_empty() {
+            return out;
+        }
+        let k_major = |v: Value| match self.defs.get(&v) {
+            Some(Op::Load {
+                ptr, stage: None, ..
+            }) => self.contiguous_along_first(*ptr, self.dtype(v)),
+            _ => false,
+        };
+        // Loop-carried values: body argument -> (initial value, yielded value).
+        let mut carried = std::collections::HashMap::new();
+        self.k.walk(&mut |inst| {
+            if let Op::For { init, body, .. } = &inst.op {
+                let yields = match body.insts.last().map(|i| &i.op) {
+                    Some(Op::Yield(vals)) => vals.clone(),
+                    _ => vec![],
+                };
+                for (i, arg) in body.args.iter().skip(1).enumerate() {
+                    if let (Some(&a), Some(&y)) = (init.get(i), yields.get(i)) {
+                        carried.insert(*arg, (a, y));
+                    }
+                }
+            }
+        });
+        self.k.walk(&mut |inst| {
+            let Op::Dot {
+                a, b, precision, ..
+            } = &inst.op
+            else {
+                return;
+            };
+            let (sa, sb) = (self.shape(*a), self.shape(*b));
+            let types = (self.dtype(*a), self.dtype(*b), self.dtype(inst.results[0]));
+            if coop_config(&self.opt, types, *precision, (sa[0], sb[1], sa[1])).is_none() {
+                return;
+            }
+            if k_major(*b) {
+                out.insert(*b);
+            } else if let Some(&(init, yielded)) = carried.get(b) {
+                if k_major(init) && k_major(yielded) {
+                    out.insert(init);
+                    out.insert(yielded);
+                }
+            }
+        });
+        out
+    }
+
     /// The cooperative-matrix tiling of `inst` (a dot), if it takes that form.
     pub(crate) fn coop_tile(&self, inst: &Inst) -> Result<Option<CoopTile>> {
         let Op::Dot {
@@ -303,6 +358,7 @@ impl Expander<'_> {
                     arr,
                     index,
                     stride: s,
+                    column_major: false,
                 });
             }
             self.emit(Stmt::Barrier);
@@ -333,8 +389,21 @@ impl Expander<'_> {
         };
         use super::shared_tile::SharedTile;
         use crate::ir::StagedLayout;
+        // A `b` loaded in runs along K (memory contiguous along K, `x @ w.T`) is stored
+        // as it lies, `[N][K]`, and its fragments read column-major.
+        let b_k_major = match self.get(*b)? {
+            TVal::Data(Dist::Regs { layout, .. }) => {
+                layout.rank() == 2 && layout.reg_bases().first() == Some(&vec![1, 0])
+            }
+            _ => false,
+        };
+        let b_form = if b_k_major {
+            StagedLayout::PaddedTransposed
+        } else {
+            StagedLayout::Padded
+        };
         let tile_a = SharedTile::of(StagedLayout::Padded, 0, &sa, input);
-        let tile_b = SharedTile::of(StagedLayout::Padded, 1, &sb, input);
+        let tile_b = SharedTile::of(b_form, 1, &sb, input);
         let (sa_stride, sb_stride) = (tile_a.stride(), tile_b.stride());
         let (staged_a, staged_b) = self.staged_operands(*a, *b)?;
         let in_regs = staged_a.is_none() || staged_b.is_none();
@@ -367,7 +436,8 @@ impl Expander<'_> {
             let warp_m = bin(x, BinaryOp::And, wsh, mask_m);
             let rows = c(x, (wm * sa_stride) as i64);
             let ab = bin(x, BinaryOp::Mul, warp_m, rows);
-            let cols = c(x, wn as i64);
+            // The subgroup's first column of B: a stored row of a K-major tile.
+            let cols = c(x, (wn * if b_k_major { sb_stride } else { 1 }) as i64);
             let bb = bin(x, BinaryOp::Mul, warp_n, cols);
             (ab, bb)
         });
@@ -384,24 +454,30 @@ impl Expander<'_> {
             .map(|_| self.new_frag(tile.frag_ty(FragRole::B)))
             .collect();
         let d = self.fresh_frags(&tile);
-        let load = |x: &mut Self, dst: Frag, arr: u32, base: Reg, off: u32, stride: u32| {
-            let o = x.int_const(DType::I32, off as i64);
-            let index = x.assign(DType::I32, Expr::Binary(BinaryOp::Add, base, o));
-            x.emit(Stmt::CoopLoad {
-                dst,
-                arr,
-                index,
-                stride,
-            });
-        };
+        let load =
+            |x: &mut Self, dst: Frag, arr: u32, base: Reg, off: u32, stride: u32, cm: bool| {
+                let o = x.int_const(DType::I32, off as i64);
+                let index = x.assign(DType::I32, Expr::Binary(BinaryOp::Add, base, o));
+                x.emit(Stmt::CoopLoad {
+                    dst,
+                    arr,
+                    index,
+                    stride,
+                    column_major: cm,
+                });
+            };
         for kk in (0..k).step_by(s as usize) {
             for (mi, &f) in a_frags.iter().enumerate() {
                 let off = mi as u32 * s * sa_stride + kk;
-                load(self, f, arr_a, a_base, off, sa_stride);
+                load(self, f, arr_a, a_base, off, sa_stride, false);
             }
             for (nj, &f) in b_frags.iter().enumerate() {
-                let off = kk * sb_stride + nj as u32 * s;
-                load(self, f, arr_b, b_base, off, sb_stride);
+                let off = if b_k_major {
+                    nj as u32 * s * sb_stride + kk
+                } else {
+                    kk * sb_stride + nj as u32 * s
+                };
+                load(self, f, arr_b, b_base, off, sb_stride, b_k_major);
             }
             for mi in 0..tm as usize {
                 for nj in 0..tn as usize {

@@ -162,7 +162,7 @@ impl Expander<'_> {
 
     /// Whether the pointer tile `ptr` (rank 2) is proven contiguous along its first
     /// dimension by at least 16 bytes and not along its last.
-    fn contiguous_along_first(&self, ptr: Value, dtype: DType) -> bool {
+    pub(super) fn contiguous_along_first(&self, ptr: Value, dtype: DType) -> bool {
         let info = self.axis_proven.get(self.k, ptr);
         info.contiguity.len() == 2
             && info.contiguity[0] * dtype.size_bytes() as u64 >= 16
@@ -218,13 +218,28 @@ impl Expander<'_> {
     /// registers in ([`Self::transposing_layout`]).
     pub(super) fn staged_layout_for(&self, body: &Block, arg: Value) -> Option<LinearLayout> {
         body.insts.iter().find_map(|inst| {
-            let Op::Load {
-                ptr,
-                stage: Some(stage),
-                ..
-            } = &inst.op
-            else {
+            let Op::Load { ptr, stage, .. } = &inst.op else {
                 return None;
+            };
+            // A cooperative-matrix dot's K-major `b` (loaded in runs along K).
+            let k_major = self.k_major_loads.contains(&inst.results[0]);
+            let Some(stage) = stage.as_ref().filter(|_| !k_major) else {
+                if !k_major {
+                    return None;
+                }
+                let ptr: Value = *ptr;
+                let mut v = ptr;
+                while v != arg {
+                    v = match self.defs.get(&v)? {
+                        Op::AddPtr { ptr, .. } => *ptr,
+                        Op::Hint { value, .. } => *value,
+                        _ => return None,
+                    };
+                }
+                let shape = self.shape(inst.results[0]);
+                return (self.shape(arg) == shape)
+                    .then(|| self.first_dim_access_layout(&shape, self.dtype(inst.results[0])))
+                    .flatten();
             };
             let ptr: Value = *ptr;
             let mut v = ptr;
@@ -358,7 +373,53 @@ impl Expander<'_> {
         let (root, off) = self.pointer(ptr)?;
         let mask_d = self.opt_dist(mask)?;
         let dtype = self.dtype(result);
+        if self.k_major_loads.contains(&result) {
+            if let Some((off, mask_d)) = self.in_first_dim_runs(ptr, &off, mask)? {
+                return self.load_at(root, off, mask_d, (ptr, mask, other), dtype);
+            }
+        }
         self.load_at(root, off, mask_d, (ptr, mask, other), dtype)
+    }
+
+    /// A load's addresses and mask recomputed in runs along the tile's first dimension
+    /// ([`Self::first_dim_access_layout`]), where its addresses are in another layout
+    /// and both can be recomputed (`other`, a constant where the pipeline stages, joins
+    /// them in [`Self::load_at`]).
+    fn in_first_dim_runs(
+        &mut self,
+        ptr: Value,
+        off: &Dist,
+        mask: Option<Value>,
+    ) -> Result<Option<(Dist, Option<Dist>)>> {
+        let Dist::Regs { layout, .. } = off else {
+            return Ok(None);
+        };
+        let shape = self.shape(ptr);
+        let Some(runs) =
+            self.first_dim_access_layout(&shape, self.k.ty(ptr).dtype().unwrap_or(DType::F32))
+        else {
+            return Ok(None);
+        };
+        let dims: super::remat::DimMap = (0..runs.rank()).map(Some).collect();
+        // A carried pointer tile is in the runs already (`staged_layout_for`).
+        let regs = match off {
+            Dist::Regs { regs, .. } if *layout == runs => regs.clone(),
+            _ => match self.remat_ptr(ptr, &runs, &dims, 0)? {
+                Some(regs) => regs,
+                None => return Ok(None),
+            },
+        };
+        let mask_d = match mask {
+            Some(m) => match self.remat(m, &runs, &dims, 0)? {
+                Some(r) => Some(Dist::Regs {
+                    layout: runs.clone(),
+                    regs: r,
+                }),
+                None => return Ok(None),
+            },
+            None => None,
+        };
+        Ok(Some((Dist::Regs { layout: runs, regs }, mask_d)))
     }
 
     /// [`Self::load`] with the addresses (`off` into buffer `root`) and the mask already
@@ -416,8 +477,11 @@ impl Expander<'_> {
             )
         };
         let uniform = [mask_v, other_v];
-        let width = self.vector_width(ptr, &uniform, layout.as_ref(), dtype, true);
-        let proven = self.vector_width(ptr, &uniform, layout.as_ref(), dtype, false);
+        // Runs along the dimension the layout's registers step along first (the last
+        // one, except for a K-major `b` loaded in runs along K).
+        let along = layout.as_ref().map_or(0, run_dimension);
+        let width = self.vector_width_along(along, ptr, &uniform, layout.as_ref(), dtype, true);
+        let proven = self.vector_width_along(along, ptr, &uniform, layout.as_ref(), dtype, false);
         if width > 1 {
             // One test a vector: its run is contiguous (proven, or checked below).
             let starts: Vec<usize> = (0..n).step_by(width).collect();
@@ -1283,4 +1347,15 @@ impl Expander<'_> {
             Some(layout) => Dist::Regs { layout, regs: out },
         })
     }
+}
+
+/// The dimension `layout`'s first register steps along by one element (the last
+/// dimension where it steps along none, or has one register).
+fn run_dimension(layout: &LinearLayout) -> usize {
+    let rank = layout.rank();
+    layout
+        .reg_bases()
+        .first()
+        .and_then(|b| (0..rank).find(|&d| b[d] == 1 && (0..rank).all(|e| e == d || b[e] == 0)))
+        .unwrap_or(rank.saturating_sub(1))
 }

@@ -499,6 +499,11 @@ pub(crate) struct Expander<'k> {
     /// Operands of the instruction being lowered that are held as fragments and were
     /// read back into registers just before it (in the current statement list).
     pub(crate) materialized_now: Vec<Value>,
+    /// Loads of a cooperative-matrix dot's `b` from memory contiguous along K, directly
+    /// or through a loop-carried value all of whose loads are such (the pipeline's
+    /// prefetch): loaded in runs along K and staged `[N][K]`
+    /// ([`Expander::k_major_operand_loads`]).
+    pub(crate) k_major_loads: std::collections::HashSet<Value>,
 }
 
 /// A `for` loop being lowered.
@@ -511,6 +516,12 @@ pub(crate) struct LoopFrame {
 
 impl<'k> Expander<'k> {
     fn new(k: &'k Kernel, opt: &ExpandOptions) -> Self {
+        let mut x = Self::bare(k, opt);
+        x.k_major_loads = x.k_major_operand_loads();
+        x
+    }
+
+    fn bare(k: &'k Kernel, opt: &ExpandOptions) -> Self {
         Expander {
             k,
             opt: opt.clone(),
@@ -572,6 +583,7 @@ impl<'k> Expander<'k> {
             scratch: HashMap::new(),
             span: k.span,
             located: None,
+            k_major_loads: Default::default(),
         }
     }
 

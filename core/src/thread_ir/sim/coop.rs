@@ -138,6 +138,7 @@ impl Sim<'_> {
                 arr,
                 index,
                 stride,
+                column_major,
             } => {
                 let ty = self.k.frag_ty(*dst);
                 if self.k.shared[*arr as usize].dtype != ty.dtype {
@@ -152,7 +153,8 @@ impl Sim<'_> {
                     let mut m = vec![0.0; (ty.size * ty.size) as usize];
                     for r in 0..ty.size {
                         for c in 0..ty.size {
-                            let j = self.coop_element(*arr, base, *stride, r, c)?;
+                            let (sr, sc) = if *column_major { (c, r) } else { (r, c) };
+                            let j = self.coop_element(*arr, base, *stride, sr, sc)?;
                             let Data::F(v) = &self.shared[*arr as usize] else {
                                 return Err(bug("cooperative-matrix load of integers"));
                             };
