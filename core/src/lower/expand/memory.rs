@@ -215,32 +215,17 @@ impl Expander<'_> {
     /// another layout inside the loop). A tile stored transposed (`b` K-major) takes
     /// runs along its first dimension where memory is contiguous along it
     /// ([`Self::first_dim_access_layout`]), else the layout its loads transpose through
-    /// registers in ([`Self::transposing_layout`]).
+    /// registers in ([`Self::transposing_layout`]). So does the tile through which a
+    /// cooperative-matrix dot's K-major `b` is loaded (`k_major_loads`, runs along K).
     pub(super) fn staged_layout_for(&self, body: &Block, arg: Value) -> Option<LinearLayout> {
         body.insts.iter().find_map(|inst| {
             let Op::Load { ptr, stage, .. } = &inst.op else {
                 return None;
             };
-            // A cooperative-matrix dot's K-major `b` (loaded in runs along K).
             let k_major = self.k_major_loads.contains(&inst.results[0]);
-            let Some(stage) = stage.as_ref().filter(|_| !k_major) else {
-                if !k_major {
-                    return None;
-                }
-                let ptr: Value = *ptr;
-                let mut v = ptr;
-                while v != arg {
-                    v = match self.defs.get(&v)? {
-                        Op::AddPtr { ptr, .. } => *ptr,
-                        Op::Hint { value, .. } => *value,
-                        _ => return None,
-                    };
-                }
-                let shape = self.shape(inst.results[0]);
-                return (self.shape(arg) == shape)
-                    .then(|| self.first_dim_access_layout(&shape, self.dtype(inst.results[0])))
-                    .flatten();
-            };
+            if stage.is_none() && !k_major {
+                return None;
+            }
             let ptr: Value = *ptr;
             let mut v = ptr;
             while v != arg {
@@ -254,6 +239,9 @@ impl Expander<'_> {
             if self.shape(arg) != shape {
                 return None;
             }
+            let Some(stage) = stage.as_ref().filter(|_| !k_major) else {
+                return self.first_dim_access_layout(&shape, dtype);
+            };
             let tile = SharedTile::of(stage.layout, stage.operand, &shape, dtype);
             if tile.transposed() && self.contiguous_along_first(ptr, dtype) {
                 return self.first_dim_access_layout(&shape, dtype);
