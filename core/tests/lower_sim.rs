@@ -1135,3 +1135,52 @@ def k(x, a_ptr, b_ptr, out, y, M, K, N):
         .unwrap_or_else(|e| panic!("{e}\n{}", tilewise_core::thread_ir::print(&tk)));
     compare(&got, &want, 2e-2).unwrap_or_else(|e| panic!("{e}"));
 }
+
+/// A branch on a warp reduction's result may hold a warp shuffle: after the butterfly
+/// every thread of the warp holds the result (`Expr::WarpUniform` says so), so the
+/// verifier accepts the shuffle inside, and the simulator checks the claim. With one
+/// warp, no shared-memory step follows the butterfly; before the marker the verifier
+/// (which runs after every pass in debug builds) rejected the kernel as "a warp shuffle
+/// sits in control flow that every thread of a warp does not take together".
+#[test]
+fn branches_on_a_warp_reduction_may_reduce_again() {
+    let src = "import triton
+import triton.language as tl
+
+@triton.jit
+def k(X, Out, n):
+    offs = tl.arange(0, 64)
+    x = tl.load(X + offs)
+    s = tl.sum(x, axis=0)
+    if s > 0.0:
+        s = s + tl.max(x, axis=0)
+    for i in range(n):
+        if s > 1.0:
+            s = s * 0.5 + tl.min(x, axis=0)
+    tl.store(Out, s)
+";
+    let mut r = Rng(0x5eed);
+    let args = vec![A::F32(rand(&mut r, 64)), A::F32(vec![f32::NAN]), A::I32(3)];
+    let (spec, buffers, rt) = setup(src, "k", &args, &[]);
+    let grid = Grid([1, 1, 1]);
+    let mut want = buffers.clone();
+    interp::run(&spec.kernel, grid, &rt, &mut want, &Options::default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let opts = ExpandOptions::ptx(1);
+    let tk = to_thread_ir(&spec.kernel, &opts).unwrap_or_else(|e| panic!("{e}"));
+    tilewise_core::thread_ir::verify::verify(&tk, &opts, "test")
+        .unwrap_or_else(|e| panic!("{e}\n{}", tilewise_core::thread_ir::print(&tk)));
+    let marked = count(&tk.body, &|s| {
+        matches!(
+            s,
+            Stmt::Assign {
+                expr: Expr::WarpUniform(_),
+                ..
+            }
+        )
+    });
+    assert!(marked >= 3, "{marked} warp-uniform results");
+    let mut got = buffers.clone();
+    simulate(&tk, grid, &rt, &mut got).unwrap_or_else(|e| panic!("{e}"));
+    compare(&got, &want, 1e-6).unwrap_or_else(|e| panic!("{e}"));
+}

@@ -763,10 +763,11 @@ fn expr_kind(e: &Expr) -> &'static str {
         Expr::Construct(_) => "Construct",
         Expr::ShuffleXor { .. } => "ShuffleXor",
         Expr::SubgroupReduce { .. } => "SubgroupReduce",
+        Expr::WarpUniform(_) => "WarpUniform",
     }
 }
 
-const EVERY_KIND: [&str; 54] = [
+const EVERY_KIND: [&str; 55] = [
     "Loc",
     "Store",
     "SharedStore",
@@ -820,6 +821,7 @@ const EVERY_KIND: [&str; 54] = [
     "Construct",
     "ShuffleXor",
     "SubgroupReduce",
+    "WarpUniform",
     "checks",
 ];
 

@@ -73,6 +73,7 @@ fn key(ty: RegTy, expr: &Expr) -> Option<Key> {
         Expr::Extract { vector, lane } => Key::Extract(ty, *vector, *lane),
         Expr::Construct(parts) => Key::Construct(ty, parts.clone()),
         Expr::Copy(_)
+        | Expr::WarpUniform(_)
         | Expr::Load { .. }
         | Expr::SharedLoad { .. }
         | Expr::ShuffleXor { .. }

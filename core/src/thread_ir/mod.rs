@@ -269,6 +269,11 @@ pub enum Expr {
         op: SubgroupOp,
         value: Reg,
     },
+    /// `value`, which the lowering guarantees is the same in every thread of each warp
+    /// (a butterfly reduction's result: both partners of each step compute one value):
+    /// a copy that tells the uniformity analysis so, which cannot follow the butterfly.
+    /// The simulator checks the claim.
+    WarpUniform(Reg),
 }
 
 /// A statement.

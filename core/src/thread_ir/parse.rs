@@ -1766,6 +1766,7 @@ impl Parser {
                 self.punct(')')?;
                 Expr::Construct(parts)
             }
+            "warp_uniform" => Expr::WarpUniform(self.reg()?),
             "shuffle" => {
                 self.punct('.')?;
                 self.word("xor")?;

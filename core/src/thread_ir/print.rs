@@ -373,6 +373,7 @@ fn expr(k: &ThreadKernel, e: &Expr, dst_dtype: DType) -> String {
         Expr::Param(i) => format!("param {}", param(k, *i)),
         Expr::Address(i) => format!("address {}", param(k, *i)),
         Expr::Copy(r) => format!("{r}"),
+        Expr::WarpUniform(r) => format!("warp_uniform {r}"),
         Expr::Unary(op, r) => format!("{} {r}", op.name()),
         Expr::Binary(op, a, b) => format!("{} {a}, {b}", op.name()),
         Expr::Cmp(p, a, b) => format!("cmp {} {a}, {b}", p.name()),

@@ -757,6 +757,25 @@ impl Sim<'_> {
                 }
             }
             Expr::Copy(r) => self.reg(*r)?.clone(),
+            Expr::WarpUniform(r) => {
+                // The lowering's claim, checked: one value in each warp's active
+                // threads.
+                let v = self.reg(*r)?.clone();
+                for i in (0..t).filter(|&i| active[i]) {
+                    let first = (i & !31..(i | 31).min(t - 1) + 1).find(|&j| active[j]);
+                    let bits = |j: usize| match &v {
+                        Data::F(x) => x[j].to_bits() as i64,
+                        Data::I(x) => x[j],
+                    };
+                    if first.is_some_and(|j| bits(j) != bits(i)) {
+                        return Err(bug(format!(
+                            "{r} differs between threads {} and {i} of one warp, though marked warp-uniform",
+                            first.unwrap_or(i)
+                        )));
+                    }
+                }
+                v
+            }
             Expr::Unary(op, r) => arith::unary(*op, dt, self.reg(*r)?).map_err(bug)?,
             Expr::Binary(op, a, b) => {
                 arith::binary(*op, self.dt(*a), self.reg(*a)?, self.reg(*b)?).map_err(bug)?

@@ -155,7 +155,9 @@ impl Analysis<'_> {
             Expr::Special(Special::ThreadId | Special::SubgroupInvocationId) => Uniformity::Thread,
             Expr::Binary(op, a, b) if self.warp_index(*op, *a, *b) => Uniformity::Warp,
             Expr::ShuffleXor { .. } => Uniformity::Thread,
-            Expr::SubgroupReduce { value, .. } => self.of(*value).max(Uniformity::Warp),
+            Expr::SubgroupReduce { value, .. } | Expr::WarpUniform(value) => {
+                self.of(*value).max(Uniformity::Warp)
+            }
             other => self.all(&other.operands()),
         }
     }

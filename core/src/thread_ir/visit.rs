@@ -43,7 +43,10 @@ impl Expr {
     pub fn map_operands(&mut self, f: &mut impl FnMut(Reg) -> Reg) {
         match self {
             Expr::Const(_) | Expr::Special(_) | Expr::Param(_) | Expr::Address(_) => {}
-            Expr::Copy(a) | Expr::Unary(_, a) | Expr::Cast { value: a, .. } => *a = f(*a),
+            Expr::Copy(a)
+            | Expr::WarpUniform(a)
+            | Expr::Unary(_, a)
+            | Expr::Cast { value: a, .. } => *a = f(*a),
             Expr::Binary(_, a, b) | Expr::Cmp(_, a, b) => {
                 *a = f(*a);
                 *b = f(*b);

@@ -502,7 +502,7 @@ impl Printer<'_> {
                     self.ins(format!("mov.b32 %v{}_{w}, %v{}_{w};", dst.0, x.0));
                 }
             }
-            Expr::Copy(x) => {
+            Expr::Copy(x) | Expr::WarpUniform(x) => {
                 let x = r(self, x);
                 self.ins(format!("mov.{} {d}, {x};", bty(dt)));
             }

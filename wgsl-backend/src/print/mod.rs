@@ -360,7 +360,7 @@ impl Printer<'_> {
                 return Err(Diagnostic::internal("a buffer's address in WGSL"));
             }
             Expr::Param(p) => self.scalar(*p, dt),
-            Expr::Copy(x) => r(x),
+            Expr::Copy(x) | Expr::WarpUniform(x) => r(x),
             Expr::Unary(op, x) => self.unary(*op, dt, &r(x))?,
             Expr::Binary(op, a, b) => self.binary(*op, self.dt(*a), &r(a), &r(b))?,
             Expr::Cmp(p, a, b) => self.cmp(*p, self.dt(*a), &r(a), &r(b)),

@@ -253,6 +253,24 @@ impl Expander<'_> {
                 }
                 shuffled_lanes |= 1 << b;
             }
+            // Where every lane bit was shuffled or holds a replica, every thread of a
+            // warp now holds the same values: said so, for the uniformity analysis
+            // (a branch on the result may hold collective statements).
+            let lanes_agree =
+                layout.lane_bases().iter().enumerate().all(|(b, basis)| {
+                    shuffled_lanes >> b & 1 == 1 || basis.iter().all(|&x| x == 0)
+                });
+            if lanes_agree {
+                for r in reps_of(&partial) {
+                    let regs = partial[r].take().expect("rep");
+                    let marked = regs
+                        .iter()
+                        .zip(&dts)
+                        .map(|(&v, &d)| self.assign(d, Expr::WarpUniform(v)))
+                        .collect();
+                    partial[r] = Some(marked);
+                }
+            }
             lane_axis.clear();
         }
         // 2b. Whole-program reductions on WGSL: across subgroups by builtins.
