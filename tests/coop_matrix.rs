@@ -51,21 +51,31 @@ def mm(A, B, C, Bias, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.conste
 
 @triton.jit
 def mm_kt(A, B, C, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
-          CARRIED: tl.constexpr):
-    # `b` is the (K, N) view of a row-major (N, K) matrix, as `x @ w.T` reads it.
+          CARRIED: tl.constexpr, MT_A: tl.constexpr):
+    # `b` is the (K, N) view of a row-major (N, K) matrix, as `x @ w.T` reads it; with
+    # MT_A, `a` is the (M, K) view of a row-major (K, M) one, as `x.T @ w` reads it.
     rm = tl.program_id(0) * BM + tl.arange(0, BM)
     rn = tl.program_id(1) * BN + tl.arange(0, BN)
     rk = tl.arange(0, BK)
     acc = tl.zeros((BM, BN), dtype=tl.float32)
+    if MT_A:
+        a_ptrs = A + rm[:, None] + rk[None, :] * M
+    else:
+        a_ptrs = A + rm[:, None] * K + rk[None, :]
     b_ptrs = B + rn[None, :] * K + rk[:, None]
     for k in range(0, K, BK):
-        a = tl.load(A + rm[:, None] * K + (k + rk)[None, :],
-                    mask=(rm[:, None] < M) & ((k + rk)[None, :] < K), other=0.0)
+        amask = (rm[:, None] < M) & ((k + rk)[None, :] < K)
         bmask = ((k + rk)[:, None] < K) & (rn[None, :] < N)
         if CARRIED:
+            a = tl.load(a_ptrs, mask=amask, other=0.0)
             b = tl.load(b_ptrs, mask=bmask, other=0.0)
+            a_ptrs += BK * M if MT_A else BK
             b_ptrs += BK
         else:
+            if MT_A:
+                a = tl.load(A + rm[:, None] + (k + rk)[None, :] * M, mask=amask, other=0.0)
+            else:
+                a = tl.load(A + rm[:, None] * K + (k + rk)[None, :], mask=amask, other=0.0)
             b = tl.load(B + rn[None, :] * K + (k + rk)[:, None], mask=bmask, other=0.0)
         acc = tl.dot(a, b, acc)
     tl.store(C + rm[:, None] * N + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
@@ -448,68 +458,85 @@ fn c32(v: u32) -> ConstValue {
     ConstValue::from(v)
 }
 
-/// A `b` read from memory contiguous along K (`x @ w.T`), its pointers computed each
-/// K step or carried and advanced, is loaded four elements at a time along K (it was
-/// one element a thread at addresses K apart), staged as it lies (`[N][K]`) and read
-/// column-major (`coopLoad`), exact on the simulator and the GPU; ragged edges too
-/// (then one element at a time: K is not a multiple of 4).
+/// Operands read from memory contiguous along their first dimension (`b` along K as
+/// `x @ w.T` reads it, and `a` along M as `x.T @ w` does), their pointers computed each
+/// K step or carried and advanced, are loaded four elements at a time along that
+/// dimension (each was one element a thread at strided addresses), staged as they lie
+/// (`[K][M]`, `[N][K]`) and read column-major (`coopLoad`), exact on the simulator and
+/// the GPU; ragged edges too (then one element at a time: the sizes are not multiples
+/// of 4).
 #[test]
-fn kmajor_b_is_loaded_along_k_and_read_column_major() {
-    for carried in [false, true] {
-        for (m, n, k) in [(128usize, 128usize, 96usize), (100, 72, 42)] {
-            let mut r = Rng(0x6b74 + k as u64);
-            let bufs = [
-                Buf::F16(r.eighths(m * k)),
-                // B as (N, K), row-major.
-                Buf::F16(r.eighths(n * k)),
-                Buf::PoisonF32(m * n),
+fn transposed_operands_are_loaded_along_their_first_dimension_and_read_column_major() {
+    for mt_a in [false, true] {
+        for carried in [false, true] {
+            for (m, n, k) in [(128usize, 128usize, 96usize), (100, 72, 42)] {
+                let mut r = Rng(0x6b74 + k as u64);
+                let bufs = [
+                    // A as (M, K), or (K, M) with MT_A, row-major.
+                    Buf::F16(r.eighths(m * k)),
+                    // B as (N, K), row-major.
+                    Buf::F16(r.eighths(n * k)),
+                    Buf::PoisonF32(m * n),
+                ];
+                let grid = [(m as u32).div_ceil(64), (n as u32).div_ceil(64), 1];
+                let constexprs = vec![
+                    ("BM", c(64)),
+                    ("BN", c(64)),
+                    ("BK", c(32)),
+                    ("CARRIED", ConstValue::from(carried)),
+                    ("MT_A", ConstValue::from(mt_a)),
+                ];
+                let name = format!("mm_kt mt_a={mt_a} carried={carried} {m}x{n}x{k}");
+                check(
+                    &name,
+                    ("mm_kt", grid, constexprs, 4),
+                    &bufs,
+                    2,
+                    &[m as i32, n as i32, k as i32],
+                );
+            }
+            // The WGSL: the transposed operands four elements a load, their fragments
+            // read column-major.
+            let module = Module::parse("mm_kt", KERNELS).unwrap();
+            let dev = Device::interpreter();
+            let bufs: Vec<_> = (0..3)
+                .map(|_| dev.upload(&[f16::ZERO; 128 * 128]).unwrap())
+                .collect();
+            let kernel = module.kernel("mm_kt").unwrap();
+            let mut l = kernel.launch(&dev, [1, 1, 1]);
+            for b in &bufs {
+                l = l.arg(b);
+            }
+            l = l.arg(128).arg(128).arg(128);
+            for (n, v) in [("BM", 64u32), ("BN", 64), ("BK", 32)] {
+                l = l.constexpr(n, c(v));
+            }
+            let w = l
+                .constexpr("CARRIED", ConstValue::from(carried))
+                .constexpr("MT_A", ConstValue::from(mt_a))
+                .compile()
+                .unwrap()
+                .wgsl_for(&tilewise::wgsl::Capabilities::offline_coop(), 4)
+                .unwrap();
+            let mut needles = vec![
+                "coopLoad<coop_mat16x16<f16, B>>",
+                "var<storage, read> b1: array<vec4<f16>>",
             ];
-            let grid = [(m as u32).div_ceil(64), (n as u32).div_ceil(64), 1];
-            let constexprs = vec![
-                ("BM", c(64)),
-                ("BN", c(64)),
-                ("BK", c(32)),
-                ("CARRIED", ConstValue::from(carried)),
-            ];
-            let name = format!("mm_kt carried={carried} {m}x{n}x{k}");
-            check(
-                &name,
-                ("mm_kt", grid, constexprs, 4),
-                &bufs,
-                2,
-                &[m as i32, n as i32, k as i32],
-            );
-        }
-        // The WGSL: `b` four elements a load, fragments read column-major.
-        let module = Module::parse("mm_kt", KERNELS).unwrap();
-        let dev = Device::interpreter();
-        let bufs: Vec<_> = (0..3)
-            .map(|_| dev.upload(&[f16::ZERO; 128 * 128]).unwrap())
-            .collect();
-        let kernel = module.kernel("mm_kt").unwrap();
-        let mut l = kernel.launch(&dev, [1, 1, 1]);
-        for b in &bufs {
-            l = l.arg(b);
-        }
-        l = l.arg(128).arg(128).arg(128);
-        for (n, v) in [("BM", 64u32), ("BN", 64), ("BK", 32)] {
-            l = l.constexpr(n, c(v));
-        }
-        let w = l
-            .constexpr("CARRIED", ConstValue::from(carried))
-            .compile()
-            .unwrap()
-            .wgsl_for(&tilewise::wgsl::Capabilities::offline_coop(), 4)
-            .unwrap();
-        for needle in [
-            "coopLoad<coop_mat16x16<f16, B>>",
-            "var<storage, read> b1: array<vec4<f16>>",
-        ] {
-            assert!(
-                w.source.contains(needle),
-                "carried={carried}: no `{needle}` in\n{}",
-                w.source
-            );
+            if mt_a {
+                needles.extend([
+                    "coopLoad<coop_mat16x16<f16, A>>",
+                    "var<storage, read> b0: array<vec4<f16>>",
+                ]);
+            } else {
+                needles.push("coopLoadT<coop_mat16x16<f16, A>>");
+            }
+            for needle in needles {
+                assert!(
+                    w.source.contains(needle),
+                    "mt_a={mt_a} carried={carried}: no `{needle}` in\n{}",
+                    w.source
+                );
+            }
         }
     }
 }

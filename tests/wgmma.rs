@@ -25,7 +25,7 @@ import triton.language as tl
 @triton.jit
 def mm(A, B, C, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
        INIT: tl.constexpr, RESCALE: tl.constexpr, TRANS_B: tl.constexpr, TWICE_A: tl.constexpr,
-       KMAJ_B: tl.constexpr):
+       KMAJ_B: tl.constexpr, MMAJ_A: tl.constexpr):
     pid_m = tl.program_id(0)
     pid_n = tl.program_id(1)
     rm = pid_m * BM + tl.arange(0, BM)
@@ -37,8 +37,13 @@ def mm(A, B, C, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
     else:
         acc = tl.zeros((BM, BN), dtype=tl.float32)
     for k in range(0, K, BK):
-        a = tl.load(A + rm[:, None] * K + (k + rk)[None, :],
-                    mask=(rm[:, None] < M) & ((k + rk)[None, :] < K), other=0.0)
+        if MMAJ_A:
+            # A stored (K, M), read as its (M, K) view: contiguous along M.
+            a = tl.load(A + rm[:, None] + (k + rk)[None, :] * M,
+                        mask=(rm[:, None] < M) & ((k + rk)[None, :] < K), other=0.0)
+        else:
+            a = tl.load(A + rm[:, None] * K + (k + rk)[None, :],
+                        mask=(rm[:, None] < M) & ((k + rk)[None, :] < K), other=0.0)
         if TRANS_B:
             bt = tl.load(B + rn[:, None] * K + (k + rk)[None, :],
                          mask=(rn[:, None] < N) & ((k + rk)[None, :] < K), other=0.0)
@@ -111,6 +116,9 @@ struct Case {
     /// `b` read from memory contiguous along K (a transposed view): staged K-major and
     /// copied 16 bytes at a time.
     kmaj_b: bool,
+    /// `a` read from memory contiguous along M (`x.T`): staged M-major (f16 and bf16)
+    /// and copied 16 bytes at a time.
+    mmaj_a: bool,
 }
 
 fn run_case(case: &Case, seed: u64) {
@@ -155,7 +163,8 @@ fn run_case(case: &Case, seed: u64) {
             .constexpr("RESCALE", flag(case.rescale))
             .constexpr("TRANS_B", flag(case.trans_b))
             .constexpr("TWICE_A", flag(case.twice_a))
-            .constexpr("KMAJ_B", flag(case.kmaj_b));
+            .constexpr("KMAJ_B", flag(case.kmaj_b))
+            .constexpr("MMAJ_A", flag(case.mmaj_a));
         let compiled = l.compile().unwrap_or_else(|e| panic!("{case:?}: {e}"));
         if check_ptx {
             // The sm_90 PTX takes the warpgroup form and assembles.
@@ -180,10 +189,19 @@ fn run_case(case: &Case, seed: u64) {
                 );
             }
             // A 16-bit `b` contiguous along K, pipelined: staged K-major
-            // (`kmajor_b_is_copied_16_bytes_at_a_time` checks the copies).
+            // (`transposed_operands_are_copied_16_bytes_at_a_time` checks the copies).
             if case.kmaj_b && !case.tf32 {
                 assert!(
                     ptx.notes.iter().any(|n| n.contains("(b K-major)")),
+                    "{case:?}: {:?}",
+                    ptx.notes
+                );
+            }
+            // A 16-bit `a` contiguous along M, pipelined (not doubled in registers
+            // first): staged M-major.
+            if case.mmaj_a && !case.tf32 && !case.twice_a {
+                assert!(
+                    ptx.notes.iter().any(|n| n.contains("(a M-major)")),
                     "{case:?}: {:?}",
                     ptx.notes
                 );
@@ -218,7 +236,12 @@ fn run_case(case: &Case, seed: u64) {
                     x *= 0.5;
                 }
                 for q in kk..(kk + bk as usize).min(k) {
-                    let av = a[i * k + q] as f64 * if case.twice_a { 2.0 } else { 1.0 };
+                    let a_iq = if case.mmaj_a {
+                        a[q * m + i]
+                    } else {
+                        a[i * k + q]
+                    };
+                    let av = a_iq as f64 * if case.twice_a { 2.0 } else { 1.0 };
                     x += av * b_at(q, j) as f64;
                 }
                 kk += bk as usize;
@@ -278,9 +301,14 @@ fn generated_matmuls_bit_exact() {
             bf16: r.below(3) == 0,
             tf32: r.below(3) == 0,
             kmaj_b: false,
+            mmaj_a: false,
         };
         let case = Case {
             kmaj_b: !case.trans_b && r.below(3) == 0,
+            ..case
+        };
+        let case = Case {
+            mmaj_a: r.below(3) == 0,
             ..case
         };
         run_case(&case, 100 + i as u64);
@@ -300,6 +328,7 @@ fn each_variant_on_one_shape() {
         bf16: false,
         tf32: false,
         kmaj_b: false,
+        mmaj_a: false,
     };
     let variants = [
         base.clone(),
@@ -346,6 +375,23 @@ fn each_variant_on_one_shape() {
         },
         Case {
             kmaj_b: true,
+            tf32: true,
+            ..base.clone()
+        },
+        Case {
+            mmaj_a: true,
+            ..base.clone()
+        },
+        Case {
+            mmaj_a: true,
+            kmaj_b: true,
+            bf16: true,
+            init: true,
+            ..base.clone()
+        },
+        // tf32 reads `a` K-major only: the ordinary form.
+        Case {
+            mmaj_a: true,
             tf32: true,
             ..base.clone()
         },
@@ -470,22 +516,17 @@ def k(A, B, C, S):
     }
 }
 
-/// A `b` read from memory contiguous along K (the `(K, N)` view of a row-major
-/// `(N, K)` matrix, as Triton's persistent-matmul tutorial passes `b.T`, as `x @ w.T`
-/// does) is staged K-major for `wgmma` and copied 16 bytes at a time by `cp.async`,
-/// like `a` (the N-major staging took it element by element: 192 16-bit loads a thread
-/// a K step at 128x256x64), whether its pointer tile is computed afresh each K step
-/// (`mm_kt`) or carried across the loop and advanced (`mm_kt_carried`, inside a
-/// persistent loop over tiles: the carried tile lives in the copies' layout, and the
-/// outer loop sees the inner one's carried addresses). Before the second case was
-/// added, a carried K-major tile kept the canonical layout, so its copies fell back to
-/// one 2-byte load an element through registers, and the persistent nest panicked in
-/// `carried_addresses`. Exact on the Hopper simulator (and an sm_90 GPU). The same
-/// holds for `mma.sync` (sm_80 to sm_89, exact on the PTX simulator): `b` is staged
-/// `[N][K]` and read by `ldmatrix` without `.trans` (it was loaded 2 bytes at a time
-/// and stored N-major: 32 loads a thread a K step at 128x128x32).
+/// Operands read from memory contiguous along their first dimension (transposed
+/// views: `b` along K as in `x @ w.T`, `a` along M as in `x.T @ w`) are staged
+/// transposed and copied 16 bytes at a time along that dimension, directly or through
+/// pointer tiles carried across the loop (a persistent kernel), whose layouts
+/// `carried_addresses` keeps. On `wgmma` (sm_90) `b` is staged K-major and `a` M-major
+/// (`imm-trans-a`); on `mma.sync` (sm_80 to sm_89) `b` is staged `[N][K]` and read by
+/// `ldmatrix` without `.trans`, `a` `[K][M]` and read with it. Each was loaded 2 bytes
+/// at a time before (32 loads a thread a K step at 128x128x32). Exact on the Hopper
+/// and PTX simulators (and an sm_90 GPU).
 #[test]
-fn kmajor_b_is_copied_16_bytes_at_a_time() {
+fn transposed_operands_are_copied_16_bytes_at_a_time() {
     const KT: &str = r#"
 import triton
 import triton.language as tl
@@ -520,6 +561,40 @@ def mm_kt_carried(A, B, C, K, TILES_N, NUM_TILES, BM: tl.constexpr, BN: tl.const
             a_ptrs += BK
             b_ptrs += BK
         tl.store(C + rm[:, None] * (BN * TILES_N) + rn[None, :], acc)
+
+@triton.jit
+def mm_mt(A, B, C, K, TILES_N, NUM_TILES, BM: tl.constexpr, BN: tl.constexpr,
+          BK: tl.constexpr):
+    M = (NUM_TILES // TILES_N) * BM
+    N = TILES_N * BN
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, K, BK):
+        a = tl.load(A + rm[:, None] + (k + rk)[None, :] * M)
+        b = tl.load(B + (k + rk)[:, None] * N + rn[None, :])
+        acc = tl.dot(a, b, acc)
+    tl.store(C + rm[:, None] * N + rn[None, :], acc)
+
+@triton.jit
+def mm_tt_carried(A, B, C, K, TILES_N, NUM_TILES, BM: tl.constexpr, BN: tl.constexpr,
+                  BK: tl.constexpr):
+    M = (NUM_TILES // TILES_N) * BM
+    rk = tl.arange(0, BK)
+    for t in range(tl.program_id(0), NUM_TILES, tl.num_programs(0)):
+        rm = (t // TILES_N) * BM + tl.arange(0, BM)
+        rn = (t % TILES_N) * BN + tl.arange(0, BN)
+        a_ptrs = A + rm[:, None] + rk[None, :] * M
+        b_ptrs = B + rk[:, None] + rn[None, :] * K
+        acc = tl.zeros((BM, BN), dtype=tl.float32)
+        for k in range(0, K, BK):
+            a = tl.load(a_ptrs)
+            b = tl.load(b_ptrs)
+            acc = tl.dot(a, b, acc)
+            a_ptrs += BK * M
+            b_ptrs += BK
+        tl.store(C + rm[:, None] * (BN * TILES_N) + rn[None, :], acc)
 "#;
     let module = Module::parse("kt", KT).unwrap();
     let (m, n, k, bm, bn, bk, warps) = (128usize, 256usize, 192usize, 64u32, 128u32, 64u32, 4u32);
@@ -528,6 +603,9 @@ def mm_kt_carried(A, B, C, K, TILES_N, NUM_TILES, BM: tl.constexpr, BN: tl.const
     let a: Vec<f16> = r.eighths(m * k).iter().map(|x| f16::from_f32(*x)).collect();
     // B as (N, K), row-major.
     let bt: Vec<f16> = r.eighths(n * k).iter().map(|x| f16::from_f32(*x)).collect();
+    // The same matrices the other way: A as (K, M), B as (K, N).
+    let at: Vec<f16> = (0..k * m).map(|i| a[(i % m) * k + i / m]).collect();
+    let b: Vec<f16> = (0..k * n).map(|i| bt[(i % n) * k + i / n]).collect();
     let mut want_exact = vec![0f64; m * n];
     for i in 0..m {
         for j in 0..n {
@@ -536,15 +614,19 @@ def mm_kt_carried(A, B, C, K, TILES_N, NUM_TILES, BM: tl.constexpr, BN: tl.const
                 .sum();
         }
     }
-    // (kernel, grid): the persistent kernel with fewer programs than tiles.
+    // (kernel, grid, a M-major, b K-major): the persistent kernels with fewer programs
+    // than tiles.
     let variants = [
-        ("mm_kt", [tiles_m, tiles_n, 1]),
-        ("mm_kt_carried", [3, 1, 1]),
+        ("mm_kt", [tiles_m, tiles_n, 1], false, true),
+        ("mm_kt_carried", [3, 1, 1], false, true),
+        ("mm_mt", [tiles_m, tiles_n, 1], true, false),
+        ("mm_tt_carried", [3, 1, 1], true, true),
     ];
-    for (name, grid) in variants {
+    for (name, grid, a_t, b_t) in variants {
         let kernel = module.kernel(name).unwrap();
         let run = |dev: &Device, check: bool, checked: bool| -> Vec<f32> {
-            let (ab, bb) = (dev.upload(&a).unwrap(), dev.upload(&bt).unwrap());
+            let ab = dev.upload(if a_t { &at } else { &a }).unwrap();
+            let bb = dev.upload(if b_t { &bt } else { &b }).unwrap();
             let cb = dev.upload(&vec![f32::NAN; m * n]).unwrap();
             let l = kernel
                 .launch(dev, grid)
@@ -567,24 +649,39 @@ def mm_kt_carried(A, B, C, K, TILES_N, NUM_TILES, BM: tl.constexpr, BN: tl.const
                         .ptx_for(tilewise::cuda::PtxTarget { sm }, warps)
                         .unwrap();
                     if sm == 90 {
-                        assert!(
-                            ptx.notes.iter().any(|n| n.contains("(b K-major)")),
-                            "{name}: {:?}",
-                            ptx.notes
-                        );
+                        for (wanted, note) in [(a_t, "(a M-major)"), (b_t, "(b K-major)")] {
+                            assert_eq!(
+                                ptx.notes.iter().any(|n| n.contains(note)),
+                                wanted,
+                                "{name}: {note}: {:?}",
+                                ptx.notes
+                            );
+                        }
                     } else {
-                        // `mma.sync` reads the K-major tile as it lies: no `.trans`.
+                        // `mma.sync` reads a K-major `b` as it lies (no `.trans`), an
+                        // M-major `a` and a row-major `b` with `.trans`.
+                        let ldmatrix: Vec<&str> = ptx
+                            .source
+                            .lines()
+                            .filter(|l| l.contains("ldmatrix.sync.aligned"))
+                            .collect();
+                        let trans = ldmatrix.iter().filter(|l| l.contains(".trans")).count();
+                        let want_trans = match (a_t, b_t) {
+                            (false, true) => trans == 0,
+                            (true, false) => trans == ldmatrix.len(),
+                            _ => trans > 0 && trans < ldmatrix.len(),
+                        };
                         assert!(
-                            ptx.source.contains("ldmatrix.sync.aligned.m8n8.x4.shared")
-                                && !ptx.source.contains(".trans"),
-                            "{name}: sm_{sm}: b is not read K-major: {:?}",
+                            !ldmatrix.is_empty() && want_trans,
+                            "{name}: sm_{sm}: {trans} of {} ldmatrix are .trans: {:?}",
+                            ldmatrix.len(),
                             ptx.notes
                         );
                     }
                     assert!(
                         ptx.source.contains("cp.async.cg.shared.global")
                             && !ptx.source.contains("ld.global.b16"),
-                        "{name}: sm_{sm}: b is not copied 16 bytes at a time: {:?}",
+                        "{name}: sm_{sm}: an operand is not copied 16 bytes at a time: {:?}",
                         ptx.notes
                     );
                     if tilewise::cuda::find_ptxas().is_some() {
@@ -599,7 +696,7 @@ def mm_kt_carried(A, B, C, K, TILES_N, NUM_TILES, BM: tl.constexpr, BN: tl.const
         for (i, (w, x)) in want.iter().zip(&want_exact).enumerate() {
             assert_eq!(*w as f64, *x, "{name}: interpreter at element {i}");
         }
-        // Checked mode too: the copies along K are tested against the buffers' views.
+        // Checked mode too: the copies are tested against the buffers' views.
         for dev in devices().into_iter().chain([Device::simulator_ptx()]) {
             for checked in [false, true] {
                 let got = run(&dev, false, checked);

@@ -84,9 +84,11 @@ pub struct BenchArgs {
     #[arg(long)]
     svg: Option<std::path::PathBuf>,
     /// Square matmul configurations to run instead of the default, as
-    /// `BMxBNxBK/WARPS[/STAGES][/bp]` separated by commas (e.g.
+    /// `BMxBNxBK/WARPS[/STAGES][/bp|/kt|/mt|/tt]` separated by commas (e.g.
     /// `128x128x32/8,64x64x32/4/3`); `/bp` runs f16 and bf16 through the block-pointer
-    /// kernel (TMA on sm_90) instead of tutorial 03's.
+    /// kernel (TMA on sm_90) instead of tutorial 03's; `/kt` passes tutorial 03 a `b`
+    /// contiguous along K (`x @ w.T`), `/mt` an `a` contiguous along M (`x.T @ w`),
+    /// `/tt` both.
     #[arg(long, value_parser = parse_matmul_config, value_delimiter = ',')]
     matmul_configs: Vec<cases::MatmulConfig>,
     /// Skinny matmul configurations (the 16- and 64-row products) to run instead of
@@ -144,26 +146,32 @@ fn parse_matmul_config(c: &str) -> Result<cases::MatmulConfig, String> {
         .map(number)
         .collect::<Result<_, _>>()?;
     // A trailing `/bp`: f16 and bf16 through the block-pointer kernel; `/kt`: `b`
-    // contiguous along K (tutorial 03's kernel).
+    // contiguous along K, `/mt`: `a` contiguous along M, `/tt`: both (tutorial 03's
+    // kernel).
     let mut rest: Vec<&str> = parts.collect();
-    let k_major = rest.last() == Some(&"kt");
-    if k_major {
+    let (m_major, k_major) = match rest.last().copied() {
+        Some("kt") => (false, true),
+        Some("mt") => (true, false),
+        Some("tt") => (true, true),
+        _ => (false, false),
+    };
+    if m_major || k_major {
         rest.pop();
     }
     let block_ptr = rest.last() == Some(&"bp");
     if block_ptr {
         rest.pop();
     }
-    if block_ptr && k_major {
+    if block_ptr && (k_major || m_major) {
         return Err(format!(
-            "`{c}`: `/kt` runs tutorial 03's kernel, not the block-pointer one"
+            "`{c}`: `/kt`, `/mt` and `/tt` run tutorial 03's kernel, not the block-pointer one"
         ));
     }
     let mut parts = rest.into_iter();
     let warps = parts.next().map_or(Ok(4), number)?;
     let stages = parts.next().map(number).transpose()?;
     let expected = || {
-        format!("`{c}`: expected BMxBNxBK/WARPS[/STAGES][/bp|/kt], blocks and warps powers of two, stages 1 to 8")
+        format!("`{c}`: expected BMxBNxBK/WARPS[/STAGES][/bp|/kt|/mt|/tt], blocks and warps powers of two, stages 1 to 8")
     };
     if parts.next().is_some() || stages.is_some_and(|s| !(1..=8).contains(&s)) {
         return Err(expected());
@@ -175,6 +183,7 @@ fn parse_matmul_config(c: &str) -> Result<cases::MatmulConfig, String> {
                 Some(s) => config.stages(s),
                 None => config,
             };
+            let config = if m_major { config.a_m_major() } else { config };
             Ok(if block_ptr {
                 config.block_ptr()
             } else if k_major {

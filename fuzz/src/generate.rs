@@ -77,6 +77,8 @@ struct Gen {
     carry: Rng,
     /// Whether a dot in a loop reads `b` contiguous along K: its own stream.
     kmajor: Rng,
+    /// Whether a dot in a loop reads `a` contiguous along M: its own stream.
+    mmajor: Rng,
     p: Program,
     opt: Options,
     /// Information of the variables visible now.
@@ -121,6 +123,7 @@ pub fn generate(seed: u64, opt: &Options) -> Program {
             side: Rng::new((seed ^ 0x0B10_CF32).wrapping_mul(37).wrapping_add(attempt)),
             carry: Rng::new((seed ^ 0x5EED_CA22).wrapping_mul(41).wrapping_add(attempt)),
             kmajor: Rng::new((seed ^ 0x0C01_3A70).wrapping_mul(43).wrapping_add(attempt)),
+            mmajor: Rng::new((seed ^ 0x0A11_3A70).wrapping_mul(47).wrapping_add(attempt)),
             p: Program {
                 seed,
                 num_warps: 4,
@@ -277,9 +280,10 @@ impl Gen {
         self.load_as(shape, dtype, false)
     }
 
-    /// A pointer load; with `k_major`, of a dot's `b` in a loop as `x @ w.T` reads it:
-    /// transposed (contiguous along its first dimension, K), advancing with the loop,
-    /// masked-off elements zero (so the pipeline stages it).
+    /// A pointer load; with `k_major`, of a dot's operand in a loop as `x @ w.T` reads
+    /// `b` (or `x.T @ w` reads `a`): transposed (contiguous along its first dimension,
+    /// K or M), advancing with the loop, masked-off elements zero (so the pipeline
+    /// stages it).
     fn load_as(
         &mut self,
         shape: Option<Vec<u32>>,
@@ -826,10 +830,22 @@ impl Gen {
             && self.side.chance(0.35);
         // A `b` contiguous along K (`x @ w.T`) through pointers walking the loop: staged
         // K-major (`mma.sync` reads it without `.trans`, `wgmma` as a transposed
-        // swizzled tile). Decided on a stream of its own.
-        if looped && !f32_blocks && self.kmajor.chance(0.5) {
-            let a = self.operand(&[m, k], dtype)?;
-            let b = self.load_as(Some(vec![k, n]), Some(dtype), true)?;
+        // swizzled tile, cooperative matrices column-major); an `a` contiguous along M
+        // (`x.T @ w`) likewise, staged M-major (`ldmatrix.trans`, `imm-trans-a`,
+        // column-major). Each decided on a stream of its own.
+        let b_t = looped && !f32_blocks && self.kmajor.chance(0.5);
+        let a_t = looped && !f32_blocks && self.mmajor.chance(0.3);
+        if a_t || b_t {
+            let a = if a_t {
+                self.load_as(Some(vec![m, k]), Some(dtype), true)?
+            } else {
+                self.operand(&[m, k], dtype)?
+            };
+            let b = if b_t {
+                self.load_as(Some(vec![k, n]), Some(dtype), true)?
+            } else {
+                self.operand(&[k, n], dtype)?
+            };
             return self.emit(Expr::Dot {
                 a,
                 b,

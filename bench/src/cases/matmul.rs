@@ -97,11 +97,13 @@ pub(super) fn block_ptr_kernel(ieee: bool) -> Result<Kernel> {
 
 /// The scalar arguments of the matmul kernels for dense row-major operands: M, N, K,
 /// then the (row, column) strides of A, B and C.
-/// Tutorial 03's sizes and strides: `a` and `c` row-major, `b` row-major (K, N) or,
+/// Tutorial 03's sizes and strides: `c` row-major, `a` row-major (M, K) or, with
+/// `a_m_major`, the (M, K) view of a row-major (K, M) matrix, `b` row-major (K, N) or,
 /// with `b_k_major`, the (K, N) view of a row-major (N, K) matrix.
-fn scalar_args(m: usize, n: usize, k: usize, b_k_major: bool) -> Vec<Arg> {
+fn scalar_args(m: usize, n: usize, k: usize, a_m_major: bool, b_k_major: bool) -> Vec<Arg> {
+    let (stride_am, stride_ak) = if a_m_major { (1, m) } else { (k, 1) };
     let (stride_bk, stride_bn) = if b_k_major { (1, k) } else { (n, 1) };
-    [m, n, k, k, 1, stride_bk, stride_bn, n, 1]
+    [m, n, k, stride_am, stride_ak, stride_bk, stride_bn, n, 1]
         .iter()
         .map(|&v| Arg::from(v as i32))
         .collect()
@@ -123,7 +125,7 @@ pub(super) fn launch_block_ptr(
         .arg(a)
         .arg(b)
         .arg(c)
-        .args(scalar_args(m, n, k, false))
+        .args(scalar_args(m, n, k, false, false))
         .constexpr("BLOCK_M", block.0)
         .constexpr("BLOCK_N", block.1)
         .constexpr("BLOCK_K", block.2)
@@ -147,13 +149,14 @@ pub(super) fn run(
     let (dev, reps, name) = (cx.dev, cx.reps, row.case.clone());
     let a = HostMat::random(&mut cx.rng, ty.input_dtype(), m * k);
     let b = HostMat::random(&mut cx.rng, ty.input_dtype(), k * n);
-    // `/kt`: the kernel reads `b` from its (N, K) transpose (the check and the cuBLAS
-    // reference keep the (K, N) matrix: the same product).
+    // `/kt`: the kernel reads `b` from its (N, K) transpose, `/mt` `a` from its (K, M)
+    // one, `/tt` both (the check and the cuBLAS reference keep the (M, K) and (K, N)
+    // matrices: the same product).
     let bp = matches!(ty, MmType::Tf32 | MmType::F32) || config.block_ptr;
-    if config.b_k_major && bp {
+    if (config.b_k_major || config.a_m_major) && bp {
         return Err(tilewise::Diagnostic::new(
             tilewise::ErrorKind::Launch,
-            format!("{name}: `/kt` is for tutorial 03's f16 and bf16 kernel"),
+            format!("{name}: `/kt`, `/mt` and `/tt` are for tutorial 03's f16 and bf16 kernel"),
         ));
     }
     let b_stored = if config.b_k_major {
@@ -161,12 +164,17 @@ pub(super) fn run(
     } else {
         b.convert(ty.input_dtype())
     };
+    let a_stored = if config.a_m_major {
+        a.transposed(m, k)
+    } else {
+        a.convert(ty.input_dtype())
+    };
     let bytes = ty.input_bytes() * (m * k + k * n) + 4 * m * n;
     let nsets = input_sets(dev.kind(), bytes);
     let sets = (0..nsets)
         .map(|_| {
             Ok((
-                a.upload(dev)?,
+                a_stored.upload(dev)?,
                 b_stored.upload(dev)?,
                 dev.upload(&vec![f32::NAN; m * n])?,
             ))
@@ -191,7 +199,7 @@ pub(super) fn run(
                 .arg(da)
                 .arg(db)
                 .arg(dc)
-                .args(scalar_args(m, n, k, config.b_k_major))
+                .args(scalar_args(m, n, k, config.a_m_major, config.b_k_major))
                 .constexpr("BLOCK_SIZE_M", block.0)
                 .constexpr("BLOCK_SIZE_N", block.1)
                 .constexpr("BLOCK_SIZE_K", block.2)

@@ -210,6 +210,9 @@ pub struct MatmulConfig {
     /// `b` passed as the (K, N) view of a row-major (N, K) matrix (`x @ w.T`): tutorial
     /// 03's kernel with `stride_bk = 1`.
     pub b_k_major: bool,
+    /// `a` passed as the (M, K) view of a row-major (K, M) matrix (`x.T @ w`): tutorial
+    /// 03's kernel with `stride_am = 1`.
+    pub a_m_major: bool,
 }
 
 impl MatmulConfig {
@@ -220,6 +223,14 @@ impl MatmulConfig {
             stages: None,
             block_ptr: false,
             b_k_major: false,
+            a_m_major: false,
+        }
+    }
+
+    pub const fn a_m_major(self) -> MatmulConfig {
+        MatmulConfig {
+            a_m_major: true,
+            ..self
         }
     }
 
@@ -253,8 +264,11 @@ impl std::fmt::Display for MatmulConfig {
         if let Some(s) = self.stages {
             write!(f, "/{s}s")?;
         }
-        if self.b_k_major {
-            write!(f, "/kt")?;
+        match (self.a_m_major, self.b_k_major) {
+            (true, true) => write!(f, "/tt")?,
+            (true, false) => write!(f, "/mt")?,
+            (false, true) => write!(f, "/kt")?,
+            (false, false) => {}
         }
         Ok(())
     }

@@ -216,9 +216,11 @@ pub enum StagedLayout {
     /// Warp-level tensor cores (`mma.sync`, cooperative matrices): both row-major,
     /// rows padded (`ldmatrix` without bank conflicts).
     Padded,
-    /// `mma.sync` with a `b` contiguous along K in memory (`x @ w.T`): `a` as in
-    /// `Padded`, `b` stored transposed (`[N][K]`, rows padded by 16 bytes) so that its
-    /// copies move 16 bytes along K and `ldmatrix` without `.trans` reads its fragments.
+    /// Warp-level tensor cores with an operand contiguous along its first dimension in
+    /// memory (`a` along M: `x.T @ w`; `b` along K: `x @ w.T`): stored transposed (`a`
+    /// `[K][M]`, `b` `[N][K]`, rows padded by 16 bytes) so that its copies move 16
+    /// bytes along that dimension; `mma.sync` reads it by `ldmatrix` with `.trans`
+    /// (`a`) or without (`b`), cooperative matrices column-major.
     PaddedTransposed,
     /// Warpgroup MMA (`wgmma`): stored row-major (`a` K-major, `b` N-major) or, with
     /// `transposed`, as the transposed tile (`b` K-major: tf32 has no N-major form), in

@@ -43,7 +43,7 @@ use crate::diag::Result;
 use crate::ir::ops::{BinaryOp, CmpPred, Const, Op, Staging};
 use crate::ir::{Block, DType, Inst, Kernel, Type, Value};
 use crate::lower::axis_info::AxisAnalysis;
-use crate::lower::expand::dot::staged_form;
+use crate::lower::expand::dot::{staged_form, Transposed};
 use crate::lower::expand::shared_tile::SharedTile;
 use crate::lower::expand::ExpandOptions;
 use crate::lower::rewrite::{copy_inst, rewrite, Ctx, Hook};
@@ -382,27 +382,34 @@ fn staged_operands(
         let dt = |x: Value| kernel.ty(x).dtype().unwrap_or(DType::F32);
         let types = (dt(a), dt(b), dt(inst.results[0]));
         let operand = if a == v { 0 } else { 1 };
-        let b_k_major = loads
-            .iter()
-            .find(|&&l| body.insts[l].results[0] == b)
-            .is_some_and(|&l| contiguous_along_k(kernel, &body.insts[l], env));
+        let along_first = |x: Value| {
+            loads
+                .iter()
+                .find(|&&l| body.insts[l].results[0] == x)
+                .is_some_and(|&l| contiguous_along_first(kernel, &body.insts[l], env))
+        };
+        let transposed = Transposed {
+            a: along_first(a),
+            b: along_first(b),
+        };
         let layout = staged_form(
             env.opt,
             types,
             precision,
             (sa[0], sb[1], sa[1]),
             operand,
-            b_k_major,
+            transposed,
         );
         operands.push((operand, layout));
     }
     Some(operands)
 }
 
-/// Whether the `[K, N]` tile `load` reads is contiguous in memory along K and not along
-/// N (a transposed view, e.g. `b.T` of a row-major `(N, K)` matrix), by at least 16
-/// bytes: staged K-major, it is copied 16 bytes at a time.
-fn contiguous_along_k(kernel: &Kernel, load: &Inst, env: &Env) -> bool {
+/// Whether the 2-D tile `load` reads is contiguous in memory along its first dimension
+/// and not along its second (a transposed view: `b.T` of a row-major `(N, K)` matrix as
+/// the `[K, N]` operand, `x.T` of a `(K, M)` one as the `[M, K]` operand), by at least
+/// 16 bytes: staged transposed, it is copied 16 bytes at a time.
+fn contiguous_along_first(kernel: &Kernel, load: &Inst, env: &Env) -> bool {
     let Op::Load { ptr, .. } = &load.op else {
         return false;
     };

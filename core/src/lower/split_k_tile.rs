@@ -228,7 +228,7 @@ fn same_form(
     use crate::lower::expand::{dot, dot_coop, dot_wgmma};
     let form = |k: u32| {
         (
-            dot_wgmma::wgmma_plan(opt, types, precision, (m, n, k), false).is_some(),
+            dot_wgmma::wgmma_plan(opt, types, precision, (m, n, k), Default::default()).is_some(),
             dot::mma_kind(opt, types, precision, (m, n, k)),
             dot_coop::coop_config(opt, types, precision, (m, n, k)),
         )

@@ -64,26 +64,43 @@ impl DotPlan {
     }
 }
 
+/// Which of a dot's operands come from memory contiguous along their first dimension
+/// (a transposed view): `a` along M (`x.T @ w`), `b` along K (`x @ w.T`). Such an
+/// operand is copied 16 bytes at a time along that dimension where the dot's form can
+/// read it stored so.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Transposed {
+    pub a: bool,
+    pub b: bool,
+}
+
 /// The shared layout a dot of `[m, k] x [k, n]` reads its staged operand `operand`
-/// in: swizzled for `wgmma` (`b` K-major where `b_k_major`: it comes from memory
-/// contiguous along K), padded row-major for `mma.sync` and cooperative matrices, the
-/// FMA form otherwise.
+/// in: swizzled for `wgmma` (MN-major `a` and K-major `b` where `transposed` says
+/// they come from memory so), padded row-major for `mma.sync` (`b` K-major where it
+/// comes so, 16-bit `a` M-major likewise) and cooperative matrices, the FMA form
+/// otherwise.
 pub(crate) fn staged_form(
     opt: &super::ExpandOptions,
     types: (DType, DType, DType),
     precision: Precision,
     mnk: (u32, u32, u32),
     operand: u8,
-    b_k_major: bool,
+    transposed: Transposed,
 ) -> StagedLayout {
-    if let Some(plan) = super::dot_wgmma::wgmma_plan(opt, types, precision, mnk, b_k_major) {
+    if let Some(plan) = super::dot_wgmma::wgmma_plan(opt, types, precision, mnk, transposed) {
         return plan.staged(operand);
     }
     if let Some(kind) = mma_kind(opt, types, precision, mnk) {
         // A 16-bit `b` contiguous along K is stored K-major: copied 16 bytes at a time
         // along K, read by `ldmatrix` without `.trans` (tf32 reads `b` by scalar loads
-        // from the row-major form).
-        if b_k_major && kind.pack() == 2 {
+        // from the row-major form); a 16-bit `a` contiguous along M is stored M-major,
+        // read by `ldmatrix.trans`.
+        let wanted = if operand == 0 {
+            transposed.a
+        } else {
+            transposed.b
+        };
+        if wanted && kind.pack() == 2 {
             StagedLayout::PaddedTransposed
         } else {
             StagedLayout::Padded
@@ -176,16 +193,23 @@ impl Expander<'_> {
         let (sa, sb) = (self.shape(*a), self.shape(*b));
         let (m, k, n) = (sa[0], sa[1], sb[1]);
         let types = (self.dtype(*a), self.dtype(*b), self.dtype(inst.results[0]));
-        // A `b` the pipeline staged K-major (a tile contiguous along K) keeps that plan.
-        let b_k_major = matches!(
-            self.staged_layout_of(*b),
-            Some(StagedLayout::Swizzled {
-                transposed: true,
-                ..
-            })
-        );
+        // Operands the pipeline staged transposed (`a` M-major, `b` K-major: tiles
+        // contiguous along their first dimension) keep that plan.
+        let staged_transposed = |v| {
+            matches!(
+                self.staged_layout_of(v),
+                Some(StagedLayout::Swizzled {
+                    transposed: true,
+                    ..
+                })
+            )
+        };
+        let transposed = Transposed {
+            a: staged_transposed(*a),
+            b: staged_transposed(*b),
+        };
         if let Some(plan) =
-            super::dot_wgmma::wgmma_plan(&self.opt, types, *precision, (m, n, k), b_k_major)
+            super::dot_wgmma::wgmma_plan(&self.opt, types, *precision, (m, n, k), transposed)
         {
             return Ok(DotPlan::Wgmma(plan));
         }
@@ -474,15 +498,21 @@ impl Expander<'_> {
         let (m, k, n) = (sa[0], sa[1], sb[1]);
         let input = kind.input();
         let accs = self.accumulators(*acc, &layout, DType::F32)?;
-        // `b` staged K-major by the pipeline (`[N][K]`) is read as it lies.
-        let b_k_major =
-            self.staged_layout_of(*b) == Some(StagedLayout::PaddedTransposed) && kind.pack() == 2;
-        let b_form = if b_k_major {
-            StagedLayout::PaddedTransposed
-        } else {
-            StagedLayout::Padded
+        // `b` staged K-major by the pipeline (`[N][K]`) is read as it lies; `a` staged
+        // M-major (`[K][M]`) through `ldmatrix.trans`.
+        let transposed = |v| {
+            self.staged_layout_of(v) == Some(StagedLayout::PaddedTransposed) && kind.pack() == 2
         };
-        let tile_a = SharedTile::of(StagedLayout::Padded, 0, &sa, input);
+        let (a_m_major, b_k_major) = (transposed(*a), transposed(*b));
+        let form = |t| {
+            if t {
+                StagedLayout::PaddedTransposed
+            } else {
+                StagedLayout::Padded
+            }
+        };
+        let b_form = form(b_k_major);
+        let tile_a = SharedTile::of(form(a_m_major), 0, &sa, input);
         let tile_b = SharedTile::of(b_form, 1, &sb, input);
         let (sa_stride, sb_stride) = (tile_a.stride(), tile_b.stride());
         // Operands in registers are stored after the barrier, then another.
@@ -545,13 +575,22 @@ impl Expander<'_> {
             let ldmatrix_row = |x: &mut Self| ldmatrix_lane(x, false);
             // A goes through `ldmatrix` for every input type (tf32: 8x4 matrices of
             // 32-bit words, the m16n8k8 A fragment a0..a3 in one instruction).
-            let (row, col) = {
-                let (r, c) = ldmatrix_row(x);
-                (bin(x, BinaryOp::Add, row0, r), c)
+            let ab = if a_m_major {
+                // M-major (`[K][M]`): lane `8i + r` points at stored row (a `k`)
+                // r + 8 (i >> 1), column (an `m`) 8 (i & 1); `.trans` hands each
+                // thread the elements of the `[M][K]` fragment.
+                let (k, m) = ldmatrix_lane(x, true);
+                let m = bin(x, BinaryOp::Add, row0, m);
+                let st = c(x, sa_stride as i64);
+                let off = bin(x, BinaryOp::Mul, k, st);
+                bin(x, BinaryOp::Add, off, m)
+            } else {
+                let (r, col) = ldmatrix_row(x);
+                let row = bin(x, BinaryOp::Add, row0, r);
+                let st = c(x, sa_stride as i64);
+                let off = bin(x, BinaryOp::Mul, row, st);
+                bin(x, BinaryOp::Add, off, col)
             };
-            let st = c(x, sa_stride as i64);
-            let off = bin(x, BinaryOp::Mul, row, st);
-            let ab = bin(x, BinaryOp::Add, off, col);
             // B (row-major, K x N): the column of the warp's tile, then per lane
             // tf32: row t, column g; 16-bit: the `ldmatrix` row lane `8i + r` points
             // at, row r + 8 (i & 1), column 8 (i >> 1).
@@ -603,14 +642,19 @@ impl Expander<'_> {
                 // One `ldmatrix.x4` gives the four A registers of a 16-row tile:
                 // matrices (rows 0-7 | 8-15) x (the first | second 16 bytes of the K
                 // step), in a0..a3 order.
-                let o = self.int_const(DType::I32, (mi * fm * sa_stride + kk) as i64);
+                let off = if a_m_major {
+                    kk * sa_stride + mi * fm
+                } else {
+                    mi * fm * sa_stride + kk
+                };
+                let o = self.int_const(DType::I32, off as i64);
                 let index = self.assign(DType::I32, Expr::Binary(BinaryOp::Add, a_base, o));
                 let dst: Vec<Reg> = (0..4).map(|_| self.new_reg_ty(frag_ty)).collect();
                 self.emit(Stmt::LdMatrix {
                     dst: dst.clone(),
                     arr: arr_a,
                     index,
-                    trans: false,
+                    trans: a_m_major,
                 });
                 a_frags.push(dst);
             }

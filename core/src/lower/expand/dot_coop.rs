@@ -113,17 +113,18 @@ pub(crate) fn coop_config(
 }
 
 impl Expander<'_> {
-    /// The loads that feed a cooperative-matrix dot's `b` from memory contiguous along
-    /// K (`x @ w.T`): the `b` itself, or where `b` is carried by a loop (the pipeline's
-    /// register prefetch), its initial and yielded values when both are such loads. They
-    /// load in runs along K, coalesced, where the canonical layout reads one element a
-    /// thread per K-strided address.
-    pub(crate) fn k_major_operand_loads(&self) -> std::collections::HashSet<Value> {
+    /// The loads that feed a cooperative-matrix dot's operands from memory contiguous
+    /// along their first dimension (`a` along M: `x.T @ w`; `b` along K: `x @ w.T`): the
+    /// operand itself, or where it is carried by a loop (the pipeline's register
+    /// prefetch), its initial and yielded values when both are such loads. They load in
+    /// runs along that dimension, coalesced, where the canonical layout reads one
+    /// element a thread per strided address.
+    pub(crate) fn transposed_operand_loads(&self) -> std::collections::HashSet<Value> {
         let mut out = std::collections::HashSet::new();
         if self.opt.coop_matrix.is_empty() {
             return out;
         }
-        let k_major = |v: Value| match self.defs.get(&v) {
+        let along_first = |v: Value| match self.defs.get(&v) {
             Some(Op::Load {
                 ptr, stage: None, ..
             }) => self.contiguous_along_first(*ptr, self.dtype(v)),
@@ -156,12 +157,14 @@ impl Expander<'_> {
             if coop_config(&self.opt, types, *precision, (sa[0], sb[1], sa[1])).is_none() {
                 return;
             }
-            if k_major(*b) {
-                out.insert(*b);
-            } else if let Some(&(init, yielded)) = carried.get(b) {
-                if k_major(init) && k_major(yielded) {
-                    out.insert(init);
-                    out.insert(yielded);
+            for operand in [*a, *b] {
+                if along_first(operand) {
+                    out.insert(operand);
+                } else if let Some(&(init, yielded)) = carried.get(&operand) {
+                    if along_first(init) && along_first(yielded) {
+                        out.insert(init);
+                        out.insert(yielded);
+                    }
                 }
             }
         });
@@ -389,21 +392,27 @@ impl Expander<'_> {
         };
         use super::shared_tile::SharedTile;
         use crate::ir::StagedLayout;
-        // A `b` loaded in runs along K (memory contiguous along K, `x @ w.T`) is stored
-        // as it lies, `[N][K]`, and its fragments read column-major.
-        let b_k_major = match self.get(*b)? {
-            TVal::Data(Dist::Regs { layout, .. }) => {
-                layout.rank() == 2 && layout.reg_bases().first() == Some(&vec![1, 0])
+        // An operand loaded in runs along its first dimension (memory contiguous along
+        // it: `a` along M, `x.T @ w`; `b` along K, `x @ w.T`) is stored as it lies,
+        // `[K][M]` or `[N][K]`, and its fragments read column-major.
+        let in_first_dim_runs = |x: &Self, v| -> Result<bool> {
+            Ok(match x.get(v)? {
+                TVal::Data(Dist::Regs { layout, .. }) => {
+                    layout.rank() == 2 && layout.reg_bases().first() == Some(&vec![1, 0])
+                }
+                _ => false,
+            })
+        };
+        let (a_m_major, b_k_major) = (in_first_dim_runs(self, *a)?, in_first_dim_runs(self, *b)?);
+        let form = |t| {
+            if t {
+                StagedLayout::PaddedTransposed
+            } else {
+                StagedLayout::Padded
             }
-            _ => false,
         };
-        let b_form = if b_k_major {
-            StagedLayout::PaddedTransposed
-        } else {
-            StagedLayout::Padded
-        };
-        let tile_a = SharedTile::of(StagedLayout::Padded, 0, &sa, input);
-        let tile_b = SharedTile::of(b_form, 1, &sb, input);
+        let tile_a = SharedTile::of(form(a_m_major), 0, &sa, input);
+        let tile_b = SharedTile::of(form(b_k_major), 1, &sb, input);
         let (sa_stride, sb_stride) = (tile_a.stride(), tile_b.stride());
         let (staged_a, staged_b) = self.staged_operands(*a, *b)?;
         let in_regs = staged_a.is_none() || staged_b.is_none();
@@ -434,7 +443,8 @@ impl Expander<'_> {
             let wsh = bin(x, BinaryOp::Shr, sg, sh);
             let mask_m = c(x, warps_m as i64 - 1);
             let warp_m = bin(x, BinaryOp::And, wsh, mask_m);
-            let rows = c(x, (wm * sa_stride) as i64);
+            // The subgroup's first row of A: a stored column of an M-major tile.
+            let rows = c(x, (wm * if a_m_major { 1 } else { sa_stride }) as i64);
             let ab = bin(x, BinaryOp::Mul, warp_m, rows);
             // The subgroup's first column of B: a stored row of a K-major tile.
             let cols = c(x, (wn * if b_k_major { sb_stride } else { 1 }) as i64);
@@ -468,8 +478,12 @@ impl Expander<'_> {
             };
         for kk in (0..k).step_by(s as usize) {
             for (mi, &f) in a_frags.iter().enumerate() {
-                let off = mi as u32 * s * sa_stride + kk;
-                load(self, f, arr_a, a_base, off, sa_stride, false);
+                let off = if a_m_major {
+                    kk * sa_stride + mi as u32 * s
+                } else {
+                    mi as u32 * s * sa_stride + kk
+                };
+                load(self, f, arr_a, a_base, off, sa_stride, a_m_major);
             }
             for (nj, &f) in b_frags.iter().enumerate() {
                 let off = if b_k_major {

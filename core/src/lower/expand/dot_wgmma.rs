@@ -7,7 +7,9 @@
 //! accumulators in registers ([`LinearLayout::wgmma_accumulator`]). Both operands sit in
 //! shared memory in the swizzled layout ([`SwizzledTile`]): `a` K-major, `b` N-major
 //! (`imm-trans-b`), so row-major tiles go in as they are, 16-byte chunks at a time,
-//! by the pipeline's asynchronous copies or by stores. Each K step of 16 issues one
+//! by the pipeline's asynchronous copies or by stores. An operand read from memory
+//! contiguous along its first dimension ([`Transposed`]) is stored so instead, and
+//! copied so: `a` M-major (`imm-trans-a`, f16 and bf16), `b` K-major. Each K step of 16 issues one
 //! `wgmma` per instruction tile of the warpgroup, its operands described by matrix
 //! descriptors ([`SmemMatrix`]) whose start moves along K inside a swizzled row (the
 //! hardware applies the swizzle to the resulting addresses).
@@ -25,6 +27,7 @@
 //! group, committed and waited for before anything reads the accumulators or the
 //! operands' slots are refilled.
 
+use super::dot::Transposed;
 use super::shared_tile::{SharedTile, SwizzledTile};
 use super::{Expander, TVal};
 use crate::diag::{Diagnostic, Result};
@@ -41,13 +44,16 @@ pub(crate) struct WgmmaPlan {
     /// Warpgroups along M and N.
     pub wg_m: u32,
     pub wg_n: u32,
-    /// The swizzle widths of `a` (K-major) and `b` (N-major; K-major for tf32 or a `b`
-    /// contiguous along K), in bytes.
+    /// The swizzle widths of `a` (K-major; M-major where `a_m_major`) and `b` (N-major;
+    /// K-major for tf32 or a `b` contiguous along K), in bytes.
     pub a_bytes: u32,
     pub b_bytes: u32,
     /// Whether `b` is stored K-major (transposed): tf32 has no N-major form, and a `b`
     /// contiguous along K in memory is copied 16 bytes at a time so.
     pub b_k_major: bool,
+    /// Whether `a` is stored M-major (`imm-trans-a`; f16 and bf16): an `a` contiguous
+    /// along M in memory (`x.T`) is copied 16 bytes at a time so.
+    pub a_m_major: bool,
     /// The product runs as `C^T = B^T A^T` ([`ExpandOptions::wgmma_register_a`], tf32
     /// with a row-major `b`): `b` is staged padded row-major and each warpgroup reads
     /// its rows of `B^T` into registers as the instruction's `a`
@@ -67,7 +73,7 @@ impl WgmmaPlan {
         if operand == 0 {
             StagedLayout::Swizzled {
                 bytes: self.a_bytes,
-                transposed: false,
+                transposed: self.a_m_major,
             }
         } else {
             StagedLayout::Swizzled {
@@ -82,22 +88,31 @@ impl WgmmaPlan {
 /// accumulator `acc` under `opt`, or `None` where it does not apply: f16 or bf16 inputs
 /// (or f32 at tf32 precision) into f32, whole warpgroups, `m` a multiple of 64, `k`
 /// of 16 (8 for tf32) and `n` of 16, and every warpgroup given a tile of at least 64
-/// rows and whole swizzle blocks of `b`. `b_k_major`: `b` comes from memory contiguous
-/// along K (a transposed view): it is staged K-major, so that its copies move 16 bytes
-/// (where that plan does not apply, the N-major one is used).
+/// rows and whole swizzle blocks of `b`. `transposed`: the operands that come from
+/// memory contiguous along their first dimension: they are staged so (`a` M-major, `b`
+/// K-major), so that their copies move 16 bytes; where such a plan does not apply,
+/// the ordinary form of that operand is used.
 pub(crate) fn wgmma_plan(
     opt: &super::ExpandOptions,
     types: (DType, DType, DType),
     precision: Precision,
     mnk: (u32, u32, u32),
-    b_k_major: bool,
+    transposed: Transposed,
 ) -> Option<WgmmaPlan> {
-    let plan = |k_major| plan_with(opt, types, precision, mnk, k_major);
-    if b_k_major {
-        plan(true).or_else(|| plan(false))
-    } else {
-        plan(false)
+    let t = transposed;
+    let mut tries = vec![t];
+    for next in [
+        Transposed { a: false, ..t },
+        Transposed { b: false, ..t },
+        Transposed::default(),
+    ] {
+        if !tries.contains(&next) {
+            tries.push(next);
+        }
     }
+    tries
+        .into_iter()
+        .find_map(|t| plan_with(opt, types, precision, mnk, t))
 }
 
 fn plan_with(
@@ -105,9 +120,15 @@ fn plan_with(
     (ta, tb, acc): (DType, DType, DType),
     precision: Precision,
     (m, n, k): (u32, u32, u32),
-    k_major_wanted: bool,
+    wanted: Transposed,
 ) -> Option<WgmmaPlan> {
     let tf32 = opt.wgmma_tf32 && ta == DType::F32 && precision == Precision::Tf32;
+    let k_major_wanted = wanted.b;
+    // tf32 reads `a` K-major only.
+    let a_m_major = wanted.a;
+    if tf32 && a_m_major {
+        return None;
+    }
     if tf32 && !k_major_wanted && opt.wgmma_register_a {
         return swapped_plan(opt, (ta, tb, acc), (m, n, k));
     }
@@ -129,7 +150,9 @@ fn plan_with(
         return None;
     }
     let elem = ta.size_bytes() as u32;
-    let a_bytes = SwizzledTile::width_for(k * elem)?;
+    // An M-major `a`'s stored rows are K's, M long (each instruction tile's 64 rows
+    // start a whole swizzle block: `m` is a multiple of 64, so the width is 128).
+    let a_bytes = SwizzledTile::width_for(if a_m_major { m } else { k } * elem)?;
     // tf32 reads `b` K-major (as does a `b` contiguous along K): its stored rows are
     // N's, K long.
     let b_k_major = tf32 || k_major_wanted;
@@ -158,6 +181,7 @@ fn plan_with(
         a_bytes,
         b_bytes,
         b_k_major,
+        a_m_major,
         swapped: false,
         layout,
     })
@@ -207,6 +231,7 @@ fn swapped_plan(
         a_bytes,
         b_bytes: 0,
         b_k_major: false,
+        a_m_major: false,
         swapped: true,
         layout,
     })
@@ -270,9 +295,10 @@ impl Expander<'_> {
                     )
                 } else {
                     format!(
-                        "operands swizzled {}/{} bytes{}",
+                        "operands swizzled {}/{} bytes{}{}",
                         plan.a_bytes,
                         plan.b_bytes,
+                        if plan.a_m_major { " (a M-major)" } else { "" },
                         if plan.b_k_major { " (b K-major)" } else { "" }
                     )
                 }
@@ -326,20 +352,17 @@ impl Expander<'_> {
                 let b = if plan.b_k_major {
                     k_major(&zb, arr_b, b_base, 0, kk)
                 } else {
-                    SmemMatrix {
-                        arr: arr_b,
-                        base: b_base,
-                        offset: kk * zb.block_cols(),
-                        swizzle: zb.bytes,
-                        lbo: zb.block_bytes(),
-                        sbo: 8 * zb.bytes,
-                        mn_major: true,
-                    }
+                    mn_major(&zb, arr_b, b_base, 0, kk)
                 };
                 for t in 0..tiles_m {
                     // `a`: row 64t of the warpgroup's rows, column kk (the start inside a
-                    // swizzled row, unswizzled: the hardware swizzles the addresses).
-                    let a = k_major(&za, arr_a, a_base, t * WgmmaShape::M, kk);
+                    // swizzled row, unswizzled: the hardware swizzles the addresses), or
+                    // (M-major) row kk at column 64t, a whole block.
+                    let a = if plan.a_m_major {
+                        mn_major(&za, arr_a, a_base, t * WgmmaShape::M, kk)
+                    } else {
+                        k_major(&za, arr_a, a_base, t * WgmmaShape::M, kk)
+                    };
                     let first = t as usize * regs;
                     self.emit(Stmt::Wgmma {
                         shape,
@@ -531,5 +554,20 @@ fn k_major(z: &SwizzledTile, arr: u32, base: Reg, row: u32, kk: u32) -> SmemMatr
         lbo: 16,
         sbo: 8 * z.bytes,
         mn_major: false,
+    }
+}
+
+/// The MN-major matrix of swizzled tile `z` (stored rows along K, M or N along its
+/// columns) from column `col` (the first of a block) on at row `kk`: blocks of columns
+/// lie `lbo` apart, groups of 8 rows `sbo`.
+fn mn_major(z: &SwizzledTile, arr: u32, base: Reg, col: u32, kk: u32) -> SmemMatrix {
+    SmemMatrix {
+        arr,
+        base,
+        offset: (col / z.block_cols()) * z.rows * z.block_cols() + kk * z.block_cols(),
+        swizzle: z.bytes,
+        lbo: z.block_bytes(),
+        sbo: 8 * z.bytes,
+        mn_major: true,
     }
 }

@@ -137,6 +137,17 @@ impl Expander<'_> {
         let add = self.data(offset)?;
         let (dp, da) = (dist::dist_dtype(self, &off), self.dtype(offset));
         let dt = if dp.bits() >= da.bits() { dp } else { da };
+        // An offset in another layout than the pointer's is recomputed in the
+        // pointer's where it is index arithmetic (`(k + rk)[None, :] * M`, in a loop),
+        // rather than moved through shared memory.
+        let add = match (&off, &add) {
+            (Dist::Regs { layout, .. }, Dist::Regs { layout: la, .. }) if la != layout => {
+                let layout = layout.clone();
+                let regs = self.value_in_layout(offset, &add, &layout)?;
+                Dist::Regs { layout, regs }
+            }
+            _ => add,
+        };
         let (layout, regs) = self.align(&[off, add])?;
         let sum = |x: &mut Self, a: Reg, b: Reg| -> Reg {
             let a = x.cast_to(a, dt);

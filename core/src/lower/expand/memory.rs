@@ -216,14 +216,15 @@ impl Expander<'_> {
     /// runs along its first dimension where memory is contiguous along it
     /// ([`Self::first_dim_access_layout`]), else the layout its loads transpose through
     /// registers in ([`Self::transposing_layout`]). So does the tile through which a
-    /// cooperative-matrix dot's K-major `b` is loaded (`k_major_loads`, runs along K).
+    /// cooperative-matrix dot's transposed operand is loaded (`transposed_loads`: an
+    /// `a` in runs along M, a `b` along K).
     pub(super) fn staged_layout_for(&self, body: &Block, arg: Value) -> Option<LinearLayout> {
         body.insts.iter().find_map(|inst| {
             let Op::Load { ptr, stage, .. } = &inst.op else {
                 return None;
             };
-            let k_major = self.k_major_loads.contains(&inst.results[0]);
-            if stage.is_none() && !k_major {
+            let transposed = self.transposed_loads.contains(&inst.results[0]);
+            if stage.is_none() && !transposed {
                 return None;
             }
             let ptr: Value = *ptr;
@@ -239,7 +240,7 @@ impl Expander<'_> {
             if self.shape(arg) != shape {
                 return None;
             }
-            let Some(stage) = stage.as_ref().filter(|_| !k_major) else {
+            let Some(stage) = stage.as_ref().filter(|_| !transposed) else {
                 return self.first_dim_access_layout(&shape, dtype);
             };
             let tile = SharedTile::of(stage.layout, stage.operand, &shape, dtype);
@@ -361,7 +362,7 @@ impl Expander<'_> {
         let (root, off) = self.pointer(ptr)?;
         let mask_d = self.opt_dist(mask)?;
         let dtype = self.dtype(result);
-        if self.k_major_loads.contains(&result) {
+        if self.transposed_loads.contains(&result) {
             if let Some((off, mask_d)) = self.in_first_dim_runs(ptr, &off, mask)? {
                 return self.load_at(root, off, mask_d, (ptr, mask, other), dtype);
             }

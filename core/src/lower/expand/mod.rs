@@ -499,11 +499,12 @@ pub(crate) struct Expander<'k> {
     /// Operands of the instruction being lowered that are held as fragments and were
     /// read back into registers just before it (in the current statement list).
     pub(crate) materialized_now: Vec<Value>,
-    /// Loads of a cooperative-matrix dot's `b` from memory contiguous along K, directly
-    /// or through a loop-carried value all of whose loads are such (the pipeline's
-    /// prefetch): loaded in runs along K and staged `[N][K]`
-    /// ([`Expander::k_major_operand_loads`]).
-    pub(crate) k_major_loads: std::collections::HashSet<Value>,
+    /// Loads of a cooperative-matrix dot's operands from memory contiguous along their
+    /// first dimension (`a` along M, `b` along K), directly or through a loop-carried
+    /// value all of whose loads are such (the pipeline's prefetch): loaded in runs along
+    /// that dimension and staged `[K][M]` or `[N][K]`
+    /// ([`Expander::transposed_operand_loads`]).
+    pub(crate) transposed_loads: std::collections::HashSet<Value>,
 }
 
 /// A `for` loop being lowered.
@@ -517,7 +518,7 @@ pub(crate) struct LoopFrame {
 impl<'k> Expander<'k> {
     fn new(k: &'k Kernel, opt: &ExpandOptions) -> Self {
         let mut x = Self::bare(k, opt);
-        x.k_major_loads = x.k_major_operand_loads();
+        x.transposed_loads = x.transposed_operand_loads();
         x
     }
 
@@ -583,7 +584,7 @@ impl<'k> Expander<'k> {
             scratch: HashMap::new(),
             span: k.span,
             located: None,
-            k_major_loads: Default::default(),
+            transposed_loads: Default::default(),
         }
     }
 

@@ -111,15 +111,15 @@ impl SharedTile {
     pub(crate) fn of(layout: StagedLayout, operand: u8, shape: &[u32], dtype: DType) -> SharedTile {
         let elem = dtype.size_bytes() as u32;
         match (layout, operand) {
-            (StagedLayout::PaddedTransposed, 1) => SharedTile::Strided {
+            (StagedLayout::PaddedTransposed, _) => SharedTile::Strided {
                 transpose: true,
                 stride: shape[0] + 16 / elem,
             },
-            (StagedLayout::Padded | StagedLayout::PaddedTransposed, 0) => SharedTile::Strided {
+            (StagedLayout::Padded, 0) => SharedTile::Strided {
                 transpose: false,
                 stride: shape[1] + 16 / elem,
             },
-            (StagedLayout::Padded | StagedLayout::PaddedTransposed, _) => SharedTile::Strided {
+            (StagedLayout::Padded, _) => SharedTile::Strided {
                 transpose: false,
                 stride: shape[1] + 8,
             },
