@@ -37,11 +37,13 @@ def accumulate(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     tl.atomic_add(out_ptr + offs, tl.load(x_ptr + offs, mask=mask), mask=mask)
 "#;
 
-/// A persistent cache of this test binary alone, set before any device exists.
+/// A persistent cache of this test binary alone, emptied and set before any device
+/// exists: one directory under Cargo's temporary folder for integration tests, reused
+/// by every run (each run had left one behind in the system's temporary folder).
 fn private_cache() {
     static SET: Once = Once::new();
     SET.call_once(|| {
-        let dir = std::env::temp_dir().join(format!("tilewise-autotune-{}", std::process::id()));
+        let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("autotune-cache");
         let _ = std::fs::remove_dir_all(&dir);
         std::env::set_var("TILEWISE_CACHE_DIR", dir);
         std::env::remove_var("TILEWISE_CACHE");
