@@ -575,3 +575,30 @@ def scaled(x_ptr, out_ptr, stride, BLOCK: tl.constexpr):
     let key = |a: &[ArgSpec]| tilewise_core::launch::SpecKey::new("scaled", a, &[]);
     assert_ne!(key(&one), key(&three));
 }
+
+/// `tl.range(..., flatten=)` reaches the loop (what `lower::flatten_loops` honours);
+/// anything but a constexpr bool is a static error at its value.
+#[test]
+fn range_flatten_is_kept_on_the_loop() {
+    let src = format!(
+        "{HEADER}{}",
+        r#"
+@triton.jit
+def k(x_ptr, n, F: tl.constexpr):
+    acc = 0.0
+    for i in tl.range(0, n, flatten=F):
+        acc += tl.load(x_ptr + i)
+    tl.store(x_ptr, acc)
+"#
+    );
+    for (value, printed) in [(true, "flatten true"), (false, "flatten false")] {
+        let (_, text) = trace(&src, "k", &[ptr(DType::F32), i32s(0)], &[c("F", value)]);
+        assert!(text.contains(printed), "{text}");
+    }
+    let m = Module::parse("k.py", &src).unwrap();
+    let err = m
+        .specialize("k", &[ptr(DType::F32), i32s(0)], &[c("F", 2.5)])
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("flatten must be a constexpr bool"), "{err}");
+}

@@ -315,6 +315,8 @@ def control_and_atomics(x_ptr, y_ptr, n, B: tl.constexpr):
     acc = tl.zeros((B,), dtype=tl.float32)
     for k in tl.range(0, n, 2, num_stages=3):
         acc += tl.load(x_ptr + o + k)
+    for k in tl.range(0, n, flatten=False):
+        acc += 1.0
     if n > 2:
         w = acc * 2
     else:
@@ -531,6 +533,7 @@ fn library_and_written_kernels_round_trip_through_the_passes() {
         "barrier",
         "check_block_ptr ",
         "num_stages 3",
+        "flatten false",
         "while iter(",
         " do(",
         "condition ",

@@ -230,6 +230,7 @@ impl Tracer<'_> {
             bounds.push((self.eval(a)?, span_of(a)));
         }
         let mut num_stages = None;
+        let mut flatten = None;
         for k in &call.keywords {
             let v = self.eval(&k.value)?;
             match k.arg.as_ref().map(|a| a.as_str()) {
@@ -244,10 +245,21 @@ impl Tracer<'_> {
                         ))
                     }
                 },
+                Some("flatten") if kind == "tl.range" => match v {
+                    Val::Bool(b) => flatten = Some(b),
+                    Val::Int(n) => flatten = Some(n != 0),
+                    Val::None => {}
+                    _ => {
+                        return Err(err(
+                            ErrorKind::Static,
+                            "flatten must be a constexpr bool",
+                            span_of(&k.value),
+                        ))
+                    }
+                },
                 Some(
                     "loop_unroll_factor"
                     | "disallow_acc_multi_buffer"
-                    | "flatten"
                     | "warp_specialize"
                     | "disable_licm",
                 ) if kind == "tl.range" => {}
@@ -290,7 +302,7 @@ impl Tracer<'_> {
             }
             return self.unroll(f, as_int(&lo.0), as_int(&hi.0), as_int(&step.0), header);
         }
-        self.runtime_for(f, lo, hi, step, num_stages, header)
+        self.runtime_for(f, lo, hi, step, (num_stages, flatten), header)
     }
 
     fn unroll(&mut self, f: &ast::StmtFor, lo: i64, hi: i64, step: i64, span: Span) -> Result<()> {
@@ -468,7 +480,7 @@ impl Tracer<'_> {
         lo: (Val, Span),
         hi: (Val, Span),
         step: (Val, Span),
-        num_stages: Option<u32>,
+        (num_stages, flatten): (Option<u32>, Option<bool>),
         span: Span,
     ) -> Result<()> {
         // Bounds: one integer dtype (i64 if any bound is, else i32).
@@ -548,6 +560,7 @@ impl Tracer<'_> {
                 init: inits,
                 body,
                 num_stages,
+                flatten,
             },
             types,
             span,

@@ -522,7 +522,9 @@ pub enum Op {
     /// `for iv in range(lower, upper, step)` with loop-carried values. The body's block
     /// arguments are the induction variable, then one per carried value; the body ends
     /// with `Yield` of the next carried values; the results are the final ones.
-    /// `num_stages` is the software-pipelining depth the user asked for.
+    /// `num_stages` is the software-pipelining depth the user asked for; `flatten`
+    /// what they said of flattening a nest this loop heads (`tl.range(..., flatten=)`:
+    /// `Some(false)` keeps it a nest, see `lower::flatten_loops`).
     For {
         lower: Value,
         upper: Value,
@@ -530,6 +532,7 @@ pub enum Op {
         init: Vec<Value>,
         body: Block,
         num_stages: Option<u32>,
+        flatten: Option<bool>,
     },
     /// Scalar `i1` condition; both blocks end with `Yield` of the results.
     If {

@@ -1152,7 +1152,7 @@ impl<'a> Parser<'a> {
         self.paren_values()
     }
 
-    /// `for %iv = %lo to %hi step %s iter(%a = %x, ...) [num_stages N] : (T, ...) {`
+    /// `for %iv = %lo to %hi step %s iter(%a = %x, ...) [num_stages N] [flatten B] : (T, ...) {`
     /// ... `}` (after `for`).
     fn for_op(&mut self) -> R<ParsedOp> {
         let iv = self.name("the induction variable (`%N`)")?;
@@ -1167,6 +1167,16 @@ impl<'a> Parser<'a> {
         let (carried, init) = self.iter_args()?;
         let num_stages = if self.eat_kw("num_stages") {
             Some(self.uint("a number of stages")?)
+        } else {
+            None
+        };
+        let flatten = if self.eat_kw("flatten") {
+            if self.eat_kw("true") {
+                Some(true)
+            } else {
+                self.expect_kw("false")?;
+                Some(false)
+            }
         } else {
             None
         };
@@ -1193,6 +1203,7 @@ impl<'a> Parser<'a> {
             init,
             body,
             num_stages,
+            flatten,
         };
         Ok((op, Some(tys.len()), Some(tys)))
     }

@@ -357,15 +357,19 @@ impl Printer<'_> {
                 init,
                 body,
                 num_stages,
+                flatten,
             } => {
                 let iter: Vec<String> = body.args[1..]
                     .iter()
                     .zip(init)
                     .map(|(a, i)| format!("{a} = {i}"))
                     .collect();
-                let stages = num_stages
+                let mut stages = num_stages
                     .map(|s| format!(" num_stages {s}"))
                     .unwrap_or_default();
+                if let Some(f) = flatten {
+                    stages += &format!(" flatten {f}");
+                }
                 let header = format!(
                     "for {} = {lower} to {upper} step {step} iter({}){stages} : ({})",
                     body.args[0],

@@ -29,6 +29,9 @@
 //! hoisted, and the expansion of warpgroup dots turns its select into the MMA's own
 //! "do not accumulate" flag.
 //!
+//! A loop the user marked `tl.range(..., flatten=False)` keeps its nest; others
+//! (`flatten=True`, or nothing said) flatten where they qualify.
+//!
 //! Only where the backend stages `dot` operands by asynchronous copies
 //! ([`ExpandOptions::async_copies`]): there the prefetch across tiles pays; the register
 //! prefetch gains little and the cooperative-matrix form may not run an epilogue in a
@@ -125,11 +128,19 @@ fn nest_of<'a>(
     opt: &ExpandOptions,
 ) -> Option<Nest<'a>> {
     let Op::For {
-        step, body, init, ..
+        step,
+        body,
+        init,
+        flatten,
+        ..
     } = &inst.op
     else {
         return None;
     };
+    // `tl.range(..., flatten=False)`: the user keeps the nest.
+    if *flatten == Some(false) {
+        return None;
+    }
     let i32_ty = Type::scalar(DType::I32);
     if body.args.first().map(|a| kernel.ty(*a)) != Some(&i32_ty) {
         return None;
@@ -152,6 +163,7 @@ fn nest_of<'a>(
         init: k_init,
         body: k_body,
         num_stages,
+        ..
     } = &body.insts[inner].op
     else {
         return None;
@@ -534,6 +546,7 @@ fn flatten(ctx: &mut Ctx, inst: &Inst, nest: &Nest) -> Result<()> {
             init: flat_init,
             body: flat_body,
             num_stages: *num_stages,
+            flatten: None,
         },
         flat_tys,
         span,
@@ -570,6 +583,7 @@ fn flatten(ctx: &mut Ctx, inst: &Inst, nest: &Nest) -> Result<()> {
             init: c_init,
             body: outer_body,
             num_stages: None,
+            flatten: None,
         },
         c_tys.clone(),
         span,

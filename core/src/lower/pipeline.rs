@@ -588,6 +588,7 @@ fn pipeline_for(ctx: &mut Ctx, inst: &Inst, env: &Env) -> Result<Hook> {
         init,
         body,
         num_stages,
+        flatten,
     } = &inst.op
     else {
         return Ok(Hook::Copy);
@@ -720,6 +721,7 @@ fn pipeline_for(ctx: &mut Ctx, inst: &Inst, env: &Env) -> Result<Hook> {
             init: init_all,
             body: new_body,
             num_stages: *num_stages,
+            flatten: *flatten,
         },
         result_tys,
         span,

@@ -501,6 +501,7 @@ impl State<'_> {
             init,
             body,
             num_stages,
+            flatten,
         } = &inst.op
         else {
             unreachable!("split_for of a for loop")
@@ -562,6 +563,7 @@ impl State<'_> {
                 init: init_n,
                 body: new_body,
                 num_stages: *num_stages,
+                flatten: *flatten,
             },
             result_tys,
             inst.span,
