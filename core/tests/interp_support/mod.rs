@@ -504,6 +504,7 @@ impl K {
                 init: init.to_vec(),
                 body: block,
                 num_stages: None,
+                flatten: None,
             },
             carried_tys,
         )
