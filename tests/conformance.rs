@@ -1323,6 +1323,8 @@ def self_difference(x_ptr, out_ptr, out16_ptr, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
     x = tl.load(x_ptr + offs)
     tl.store(out_ptr + offs, x - x)
+    # The same value through a select of it with itself (seed 5000106).
+    tl.store(out_ptr + BLOCK + offs, x - tl.where(offs % 3 == 0, x, x))
     h = x.to(tl.float16)
     tl.store(out16_ptr + offs, h - h)
 "#;
@@ -1508,7 +1510,8 @@ fn while_condition_runs_once_per_test() {
 }
 
 /// `x - x` is NaN for NaN and infinite `x` (lavapipe folded it to 0; found by the
-/// fuzzer, seed 398).
+/// fuzzer, seed 398), also where the second `x` is `where(c, x, x)` (lavapipe folds
+/// the select first; seed 5000106).
 #[test]
 fn self_difference_keeps_nan() {
     let specials = [
@@ -1529,7 +1532,7 @@ fn self_difference_keeps_nan() {
         grid: [1, 1, 1],
         args: vec![
             H::F32(x),
-            poison_f32(64),
+            poison_f32(128),
             H::F16(vec![f16::from_f32(5.0); 64]),
         ],
         constexprs: vec![("BLOCK", c(64))],

@@ -8,8 +8,9 @@
 //!
 //! - replaces an assignment whose right-hand side was already computed in the same or
 //!   an enclosing block by the earlier register (constants included);
-//! - propagates copies (`r2 = r1` with the same type) and integer identities
-//!   (`x + 0`, `x - 0`, `x * 1`, `x | 0`, `x ^ 0`, shifts by 0);
+//! - propagates copies (`r2 = r1` with the same type), selects between one value
+//!   (`where(c, x, x)`) and integer identities (`x + 0`, `x - 0`, `x * 1`, `x | 0`,
+//!   `x ^ 0`, shifts by 0);
 //! - removes assignments whose value reaches no statement with an effect (Thread IR
 //!   expressions have no side effects: atomics and stores are statements), loop-carried
 //!   cycles included.
@@ -162,6 +163,11 @@ impl Numbering<'_> {
         let same = |r: Reg| (self.ty(r) == ty && self.single[r.0 as usize]).then_some(r);
         match expr {
             Expr::Copy(x) => same(*x),
+            // `where(c, x, x)`: the printers then see `x - x` as such (drivers that
+            // assume NaN away fold it through the select: lavapipe).
+            Expr::Select {
+                on_true, on_false, ..
+            } if on_true == on_false => same(*on_true),
             Expr::Binary(op, a, b) if ty.lanes == 1 && !ty.dtype.is_float() => match op {
                 BinaryOp::Add | BinaryOp::Or | BinaryOp::Xor => {
                     if self.is_zero(*b) {
