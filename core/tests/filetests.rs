@@ -133,6 +133,7 @@ fn run(pass: &str, input: &str, opts: &ExpandOptions) -> Result<String, String> 
         "fp8" => ir::print(&lower::fp8::lower_fp8(&tile()?).map_err(render)?),
         "narrow_i64" => ir::print(&lower::narrow_i64::narrow_i64(&tile()?)),
         "simplify" => ir::print(&lower::simplify::simplify(&tile()?).map_err(render)?),
+        "fold_dot_add" => ir::print(&lower::fold_dot_add::fold_dot_adds(&tile()?).map_err(render)?),
         "split_k_tile" => {
             let (k, notes) = lower::split_k_tile::split_k_tiles(&tile()?, opts).map_err(render)?;
             ir::verify::verify(&k).map_err(render)?;

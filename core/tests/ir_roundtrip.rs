@@ -22,7 +22,7 @@ use tilewise_core::frontend::{Module, Signature};
 use tilewise_core::ir::{self, verify::verify, Block, DType, Kernel, Value};
 use tilewise_core::launch::{ArgSpec, ConstValue, ScalarValue};
 use tilewise_core::lower::expand::ExpandOptions;
-use tilewise_core::lower::{block_ptr, fp8, narrow_i64, pipeline, prepare, simplify};
+use tilewise_core::lower::{block_ptr, fold_dot_add, fp8, narrow_i64, pipeline, prepare, simplify};
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -139,6 +139,8 @@ impl Stats {
                 self.check(&k3, "after passes", &format!("{w} after narrow_i64"));
                 k3
             };
+            let k3 = fold_dot_add::fold_dot_adds(&k3)?;
+            self.check(&k3, "after passes", &format!("{w} after fold_dot_add"));
             let k4 = simplify::simplify(&k3)?;
             self.check(&k4, "after passes", &format!("{w} after simplify"));
             let k5 = pipeline::pipeline_dot_loads(&k4, options)?;

@@ -3,6 +3,7 @@
 //! runs it over a whole program, loops to a fixed point and branches merged.
 
 use crate::program::*;
+use std::collections::HashMap;
 use tilewise::DType;
 
 pub fn precision(dt: DType) -> i32 {
@@ -115,8 +116,41 @@ fn approx(x: &Info, mag: f64, slope: f64, abs: f64) -> Info {
     }
 }
 
+/// A `tl.dot` without an accumulator: the compiler folds `x + tl.dot(a, b)` into
+/// `tl.dot(a, b, x)` where the product has no other use (`lower/fold_dot_add.rs`), so
+/// an add of it is allowed the error of either form.
+#[derive(Clone, Debug)]
+pub struct Product {
+    pub a: Var,
+    pub b: Var,
+    pub precision: Option<&'static str>,
+}
+
+/// The product `e` defines, if it is a `tl.dot` without an accumulator.
+pub fn product_of(e: &Expr) -> Option<Product> {
+    match e {
+        Expr::Dot {
+            a,
+            b,
+            acc: None,
+            precision,
+        } => Some(Product {
+            a: *a,
+            b: *b,
+            precision: *precision,
+        }),
+        _ => None,
+    }
+}
+
 /// The information of `e`'s result, or why `e` is not allowed on these operands.
-pub fn infer(e: &Expr, info: &[Option<Info>], p: &Program) -> Result<Info, Invalid> {
+/// `products`: the variables defined by a `tl.dot` without an accumulator.
+pub fn infer(
+    e: &Expr,
+    info: &[Option<Info>],
+    p: &Program,
+    products: &HashMap<Var, Product>,
+) -> Result<Info, Invalid> {
     let get = |v: Var| -> Result<Info, Invalid> {
         info.get(v)
             .cloned()
@@ -160,7 +194,27 @@ pub fn infer(e: &Expr, info: &[Option<Info>], p: &Program) -> Result<Info, Inval
             grid: None,
         },
         Expr::Unary(op, x) => unary(*op, &get(*x)?)?,
-        Expr::Binary(op, a, b) => binary(*op, &get(*a)?, &get(*b)?)?,
+        Expr::Binary(op, a, b) => {
+            let mut sum = binary(*op, &get(*a)?, &get(*b)?)?;
+            // `x + dot(a, b)` may run as `dot(a, b, x)`: x joins the product's sum.
+            if *op == Binary::Add && is_float(sum.dtype) {
+                for (d, x) in [(*a, *b), (*b, *a)] {
+                    let Some(pr) = products.get(&d) else {
+                        continue;
+                    };
+                    let acc = get(x)?.with(sum.shape.clone());
+                    let Ok(fused) = dot(&get(pr.a)?, &get(pr.b)?, Some(acc), pr.precision) else {
+                        continue;
+                    };
+                    if !(sum.exact() && fused.exact()) {
+                        sum.err = sum.err.max(fused.err).max(f64::MIN_POSITIVE);
+                        sum.grid = None;
+                        sum.mag = sum.mag.max(fused.mag);
+                    }
+                }
+            }
+            sum
+        }
         Expr::Random(kind, x, _) => {
             let x = get(*x)?;
             if x.dtype != DType::I32 || !x.exact() {
@@ -822,6 +876,8 @@ pub struct Checked {
     /// What atomics wrote to each output so far (merged): a later atomic's old value
     /// may be it (in a loop, the previous trip's), not the initial data.
     pub out_stored: Vec<Option<Info>>,
+    /// The variables defined by a `tl.dot` without an accumulator.
+    pub products: HashMap<Var, Product>,
 }
 
 /// Merges what two paths stored (either may have run).
@@ -841,6 +897,7 @@ pub fn check(p: &Program) -> Result<Checked, Invalid> {
         seen: vec![None; p.num_vars],
         out_err: vec![0.0; p.outputs.len()],
         out_stored: vec![None; p.outputs.len()],
+        products: HashMap::new(),
     };
     check_block(&p.body, &mut c, p, 0, false)?;
     Ok(c)
@@ -877,7 +934,10 @@ fn check_block(
                         return bad("loop index outside its loop");
                     }
                 }
-                let mut i = infer(e, info, p)?;
+                let mut i = infer(e, info, p, &c.products)?;
+                if let Some(pr) = product_of(e) {
+                    c.products.insert(*v, pr);
+                }
                 if i.shape.iter().product::<u32>() > 16384 {
                     return bad("tile too large");
                 }
@@ -947,6 +1007,7 @@ fn check_block(
                         seen: c.seen.clone(),
                         out_err: c.out_err.clone(),
                         out_stored: c.out_stored.clone(),
+                        products: c.products.clone(),
                     };
                     for (&v, st) in carried.iter().zip(&state) {
                         inner.info[v] = Some(st.clone());
@@ -998,6 +1059,7 @@ fn check_block(
                     seen: c.seen.clone(),
                     out_err: c.out_err.clone(),
                     out_stored: c.out_stored.clone(),
+                    products: c.products.clone(),
                 };
                 check_block(then_body, &mut t, p, loops, true)?;
                 let mut e = Checked {
@@ -1005,6 +1067,7 @@ fn check_block(
                     seen: t.seen,
                     out_err: c.out_err.clone(),
                     out_stored: c.out_stored.clone(),
+                    products: c.products.clone(),
                 };
                 check_block(else_body, &mut e, p, loops, true)?;
                 c.seen = e.seen;

@@ -97,7 +97,8 @@ fn fixed_seed_batch_agrees_with_the_interpreter() {
 /// took the tensor maps, which follow the hidden parameters, for missing hidden ones.
 /// 3300595: a dot's operand read through a pointer tile carried across a loop nested
 /// in another; `carried_addresses` indexed past its write counts for the outer loop (a
-/// panic).
+/// panic). Its kept file was written again when the generator began to write some dots
+/// `acc + tl.dot(a, b)`: a dead one takes a variable more, the same program renumbered.
 /// The first two were found before loads were printed through carried pointer tiles,
 /// and are checked in that form ([`tilewise_fuzz::Program::without_carried_pointers`]).
 #[test]

@@ -5,6 +5,8 @@
 //! - [`fp8`]: 8-bit floats become their codes (`u8`) and integer arithmetic.
 //! - [`narrow_i64`]: without 64-bit integers (WGSL), 64-bit address arithmetic in 32
 //!   bits where that is exact.
+//! - [`fold_dot_add`]: `acc + dot(a, b, 0)` becomes `dot(a, b, acc)` (Triton's
+//!   `acc += tl.dot(a, b)`).
 //! - [`split_k_tile`]: where [`expand::ExpandOptions::k_slices`] asks, the K tile of
 //!   each `dot` fed by loads becomes a chain of dots over K slices (less shared memory).
 //! - [`simplify`]: folds round-trip integer casts, removes dead code.
@@ -36,6 +38,7 @@ pub mod carried_addresses;
 pub mod dead_shared;
 pub mod expand;
 pub mod flatten_loops;
+pub mod fold_dot_add;
 pub mod fp8;
 pub mod hoist_into_branches;
 pub mod layout;
@@ -53,8 +56,8 @@ use crate::ir::{DType, Kernel};
 
 /// The tile-IR passes a GPU backend runs before expansion, in order: block pointers to
 /// pointer tiles (address arithmetic in `index`), fp8 to its codes, 64-bit address
-/// arithmetic narrowed where the device has no 64-bit integers, the K tiles of dots
-/// split where `options` ask, simplification, persistent loop nests flattened where
+/// arithmetic narrowed where the device has no 64-bit integers, `acc + dot(a, b, 0)`
+/// folded into the dot, the K tiles of dots split where `options` ask, simplification, persistent loop nests flattened where
 /// `options` stage operands asynchronously, then pipelining of the loads that feed
 /// `dot`s (in registers, or staged in shared memory where `options` allow asynchronous
 /// copies).
@@ -90,6 +93,7 @@ pub fn prepare_with_notes(
     } else {
         check(narrow_i64::narrow_i64(&k), "narrow_i64")?
     };
+    let k = check(fold_dot_add::fold_dot_adds(&k)?, "fold_dot_add")?;
     let (k, mut notes) = split_k_tile::split_k_tiles(&k, options)?;
     let k = check(k, "split_k_tile")?;
     let k = check(simplify::simplify(&k)?, "simplify")?;

@@ -47,16 +47,16 @@ def fuzz_kernel(in0, in1, in2, in3, in4, in5, in6, in7, in8, in9, in10, in11, in
     v20 = (v17 * v19).to(tl.float32)
     v21 = tl.argmax(v19, axis=0, keep_dims=True).to(tl.int32)
     v22 = tl.load(in9 + pid * 128 + (tl.arange(0, 16)[:, None] * 8 + tl.arange(0, 8)[None, :]))
-    v32 = tl.rand(-1, v21)
-    v33 = tl.max(v22, axis=1, keep_dims=True).to(tl.float32)
-    v34 = tl.maximum(v22, v33)
-    v35 = tl.load(in12 + pid * 4 + (tl.arange(0, 2)[:, None] * 2 + tl.arange(0, 2)[None, :]), mask=(tl.arange(0, 2)[:, None] * 2 + tl.arange(0, 2)[None, :]) < s7, other=0.0)
-    v36 = tl.expand_dims(v21, 0)
-    v37 = tl.broadcast_to(v36, (8, 1, 32))
-    v38 = tl.max(v36, axis=1).to(tl.int32)
-    v39 = tl.expand_dims(v38, 1)
-    v40 = v36 >= v39
-    v41 = v40 & v40
-    tl.store(out0 + pid * 32 + (tl.arange(0, 1)[:, None, None] * 32 + tl.arange(0, 1)[None, :, None] * 32 + tl.arange(0, 32)[None, None, :]), v41, mask=(tl.arange(0, 1)[:, None, None] * 32 + tl.arange(0, 1)[None, :, None] * 32 + tl.arange(0, 32)[None, None, :]) < s8)
-    tl.store(out1 + pid * 32 + (tl.arange(0, 1)[:, None, None] * 32 + tl.arange(0, 1)[None, :, None] * 32 + tl.arange(0, 32)[None, None, :]), v40)
+    v33 = tl.rand(-1, v21)
+    v34 = tl.max(v22, axis=1, keep_dims=True).to(tl.float32)
+    v35 = tl.maximum(v22, v34)
+    v36 = tl.load(in12 + pid * 4 + (tl.arange(0, 2)[:, None] * 2 + tl.arange(0, 2)[None, :]), mask=(tl.arange(0, 2)[:, None] * 2 + tl.arange(0, 2)[None, :]) < s7, other=0.0)
+    v37 = tl.expand_dims(v21, 0)
+    v38 = tl.broadcast_to(v37, (8, 1, 32))
+    v39 = tl.max(v37, axis=1).to(tl.int32)
+    v40 = tl.expand_dims(v39, 1)
+    v41 = v37 >= v40
+    v42 = v41 & v41
+    tl.store(out0 + pid * 32 + (tl.arange(0, 1)[:, None, None] * 32 + tl.arange(0, 1)[None, :, None] * 32 + tl.arange(0, 32)[None, None, :]), v42, mask=(tl.arange(0, 1)[:, None, None] * 32 + tl.arange(0, 1)[None, :, None] * 32 + tl.arange(0, 32)[None, None, :]) < s8)
+    tl.store(out1 + pid * 32 + (tl.arange(0, 1)[:, None, None] * 32 + tl.arange(0, 1)[None, :, None] * 32 + tl.arange(0, 32)[None, None, :]), v41)
     tl.store(out2 + pid * 1024 + (tl.arange(0, 32)[:, None] * 32 + tl.arange(0, 32)[None, :]), v20)
