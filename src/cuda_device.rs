@@ -213,25 +213,55 @@ impl CudaBackend {
         {
             Some(hit) => hit,
             None => {
-                let mut ptx = tilewise_cuda::compile(&spec.kernel, &options)?;
-                ptx.source = crate::kernel_files::dump_and_override(
-                    &ptx.name,
-                    std::mem::take(&mut ptx.source),
-                    "ptx",
-                );
-                let lowered = start.elapsed();
+                let mut lowered = std::time::Duration::ZERO;
                 // Kernels with hidden parameters (`tl.device_print` outside checked
                 // mode too) are not stored either.
-                let function = match (disk.filter(|_| ptx.checked.is_none()), &disk_key) {
-                    (Some(d), Some(k)) => {
+                let stored = |ptx: &PtxKernel| {
+                    disk.filter(|_| ptx.checked.is_none())
+                        .zip(disk_key.as_ref())
+                };
+                let mut build = |options: &tilewise_cuda::PtxOptions| -> Result<_> {
+                    let begin = std::time::Instant::now();
+                    let mut ptx = tilewise_cuda::compile(&spec.kernel, options)?;
+                    ptx.source = crate::kernel_files::dump_and_override(
+                        &ptx.name,
+                        std::mem::take(&mut ptx.source),
+                        "ptx",
+                    );
+                    lowered += begin.elapsed();
+                    let (function, cubin) = if stored(&ptx).is_some() {
                         let (cubin, log) =
                             self.watch(self.rt.link_cubin(&ptx.source, &ptx.entry))?;
                         let function = self.watch(self.rt.load_cubin(&cubin, &ptx.entry, log))?;
-                        store_cached(d, k, &ptx, cubin);
-                        function
-                    }
-                    _ => self.watch(self.rt.load_module(&ptx.source, &ptx.entry))?,
+                        (function, Some(cubin))
+                    } else {
+                        (
+                            self.watch(self.rt.load_module(&ptx.source, &ptx.entry))?,
+                            None,
+                        )
+                    };
+                    Ok((ptx, function, cubin))
                 };
+                let (mut ptx, mut function, mut cubin) = build(&options)?;
+                // Two blocks a multiprocessor were planned by an estimate of the
+                // registers; where the JIT could only keep to it by spilling, the
+                // one-block plan is taken instead.
+                if ptx.source.contains(tilewise_cuda::MIN_BLOCKS_DIRECTIVE)
+                    && function.local_bytes() > 0
+                {
+                    let spilled = function.local_bytes();
+                    (ptx, function, cubin) = build(&tilewise_cuda::PtxOptions {
+                        occupancy_rule: false,
+                        ..options
+                    })?;
+                    ptx.notes.push(format!(
+                        "one block a multiprocessor: the two-block plan needed {spilled} bytes \
+                         of local memory a thread in the driver's JIT"
+                    ));
+                }
+                if let (Some((d, k)), Some(cubin)) = (stored(&ptx), cubin) {
+                    store_cached(d, k, &ptx, cubin);
+                }
                 log::debug!(
                     "cuda: `{}` ({num_warps} warps{}, {}): lowered and printed PTX in {:.2} ms, \
                      driver JIT in {:.2} ms, {} bytes of shared memory",
@@ -239,7 +269,7 @@ impl CudaBackend {
                     if checked { ", checked" } else { "" },
                     ptx.arch,
                     lowered.as_secs_f64() * 1e3,
-                    (start.elapsed() - lowered).as_secs_f64() * 1e3,
+                    (start.elapsed().saturating_sub(lowered)).as_secs_f64() * 1e3,
                     ptx.shared_bytes
                 );
                 for note in &ptx.notes {

@@ -137,13 +137,22 @@ const BLOCKS: (usize, usize, usize) = (64, 64, 64);
 
 /// The tutorial matmul specialized for f16 inputs of `[m, k] x [k, n]`.
 fn tutorial(m: usize, n: usize, k: usize) -> tilewise::Compiled {
+    tutorial_in_blocks(m, n, k, BLOCKS)
+}
+
+/// [`tutorial`] with blocks of `(bm, bn, bk)`.
+fn tutorial_in_blocks(
+    m: usize,
+    n: usize,
+    k: usize,
+    (bm, bn, bk): (usize, usize, usize),
+) -> tilewise::Compiled {
     let module = module("tutorial.py", TUTORIAL);
     let kernel = module.kernel("mm").unwrap();
     let dev = Device::interpreter();
     let a = dev.upload(&vec![f16::ZERO; m * k]).unwrap();
     let b = dev.upload(&vec![f16::ZERO; k * n]).unwrap();
     let c = dev.upload(&vec![0f32; m * n]).unwrap();
-    let (bm, bn, bk) = BLOCKS;
     kernel
         .launch(&dev, [(m / bm) as u32, (n / bn) as u32, 1])
         .arg(&a)
@@ -169,6 +178,16 @@ fn f16_buffer(v: &[f16]) -> HostBuffer {
 /// Runs `thread` (the tutorial matmul) in the simulator on random inputs, the output
 /// poisoned, and compares with a float64 matmul.
 fn check_tutorial(what: &str, thread: &tilewise::core::thread_ir::ThreadKernel, seed: u64) {
+    check_tutorial_in_blocks(what, thread, seed, BLOCKS)
+}
+
+/// [`check_tutorial`] for a kernel of `(bm, bn, _)` blocks.
+fn check_tutorial_in_blocks(
+    what: &str,
+    thread: &tilewise::core::thread_ir::ThreadKernel,
+    seed: u64,
+    (bm, bn, _): (usize, usize, usize),
+) {
     let (m, n, k) = (128, 128, 160);
     let mut rng = Rng::new(seed);
     let a: Vec<f16> = (0..m * k)
@@ -199,7 +218,6 @@ fn check_tutorial(what: &str, thread: &tilewise::core::thread_ir::ThreadKernel, 
         scalar(n),
         scalar(k),
     ];
-    let (bm, bn, _) = BLOCKS;
     let grid = Grid([(m / bm) as u32, (n / bn) as u32, 1]);
     tilewise::core::thread_ir::sim::simulate(thread, grid, &args, &mut buffers)
         .unwrap_or_else(|e| panic!("{what}: {}", e.render()));
@@ -291,6 +309,82 @@ fn k_tiles_split_to_fit_and_compute_the_same_product() {
             e.render()
         );
     }
+}
+
+/// On sm_90 the `wgmma` rings keep a slot more than their stages (one barrier a K
+/// step instead of two) where shared memory allows; where giving that slot up lets a
+/// second block share the multiprocessor, it is given up and ptxas is asked to fit
+/// two blocks (`.minnctapersm 2`), within the registers an estimate leaves it.
+#[test]
+fn the_rings_extra_slot_is_given_up_for_a_second_block_a_multiprocessor() {
+    let h200 = 232_448;
+    let opts = |warps: u32| PtxOptions {
+        max_shared_per_block: Some(h200),
+        num_stages: Some(3),
+        ..PtxOptions::new(PtxTarget { sm: 90 }, warps)
+    };
+    let has = |notes: &[String], text: &str| notes.iter().any(|n| n.contains(text));
+    // 128x128x64: four slots of 32 KiB (128 KiB, one block) or three (96 KiB, two);
+    // 64 accumulators a thread with 8 warps, 128 with 4: two blocks fit either way.
+    let blocks = (128, 128, 64);
+    let c = tutorial_in_blocks(128, 128, 160, blocks);
+    for (warps, seed) in [(8, 31), (4, 32)] {
+        let (thread, ptx) = compile_with_thread_ir(c.ir(), &opts(warps))
+            .unwrap_or_else(|e| panic!("{warps} warps: {}", e.render()));
+        assert!(
+            has(&ptx.notes, "2 blocks a multiprocessor instead of 1"),
+            "{warps} warps: {:?}",
+            ptx.notes
+        );
+        assert!(
+            ptx.source
+                .contains(&format!(".reqntid {}, 1, 1\n.minnctapersm 2\n", 32 * warps)),
+            "{warps} warps"
+        );
+        assert!(
+            2 * (ptx.shared_bytes + 1024) <= h200 + 1024,
+            "{}",
+            ptx.shared_bytes
+        );
+        if tilewise::cuda::find_ptxas().is_some() {
+            let report = tilewise::cuda::assemble(&ptx.source, &ptx.arch)
+                .unwrap_or_else(|e| panic!("{warps} warps: ptxas: {e}"));
+            // Two blocks' registers fit the 64 K of the register file, unspilled.
+            assert!(
+                2 * 32 * warps * report.registers <= 65536,
+                "{warps} warps: {} registers",
+                report.registers
+            );
+            assert_eq!(report.spill_stores_bytes, 0, "{}", report.log);
+        } else if std::env::var("TILEWISE_REQUIRE_PTXAS").as_deref() == Ok("1") {
+            panic!("TILEWISE_REQUIRE_PTXAS=1 but ptxas was not found");
+        } else {
+            eprintln!("ptxas not found: the registers of the two-block plan are not checked");
+        }
+        check_tutorial_in_blocks(&format!("{warps} warps, two blocks"), &thread, seed, blocks);
+        // With the slot (the plan before any fitting, the device not known) the
+        // kernel needs more than half a multiprocessor's memory.
+        let kept = compile(
+            c.ir(),
+            &PtxOptions {
+                max_shared_per_block: None,
+                ..opts(warps)
+            },
+        )
+        .unwrap();
+        assert!(kept.shared_bytes > h200 / 2, "{}", kept.shared_bytes);
+        assert!(!kept.source.contains(".minnctapersm"));
+    }
+    // 128x256x64 with 8 warps: 128 accumulators a thread leave no room for a second
+    // block's registers, so the slot stays (and no second lowering is tried).
+    let c = tutorial_in_blocks(128, 256, 160, (128, 256, 64));
+    let ptx = compile(c.ir(), &opts(8)).unwrap();
+    assert!(
+        !has(&ptx.notes, "blocks a multiprocessor"),
+        "{:?}",
+        ptx.notes
+    );
+    assert!(!ptx.source.contains(".minnctapersm"));
 }
 
 /// WGSL has no rings to shorten: past its other plans, the K tiles are split to fit the

@@ -3,12 +3,13 @@
 //! `Compiled::ptx_for`, the simulator of this lowering and the benchmarks all go
 //! through here, so that they run the same code (the ring budget included).
 
-use crate::print::{print_ptx, PtxKernel, PtxTarget};
+use crate::print::{ask_blocks_per_sm, print_ptx, PtxKernel, PtxTarget};
+use std::collections::HashSet;
 use tilewise_core::ir::Kernel;
 use tilewise_core::lower::expand::{
     ExpandOptions, DEFAULT_RING_BUDGET, STAGED_AHEAD_NOTE, STAGED_STORE_NOTE,
 };
-use tilewise_core::thread_ir::ThreadKernel;
+use tilewise_core::thread_ir::{Reg, Stmt, ThreadKernel};
 use tilewise_core::{Diagnostic, ErrorKind, Result};
 
 /// What a PTX compilation is for.
@@ -26,6 +27,11 @@ pub struct PtxOptions {
     /// The pipelining depth of `dot` loops that do not give their own (Triton's
     /// `num_stages`); `None`: by tile size.
     pub num_stages: Option<u32>,
+    /// Whether [`compile`] may give up the warpgroup rings' extra slot where that lets
+    /// two blocks share a multiprocessor (asking ptxas for it with `.minnctapersm`).
+    /// The CUDA device turns it off for a kernel whose two-block plan the driver's
+    /// JIT could only fit by spilling registers.
+    pub occupancy_rule: bool,
 }
 
 impl PtxOptions {
@@ -37,6 +43,7 @@ impl PtxOptions {
             max_shared_per_block: None,
             checked: false,
             num_stages: None,
+            occupancy_rule: true,
         }
     }
 }
@@ -125,12 +132,40 @@ pub fn compile_with_thread_ir(
                 );
                 if p.shared_bytes <= limit && then > now {
                     let held = ptx.shared_bytes;
-                    (thread, ptx) = (t, p);
+                    (thread, ptx, expand) = (t, p, each_trip);
                     ptx.notes.push(format!(
                         "loop-invariant dot operands staged every trip: {then} blocks a \
                          multiprocessor instead of {now} ({} bytes of shared memory, not {held})",
                         ptx.shared_bytes
                     ));
+                }
+            }
+            // The warpgroup rings' extra slot saves a barrier a K step; where giving it
+            // up lets a second block share the multiprocessor (its shared memory, and
+            // the registers by an estimate that `.minnctapersm` then holds ptxas to),
+            // the other block's copies and products cover that barrier and more
+            // (128x128x64, 8 warps, 3 stages: 279 -> 246 us at 4096^3, run 124).
+            if expand.ring_slack && slack_need.is_none() && options.occupancy_rule {
+                let now = blocks_per_sm(ptx.shared_bytes, limit);
+                if blocks_by_registers(&thread) > now {
+                    let lean = ExpandOptions {
+                        ring_slack: false,
+                        ..expand.clone()
+                    };
+                    let t = tilewise_core::lower::to_thread_ir(kernel, &lean)?;
+                    let p = print_ptx(&t, options.target)?;
+                    let then = blocks_per_sm(p.shared_bytes, limit).min(blocks_by_registers(&t));
+                    if p.shared_bytes <= limit && then > now {
+                        let held = ptx.shared_bytes;
+                        (thread, ptx) = (t, p);
+                        ask_blocks_per_sm(&mut ptx, then);
+                        ptx.notes.push(format!(
+                            "warpgroup rings without their extra slot: {then} blocks a \
+                             multiprocessor instead of {now} ({} bytes of shared memory, \
+                             not {held}; `.minnctapersm {then}`)",
+                            ptx.shared_bytes
+                        ));
+                    }
                 }
             }
             if let Some(need) = slack_need {
@@ -256,6 +291,31 @@ const MIN_STAGED_STORE_BYTES: u32 = 8 * 1024;
 /// and each block reserves 1 KiB: 228 KiB and 227 KiB on the H100 and H200).
 fn blocks_per_sm(shared: u32, limit: u32) -> u32 {
     (limit + 1024) / (shared + 1024)
+}
+
+/// Registers a thread is assumed to need beside its `wgmma` accumulators (addresses,
+/// loop state, temporaries): tutorial 03 at 128x128x64 with 8 warps holds 64
+/// accumulators and ptxas gives it 105 registers.
+const REGISTERS_BESIDE_ACCUMULATORS: u32 = 64;
+
+/// How many blocks of `k` the 64 K registers and 2,048 threads of a multiprocessor
+/// hold, by the estimate of [`REGISTERS_BESIDE_ACCUMULATORS`] (sm_80 to sm_90 alike).
+fn blocks_by_registers(k: &ThreadKernel) -> u32 {
+    fn accumulators(body: &[Stmt], acc: &mut HashSet<Reg>) {
+        for s in body {
+            if let Stmt::Wgmma { acc: regs, .. } = s {
+                acc.extend(regs.iter().copied());
+            }
+            for b in s.bodies() {
+                accumulators(b, acc);
+            }
+        }
+    }
+    let mut acc = HashSet::new();
+    accumulators(&k.body, &mut acc);
+    let per_thread = acc.len() as u32 + REGISTERS_BESIDE_ACCUMULATORS;
+    let threads = k.threads.max(1);
+    (65536 / (threads * per_thread)).min(2048 / threads)
 }
 
 /// The most slices a K tile is split into (the form of each dot stops it sooner).

@@ -20,5 +20,5 @@ pub use driver::{
     lost_in_process, mark_context_lost, CudaRuntime, DeviceMemory, Event, KernelArg,
     LoadedFunction, TensorMapBytes, TensorMapRequest,
 };
-pub use print::{encode_scalar, print_ptx, PtxKernel, PtxParam, PtxTarget};
+pub use print::{encode_scalar, print_ptx, PtxKernel, PtxParam, PtxTarget, MIN_BLOCKS_DIRECTIVE};
 pub use ptxas::{assemble, find_ptxas, PtxasReport};

@@ -58,7 +58,7 @@ mod module;
 mod tma;
 mod vector;
 
-pub use module::{encode_scalar, PtxParam, PtxTarget};
+pub use module::{ask_blocks_per_sm, encode_scalar, PtxParam, PtxTarget, MIN_BLOCKS_DIRECTIVE};
 
 use module::{sanitize, shared_layout, uses_wgmma};
 use std::collections::HashMap;

@@ -260,3 +260,22 @@ impl Printer<'_> {
         }
     }
 }
+
+/// The PTX directive [`ask_blocks_per_sm`] writes.
+pub const MIN_BLOCKS_DIRECTIVE: &str = ".minnctapersm";
+
+/// Asks ptxas (and the driver's JIT) to fit `blocks` blocks of the kernel on a
+/// multiprocessor: PTX's `.minnctapersm` after the entry's thread count, which bounds
+/// the registers a thread gets by the register file's share of each block.
+pub fn ask_blocks_per_sm(ptx: &mut super::PtxKernel, blocks: u32) {
+    let count = format!("\n.reqntid {}, 1, 1\n", ptx.threads);
+    let with = format!(
+        "\n.reqntid {}, 1, 1\n{MIN_BLOCKS_DIRECTIVE} {blocks}\n",
+        ptx.threads
+    );
+    assert!(
+        ptx.source.contains(&count),
+        "the entry's header names its thread count"
+    );
+    ptx.source = ptx.source.replacen(&count, &with, 1);
+}
