@@ -84,11 +84,11 @@ pub struct BenchArgs {
     #[arg(long)]
     svg: Option<std::path::PathBuf>,
     /// Square matmul configurations to run instead of the default, as
-    /// `BMxBNxBK/WARPS[/STAGES][/bp|/kt|/mt|/tt]` separated by commas (e.g.
+    /// `BMxBNxBK/WARPS[/STAGES][/bp|/kt|/mt|/tt][/add]` separated by commas (e.g.
     /// `128x128x32/8,64x64x32/4/3`); `/bp` runs f16 and bf16 through the block-pointer
     /// kernel (TMA on sm_90) instead of tutorial 03's; `/kt` passes tutorial 03 a `b`
     /// contiguous along K (`x @ w.T`), `/mt` an `a` contiguous along M (`x.T @ w`),
-    /// `/tt` both.
+    /// `/tt` both; `/add` writes tutorial 03's K step `accumulator += tl.dot(a, b)`.
     #[arg(long, value_parser = parse_matmul_config, value_delimiter = ',')]
     matmul_configs: Vec<cases::MatmulConfig>,
     /// Skinny matmul configurations (the 16- and 64-row products) to run instead of
@@ -147,8 +147,13 @@ fn parse_matmul_config(c: &str) -> Result<cases::MatmulConfig, String> {
         .collect::<Result<_, _>>()?;
     // A trailing `/bp`: f16 and bf16 through the block-pointer kernel; `/kt`: `b`
     // contiguous along K, `/mt`: `a` contiguous along M, `/tt`: both (tutorial 03's
-    // kernel).
+    // kernel; `/add` last, its K step as an add).
     let mut rest: Vec<&str> = parts.collect();
+    // A trailing `/add`: tutorial 03 with `accumulator += tl.dot(a, b)`.
+    let added = rest.last() == Some(&"add");
+    if added {
+        rest.pop();
+    }
     let (m_major, k_major) = match rest.last().copied() {
         Some("kt") => (false, true),
         Some("mt") => (true, false),
@@ -162,16 +167,16 @@ fn parse_matmul_config(c: &str) -> Result<cases::MatmulConfig, String> {
     if block_ptr {
         rest.pop();
     }
-    if block_ptr && (k_major || m_major) {
+    if block_ptr && (k_major || m_major || added) {
         return Err(format!(
-            "`{c}`: `/kt`, `/mt` and `/tt` run tutorial 03's kernel, not the block-pointer one"
+            "`{c}`: `/kt`, `/mt`, `/tt` and `/add` run tutorial 03's kernel, not the block-pointer one"
         ));
     }
     let mut parts = rest.into_iter();
     let warps = parts.next().map_or(Ok(4), number)?;
     let stages = parts.next().map(number).transpose()?;
     let expected = || {
-        format!("`{c}`: expected BMxBNxBK/WARPS[/STAGES][/bp|/kt|/mt|/tt], blocks and warps powers of two, stages 1 to 8")
+        format!("`{c}`: expected BMxBNxBK/WARPS[/STAGES][/bp|/kt|/mt|/tt][/add], blocks and warps powers of two, stages 1 to 8")
     };
     if parts.next().is_some() || stages.is_some_and(|s| !(1..=8).contains(&s)) {
         return Err(expected());
@@ -184,6 +189,7 @@ fn parse_matmul_config(c: &str) -> Result<cases::MatmulConfig, String> {
                 None => config,
             };
             let config = if m_major { config.a_m_major() } else { config };
+            let config = if added { config.added() } else { config };
             Ok(if block_ptr {
                 config.block_ptr()
             } else if k_major {

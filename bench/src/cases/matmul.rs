@@ -95,11 +95,21 @@ pub(super) fn block_ptr_kernel(ieee: bool) -> Result<Kernel> {
     )
 }
 
-/// The scalar arguments of the matmul kernels for dense row-major operands: M, N, K,
-/// then the (row, column) strides of A, B and C.
-/// Tutorial 03's sizes and strides: `c` row-major, `a` row-major (M, K) or, with
-/// `a_m_major`, the (M, K) view of a row-major (K, M) matrix, `b` row-major (K, N) or,
-/// with `b_k_major`, the (K, N) view of a row-major (N, K) matrix.
+/// Tutorial 03's source with its K step written `accumulator += tl.dot(a, b)`.
+fn added_step(src: &str) -> Result<String> {
+    const STEP: &str = "accumulator = tl.dot(a, b, accumulator)";
+    if !src.contains(STEP) {
+        return Err(tilewise::Diagnostic::internal(format!(
+            "matmul.py no longer has `{STEP}` for `/add` to rewrite"
+        )));
+    }
+    Ok(src.replace(STEP, "accumulator += tl.dot(a, b)"))
+}
+
+/// Tutorial 03's scalar arguments: M, N, K, then the (row, column) strides of A, B
+/// and C; `c` row-major, `a` row-major (M, K) or, with `a_m_major`, the (M, K) view of
+/// a row-major (K, M) matrix, `b` row-major (K, N) or, with `b_k_major`, the (K, N)
+/// view of a row-major (N, K) matrix.
 fn scalar_args(m: usize, n: usize, k: usize, a_m_major: bool, b_k_major: bool) -> Vec<Arg> {
     let (stride_am, stride_ak) = if a_m_major { (1, m) } else { (k, 1) };
     let (stride_bk, stride_bn) = if b_k_major { (1, k) } else { (n, 1) };
@@ -153,10 +163,12 @@ pub(super) fn run(
     // one, `/tt` both (the check and the cuBLAS reference keep the (M, K) and (K, N)
     // matrices: the same product).
     let bp = matches!(ty, MmType::Tf32 | MmType::F32) || config.block_ptr;
-    if (config.b_k_major || config.a_m_major) && bp {
+    if (config.b_k_major || config.a_m_major || config.added) && bp {
         return Err(tilewise::Diagnostic::new(
             tilewise::ErrorKind::Launch,
-            format!("{name}: `/kt`, `/mt` and `/tt` are for tutorial 03's f16 and bf16 kernel"),
+            format!(
+                "{name}: `/kt`, `/mt`, `/tt` and `/add` are for tutorial 03's f16 and bf16 kernel"
+            ),
         ));
     }
     let b_stored = if config.b_k_major {
@@ -185,6 +197,9 @@ pub(super) fn run(
     let kern = match ty {
         MmType::Tf32 | MmType::F32 => block_ptr_kernel(ty == MmType::F32)?,
         MmType::F16 | MmType::Bf16 if bp => block_ptr_kernel(false)?,
+        MmType::F16 | MmType::Bf16 if config.added => {
+            kernel(&added_step(MATMUL)?, "matmul.py", "matmul_kernel")?
+        }
         MmType::F16 | MmType::Bf16 => kernel(MATMUL, "matmul.py", "matmul_kernel")?,
     };
     let launch = |(da, db, dc): &(Buffer, Buffer, Buffer)| match ty {

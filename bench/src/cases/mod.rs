@@ -213,6 +213,9 @@ pub struct MatmulConfig {
     /// `a` passed as the (M, K) view of a row-major (K, M) matrix (`x.T @ w`): tutorial
     /// 03's kernel with `stride_am = 1`.
     pub a_m_major: bool,
+    /// Tutorial 03's kernel with its K step written `accumulator += tl.dot(a, b)`
+    /// (as many kernels write it) instead of `tl.dot(a, b, accumulator)`.
+    pub added: bool,
 }
 
 impl MatmulConfig {
@@ -224,6 +227,14 @@ impl MatmulConfig {
             block_ptr: false,
             b_k_major: false,
             a_m_major: false,
+            added: false,
+        }
+    }
+
+    pub const fn added(self) -> MatmulConfig {
+        MatmulConfig {
+            added: true,
+            ..self
         }
     }
 
@@ -269,6 +280,9 @@ impl std::fmt::Display for MatmulConfig {
             (true, false) => write!(f, "/mt")?,
             (false, true) => write!(f, "/kt")?,
             (false, false) => {}
+        }
+        if self.added {
+            write!(f, "/add")?;
         }
         Ok(())
     }
