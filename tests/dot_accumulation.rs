@@ -9,7 +9,7 @@ mod common;
 
 use common::{assert_close, cuda_device, matmul_ref, module, wgpu_device, Rng, POISON_F32};
 use tilewise::half::f16;
-use tilewise::{Compiled, Device};
+use tilewise::{Buffer, Compiled, Device};
 
 /// A loop of `acc = {STEP}` over K, where STEP accumulates `tl.dot(a, b)` into `acc`;
 /// every form is one line, so that the kernels' source locations agree.
@@ -45,24 +45,43 @@ const ADDED: [&str; 3] = [
     "acc = tl.dot(a, b) + acc",
 ];
 
-fn compiled(step: &str, (m, n, k): (usize, usize, usize), blocks: (i64, i64, i64)) -> Compiled {
-    let module = module("mm.py", &source(step));
-    let kernel = module.kernel("mm").unwrap();
-    let dev = Device::interpreter();
-    let a = dev.upload(&vec![f16::ZERO; m * k]).unwrap();
-    let b = dev.upload(&vec![f16::ZERO; k * n]).unwrap();
-    let c = dev.upload(&vec![0f32; m * n]).unwrap();
+/// The launch of STEP's kernel on `dev` over buffers `(a, b, c)` of an
+/// `[m, k] x [k, n]` product in blocks of `(BM, BN, BK)`, one program a block.
+fn launch<'a>(
+    kernel: &'a tilewise::Kernel,
+    dev: &'a Device,
+    (a, b, c): (&Buffer, &Buffer, &Buffer),
+    (m, n, k): (usize, usize, usize),
+    blocks: (i64, i64, i64),
+) -> tilewise::Launch<'a> {
+    let grid = [
+        (m as i64 / blocks.0) as u32,
+        (n as i64 / blocks.1) as u32,
+        1,
+    ];
     kernel
-        .launch(&dev, 1)
-        .arg(&a)
-        .arg(&b)
-        .arg(&c)
+        .launch(dev, grid)
+        .arg(a)
+        .arg(b)
+        .arg(c)
         .arg(m as i32)
         .arg(n as i32)
         .arg(k as i32)
         .constexpr("BM", blocks.0)
         .constexpr("BN", blocks.1)
         .constexpr("BK", blocks.2)
+}
+
+fn kernel(step: &str) -> tilewise::Kernel {
+    module("mm.py", &source(step)).kernel("mm").unwrap()
+}
+
+fn compiled(step: &str, (m, n, k): (usize, usize, usize), blocks: (i64, i64, i64)) -> Compiled {
+    let dev = Device::interpreter();
+    let a = dev.upload(&vec![f16::ZERO; m * k]).unwrap();
+    let b = dev.upload(&vec![f16::ZERO; k * n]).unwrap();
+    let c = dev.upload(&vec![0f32; m * n]).unwrap();
+    launch(&kernel(step), &dev, (&a, &b, &c), (m, n, k), blocks)
         .compile()
         .unwrap()
 }
@@ -129,26 +148,10 @@ fn check_on(dev: &Device, what: &str) {
     let want = matmul_ref(&wide(&a), &wide(&b), m, n, k);
     for (blocks, warps) in [((128i64, 128i64, 64i64), 8u32), ((64, 64, 32), 4)] {
         for step in ADDED.iter().chain([&FUSED]) {
-            let module = module("mm.py", &source(step));
-            let kernel = module.kernel("mm").unwrap();
+            let kernel = kernel(step);
             let (ab, bb) = (dev.upload(&a).unwrap(), dev.upload(&b).unwrap());
             let cb = dev.upload(&vec![POISON_F32; m * n]).unwrap();
-            let grid = [
-                (m as i64 / blocks.0) as u32,
-                (n as i64 / blocks.1) as u32,
-                1,
-            ];
-            kernel
-                .launch(dev, grid)
-                .arg(&ab)
-                .arg(&bb)
-                .arg(&cb)
-                .arg(m as i32)
-                .arg(n as i32)
-                .arg(k as i32)
-                .constexpr("BM", blocks.0)
-                .constexpr("BN", blocks.1)
-                .constexpr("BK", blocks.2)
+            launch(&kernel, dev, (&ab, &bb, &cb), (m, n, k), blocks)
                 .num_warps(warps)
                 .run()
                 .unwrap_or_else(|e| panic!("{what}, `{step}`, {blocks:?}: {e}"));
