@@ -7,36 +7,11 @@
 
 mod common;
 
-use common::{assert_close, cuda_device, matmul_ref, module, wgpu_device, Rng, POISON_F32};
+use common::{
+    assert_close, cuda_device, matmul_ref, module, tutorial_matmul, wgpu_device, Rng, POISON_F32,
+};
 use tilewise::half::f16;
 use tilewise::{Buffer, Compiled, Device};
-
-/// A loop of `acc = {STEP}` over K, where STEP accumulates `tl.dot(a, b)` into `acc`;
-/// every form is one line, so that the kernels' source locations agree.
-fn source(step: &str) -> String {
-    format!(
-        r#"
-import triton
-import triton.language as tl
-
-@triton.jit
-def mm(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
-    rm = tl.program_id(0) * BM + tl.arange(0, BM)
-    rn = tl.program_id(1) * BN + tl.arange(0, BN)
-    rk = tl.arange(0, BK)
-    a_ptrs = a_ptr + rm[:, None] * K + rk[None, :]
-    b_ptrs = b_ptr + rk[:, None] * N + rn[None, :]
-    acc = tl.zeros((BM, BN), dtype=tl.float32)
-    for k in range(0, K, BK):
-        a = tl.load(a_ptrs, mask=rk[None, :] < K - k, other=0.0)
-        b = tl.load(b_ptrs, mask=rk[:, None] < K - k, other=0.0)
-        {step}
-        a_ptrs += BK
-        b_ptrs += BK * N
-    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc)
-"#
-    )
-}
 
 const FUSED: &str = "acc = tl.dot(a, b, acc)";
 const ADDED: [&str; 3] = [
@@ -73,7 +48,9 @@ fn launch<'a>(
 }
 
 fn kernel(step: &str) -> tilewise::Kernel {
-    module("mm.py", &source(step)).kernel("mm").unwrap()
+    module("mm.py", &tutorial_matmul(step))
+        .kernel("mm")
+        .unwrap()
 }
 
 fn compiled(step: &str, (m, n, k): (usize, usize, usize), blocks: (i64, i64, i64)) -> Compiled {

@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::{assert_close, matmul_ref, module, Rng, POISON_F32};
+use common::{assert_close, matmul_ref, module, tutorial_matmul, Rng, POISON_F32};
 use tilewise::core::interp::{HostBuffer, RtArg};
 use tilewise::core::launch::{Grid, ScalarValue};
 use tilewise::cuda::{compile, compile_with_thread_ir, PtxOptions, PtxTarget};
@@ -110,29 +110,6 @@ fn pipelines_shrink_to_fit_then_the_need_is_an_error() {
     assert!(e.message.contains("K tiles"), "{}", e.render());
 }
 
-/// Triton's tutorial matmul: pointer tiles carried through the loop and advanced by
-/// `BK`, the last K step masked.
-const TUTORIAL: &str = r#"
-import triton
-import triton.language as tl
-
-@triton.jit
-def mm(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
-    rm = tl.program_id(0) * BM + tl.arange(0, BM)
-    rn = tl.program_id(1) * BN + tl.arange(0, BN)
-    rk = tl.arange(0, BK)
-    a_ptrs = a_ptr + rm[:, None] * K + rk[None, :]
-    b_ptrs = b_ptr + rk[:, None] * N + rn[None, :]
-    acc = tl.zeros((BM, BN), dtype=tl.float32)
-    for k in range(0, K, BK):
-        a = tl.load(a_ptrs, mask=rk[None, :] < K - k, other=0.0)
-        b = tl.load(b_ptrs, mask=rk[:, None] < K - k, other=0.0)
-        acc += tl.dot(a, b)
-        a_ptrs += BK
-        b_ptrs += BK * N
-    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc)
-"#;
-
 const BLOCKS: (usize, usize, usize) = (64, 64, 64);
 
 /// The tutorial matmul specialized for f16 inputs of `[m, k] x [k, n]`.
@@ -147,7 +124,7 @@ fn tutorial_in_blocks(
     k: usize,
     (bm, bn, bk): (usize, usize, usize),
 ) -> tilewise::Compiled {
-    let module = module("tutorial.py", TUTORIAL);
+    let module = module("tutorial.py", &tutorial_matmul("acc += tl.dot(a, b)"));
     let kernel = module.kernel("mm").unwrap();
     let dev = Device::interpreter();
     let a = dev.upload(&vec![f16::ZERO; m * k]).unwrap();

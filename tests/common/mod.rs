@@ -245,3 +245,32 @@ pub fn cuda_device() -> Option<Device> {
     static DEV: OnceLock<Option<Device>> = OnceLock::new();
     optional_device(&DEV, "cuda", "TILEWISE_REQUIRE_CUDA", || Device::cuda(0))
 }
+
+/// Triton's tutorial matmul as kernel `mm(a_ptr, b_ptr, c_ptr, M, N, K, BM, BN, BK)`:
+/// pointer tiles carried through the loop and advanced by `BK`, the last K step masked,
+/// `step` (one line) accumulating `tl.dot(a, b)` into `acc`, such as
+/// `acc += tl.dot(a, b)`.
+pub fn tutorial_matmul(step: &str) -> String {
+    format!(
+        r#"
+import triton
+import triton.language as tl
+
+@triton.jit
+def mm(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    a_ptrs = a_ptr + rm[:, None] * K + rk[None, :]
+    b_ptrs = b_ptr + rk[:, None] * N + rn[None, :]
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, K, BK):
+        a = tl.load(a_ptrs, mask=rk[None, :] < K - k, other=0.0)
+        b = tl.load(b_ptrs, mask=rk[:, None] < K - k, other=0.0)
+        {step}
+        a_ptrs += BK
+        b_ptrs += BK * N
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc)
+"#
+    )
+}
