@@ -299,7 +299,9 @@ fn blocks_per_sm(shared: u32, limit: u32) -> u32 {
 const REGISTERS_BESIDE_ACCUMULATORS: u32 = 64;
 
 /// How many blocks of `k` the 64 K registers and 2,048 threads of a multiprocessor
-/// hold, by the estimate of [`REGISTERS_BESIDE_ACCUMULATORS`] (sm_80 to sm_90 alike).
+/// hold, by the estimate of [`REGISTERS_BESIDE_ACCUMULATORS`] (sm_80 to sm_90 alike);
+/// 0 for a kernel without `wgmma` (no ring of it has a slot to give up, so the rule
+/// does not lower it again).
 fn blocks_by_registers(k: &ThreadKernel) -> u32 {
     fn accumulators(body: &[Stmt], acc: &mut HashSet<Reg>) {
         for s in body {
@@ -313,6 +315,9 @@ fn blocks_by_registers(k: &ThreadKernel) -> u32 {
     }
     let mut acc = HashSet::new();
     accumulators(&k.body, &mut acc);
+    if acc.is_empty() {
+        return 0;
+    }
     let per_thread = acc.len() as u32 + REGISTERS_BESIDE_ACCUMULATORS;
     let threads = k.threads.max(1);
     (65536 / (threads * per_thread)).min(2048 / threads)
