@@ -580,6 +580,45 @@ fn emit_loads(
     Ok(out)
 }
 
+/// The loads `plan.distance` iterations after the one at `iv`, and for a distance of
+/// two or more the lookahead values advanced once more (what the loop carries next).
+/// `carried` are the carried values the loads read at distance 1 (the next
+/// iteration's); from 2 on the loads read only the lookahead values `look`.
+#[allow(clippy::too_many_arguments)]
+fn prefetch(
+    ctx: &mut Ctx,
+    body: &Block,
+    plan: &Plan,
+    iv: Value,
+    carried: &[Value],
+    look: &[Value],
+    (step, upper, iv_ty): (Value, Value, &Type),
+    span: crate::diag::Span,
+) -> Result<(Vec<Value>, Vec<Value>)> {
+    let distance = plan.distance;
+    if distance == 1 {
+        let next_iv = ahead_of(ctx, iv, step, 1, iv_ty, span);
+        return Ok((
+            vec![],
+            emit_loads(ctx, body, plan, next_iv, carried, upper)?,
+        ));
+    }
+    // The lookahead holds the carried values of iteration `iv + (D - 1) step`; advance
+    // them once more for the loads `D` iterations ahead.
+    let mut st = carried.to_vec();
+    for (&j, v) in plan.ahead.iter().zip(look) {
+        st[j - 1] = *v;
+    }
+    let iv_last = ahead_of(ctx, iv, step, distance - 1, iv_ty, span);
+    let adv = advance(ctx, body, plan, iv_last, &st)?;
+    for (&j, v) in plan.ahead.iter().zip(&adv) {
+        st[j - 1] = *v;
+    }
+    let next_iv = ahead_of(ctx, iv, step, distance, iv_ty, span);
+    let next = emit_loads(ctx, body, plan, next_iv, &st, upper)?;
+    Ok((adv, next))
+}
+
 fn pipeline_for(ctx: &mut Ctx, inst: &Inst, env: &Env) -> Result<Hook> {
     let Op::For {
         lower,
@@ -655,6 +694,27 @@ fn pipeline_for(ctx: &mut Ctx, inst: &Inst, env: &Env) -> Result<Hook> {
         .enumerate()
         .map(|(l, &i)| (i, tile_arg(l, 0)))
         .collect();
+    // Where the later iteration's copies are issued: at the end of the body, or, for
+    // copies into shared rings two or more iterations ahead (whose addresses read only
+    // the lookahead values), right after the instruction that uses this iteration's
+    // tiles (the `dot`), ahead of what else the body does: in a flattened persistent
+    // loop, the epilogue under the tile's last K step, which then runs with the next
+    // tile's copies already in flight.
+    let early_at = (distance >= 2 && plan.staging.is_some())
+        .then(|| {
+            let loaded: HashSet<Value> = plan
+                .loads
+                .iter()
+                .map(|&l| body.insts[l].results[0])
+                .collect();
+            body.insts
+                .iter()
+                .rposition(|i| reads(&i.op).iter().any(|v| loaded.contains(v)))
+        })
+        .flatten()
+        .filter(|&i| i + 1 < body.insts.len());
+    let current_args: Vec<Value> = new_args[1..=n].to_vec();
+    let mut issued: Option<(Vec<Value>, Vec<Value>)> = None;
     let mut hook = |c: &mut Ctx, i: &Inst| pipeline_for(c, i, env);
     for (i, body_inst) in body.insts.iter().enumerate() {
         if let Some(&cur) = current.get(&i) {
@@ -663,27 +723,21 @@ fn pipeline_for(ctx: &mut Ctx, inst: &Inst, env: &Env) -> Result<Hook> {
         }
         if let Op::Yield(vals) = &body_inst.op {
             let yielded: Vec<Value> = vals.iter().map(|v| ctx.one(*v)).collect::<Result<_>>()?;
-            let iv = new_args[0];
             let mut all = yielded.clone();
-            let next = if distance == 1 {
-                let next_iv = ahead_of(ctx, iv, step_n, 1, &iv_ty, body_inst.span);
-                emit_loads(ctx, body, &plan, next_iv, &yielded, upper_n)?
-            } else {
-                // The lookahead holds the carried values of iteration `iv + (D - 1)
-                // step`; advance them once more for the loads `D` iterations ahead.
-                let mut st = yielded.clone();
-                for (&j, v) in plan.ahead.iter().zip(&look_args) {
-                    st[j - 1] = *v;
-                }
-                let iv_last = ahead_of(ctx, iv, step_n, distance - 1, &iv_ty, body_inst.span);
-                let adv = advance(ctx, body, &plan, iv_last, &st)?;
-                for (&j, v) in plan.ahead.iter().zip(&adv) {
-                    st[j - 1] = *v;
-                }
-                all.extend(adv);
-                let next_iv = ahead_of(ctx, iv, step_n, distance, &iv_ty, body_inst.span);
-                emit_loads(ctx, body, &plan, next_iv, &st, upper_n)?
+            let (adv, next) = match issued.take() {
+                Some(done) => done,
+                None => prefetch(
+                    ctx,
+                    body,
+                    &plan,
+                    new_args[0],
+                    &yielded,
+                    &look_args,
+                    (step_n, upper_n, &iv_ty),
+                    body_inst.span,
+                )?,
             };
+            all.extend(adv);
             for (l, v) in next.into_iter().enumerate() {
                 all.extend((1..distance).map(|d| tile_arg(l, d)));
                 all.push(v);
@@ -694,6 +748,22 @@ fn pipeline_for(ctx: &mut Ctx, inst: &Inst, env: &Env) -> Result<Hook> {
         match hook(ctx, body_inst)? {
             Hook::Done => {}
             Hook::Copy => copy_inst(ctx, body_inst, &mut hook)?,
+        }
+        if early_at == Some(i) {
+            // Cloning the slices rebinds the body's values; the rest of the body
+            // reads this iteration's.
+            let saved = ctx.snapshot();
+            issued = Some(prefetch(
+                ctx,
+                body,
+                &plan,
+                new_args[0],
+                &current_args,
+                &look_args,
+                (step_n, upper_n, &iv_ty),
+                body.insts.last().map_or(span, |y| y.span),
+            )?);
+            ctx.restore(saved);
         }
     }
     let new_body = ctx.b.end_block();

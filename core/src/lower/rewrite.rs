@@ -48,6 +48,17 @@ impl Ctx<'_> {
         self.map.insert(old, new);
     }
 
+    /// What every old value has become so far, to return to with [`Ctx::restore`]
+    /// after cloning instructions under other bindings.
+    pub fn snapshot(&self) -> HashMap<Value, Vec<Value>> {
+        self.map.clone()
+    }
+
+    /// Returns to the mapping of a [`Ctx::snapshot`].
+    pub fn restore(&mut self, map: HashMap<Value, Vec<Value>>) {
+        self.map = map;
+    }
+
     fn flat(&self, vals: &[Value]) -> Result<Vec<Value>> {
         let mut out = vec![];
         for v in vals {
