@@ -219,32 +219,11 @@ pub fn compile_with_thread_ir(
                 .push(format!("{} bytes of shared memory", ptx.shared_bytes));
             return Ok((thread, ptx));
         }
-        // First staged stores in rounds of half the size with the warpgroup rings'
-        // extra slot kept (two barriers a tile against one a K step: a persistent
-        // matmul's epilogue, whose staging cannot overlay the rings live across it),
-        // then the extra slot with the rounds as they were, then staged stores in
-        // smaller rounds, then none (the pipeline matters more).
-        let staged = thread.notes.iter().any(|n| n.contains(STAGED_STORE_NOTE));
-        if expand.ring_slack
-            && staged
-            && staged_needs.is_empty()
-            && expand.staged_stores
-            && expand.staged_store_bytes > MIN_STAGED_STORE_BYTES
-        {
-            staged_needs.push(ptx.shared_bytes);
-            expand.staged_store_bytes /= 2;
-            continue;
-        }
+        // First the warpgroup rings' extra slot (a barrier's worth of overlap), then
+        // staged stores: smaller rounds, then none (the pipeline matters more).
         if expand.ring_slack {
             slack_need = Some(ptx.shared_bytes);
             expand.ring_slack = false;
-            if !staged_needs.is_empty() {
-                // The halved rounds did not make room with the slot; the slot goes
-                // first, the rounds as they were.
-                slack_need = staged_needs.first().copied();
-                staged_needs.clear();
-                expand.staged_store_bytes *= 2;
-            }
             continue;
         }
         if expand.staged_stores && thread.notes.iter().any(|n| n.contains(STAGED_STORE_NOTE)) {
