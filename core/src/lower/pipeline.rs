@@ -25,7 +25,12 @@
 //! carries `D` tiles a load (slot numbers after expansion, no registers) and, for
 //! `D >= 2`, a lookahead copy of the carried values the loads' addresses depend on
 //! (their state `D - 1` iterations ahead, advanced by cloning the pure instructions that
-//! compute their yielded values). The ring size is capped by a shared-memory budget
+//! compute their yielded values). Reading only those lookahead values, the copies of
+//! the later iteration are issued right after the instruction that uses this
+//! iteration's tiles (the `dot`), ahead of the rest of the body: in a flattened
+//! persistent loop ([`crate::lower::flatten_loops`]) the epilogue under a tile's last K
+//! step then runs with the next tile's copies in flight (the other forms issue them
+//! at the end of the body). The ring size is capped by a shared-memory budget
 //! ([`ExpandOptions::ring_budget`]). For warpgroup dots (`wgmma`) the ring gets one slot
 //! more where the budget allows and [`ExpandOptions::ring_slack`] is on
 //! ([`Staging::slack`]), so that the copies after a `dot`
