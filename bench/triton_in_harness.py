@@ -8,6 +8,12 @@ machine (torch, Triton), with a build of the harness:
     python3 bench/triton_in_harness.py --bench path/to/tilewise-bench --work /tmp/tih \\
         --dtypes f16,bf16 --block 128x256x64 --warps 8 --stages 3 --size 4096
 
+With `--tutorial09 DIR` (DIR holding `09-persistent-matmul.py`) it does the same for
+tutorial 09's `matmul_kernel_persistent` in the harness's tutorials suite (its 8192 x
+8192 x K products, f16, the tutorial's own configuration):
+
+    python3 bench/triton_in_harness.py --bench path/to/tilewise-bench --tutorial09 DIR
+
 It runs the harness once with `TILEWISE_KERNEL_DUMP_DIR` to learn the generated PTX's
 file name and interface, writes Triton's PTX for the same source and configuration
 under that name (entry renamed, Triton's two unused scratch pointers dropped), runs the
@@ -28,21 +34,49 @@ PTX_DTYPE = {"f16": ".f16.f16", "bf16": ".bf16.bf16"}
 
 
 def harness(args, dtype, env_extra):
-    cmd = [args.bench, "--device", "cuda", "--suite", "matmul", "--size", str(args.size),
-           "--dtype", dtype, "--reps", str(args.reps),
-           "--matmul-configs", f"{args.block}/{args.warps}/{args.stages}"]
+    if args.tutorial09:
+        cmd = [args.bench, "--device", "cuda", "--suite", "tutorials", "--tutorials",
+               args.tutorial09, "--reps", str(args.reps)]
+    else:
+        cmd = [args.bench, "--device", "cuda", "--suite", "matmul", "--size", str(args.size),
+               "--dtype", dtype, "--reps", str(args.reps),
+               "--matmul-configs", f"{args.block}/{args.warps}/{args.stages}"]
     env = dict(os.environ, TILEWISE_CACHE="0", **env_extra)
     out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
     lines = [ln for ln in (out.stdout + out.stderr).splitlines()
              if ln.startswith("matmul") and f"{args.size}x{args.size}x{args.size}" in ln
-             or "error" in ln.lower() or "wrong" in ln.lower() or "running" in ln]
+             or ln.startswith("tutorial 09")
+             or ("error" in ln.lower() and "06-fused-attention" not in ln)
+             or "wrong" in ln.lower() or "running" in ln]
     return out.returncode, lines
+
+
+def tutorial09_kernel(directory):
+    """Triton's compile of tutorial 09's persistent matmul as the tutorials suite runs it:
+    f16 `a` (M, K), the (K, N) view of a (N, K) `b`, f16 `c`, 132 multiprocessors, the
+    tutorial's first configuration."""
+    spec = importlib.util.spec_from_file_location("t09", os.path.join(directory, "09-persistent-matmul.py"))
+    t09 = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(t09)
+    config = t09.matmul_get_configs()[0]
+    sig = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "M": "i32", "N": "i32", "K": "i32",
+           "stride_am": "i32", "stride_ak": "constexpr", "stride_bk": "constexpr", "stride_bn": "i32",
+           "stride_cm": "i32", "stride_cn": "constexpr", "BLOCK_SIZE_M": "constexpr",
+           "BLOCK_SIZE_N": "constexpr", "BLOCK_SIZE_K": "constexpr", "GROUP_SIZE_M": "constexpr",
+           "NUM_SMS": "constexpr"}
+    const = dict(config.kwargs, stride_ak=1, stride_bk=1, stride_cn=1, NUM_SMS=132)
+    attrs = {(i,): [["tt.divisibility", 16]] for i in [0, 1, 2, 3, 4, 5, 6, 9, 10]}
+    return triton.compile(ASTSource(t09.matmul_kernel_persistent.fn, sig, const, attrs),
+                          options={"num_warps": config.num_warps, "num_stages": config.num_stages})
 
 
 def triton_ptx_for(dump_text, dtype, args):
     """Triton's PTX for `dtype`, made to take the dumped kernel's entry and parameters."""
-    bm, bn, bk = (int(x) for x in args.block.split("x"))
-    k = triton_kernel(bm, bn, bk, args.warps, args.stages, TRITON_DTYPE[dtype])
+    if args.tutorial09:
+        k = tutorial09_kernel(args.tutorial09)
+    else:
+        bm, bn, bk = (int(x) for x in args.block.split("x"))
+        k = triton_kernel(bm, bn, bk, args.warps, args.stages, TRITON_DTYPE[dtype])
     ptx = k.asm["ptx"]
     entry = re.search(r"\.visible \.entry (\w+)\(", dump_text).group(1)
     ours = re.findall(r"^\s*\.param \.\w+ (\w+)", dump_text.split(")", 1)[0], re.M)
@@ -72,7 +106,10 @@ def main():
     ap.add_argument("--stages", type=int, default=3)
     ap.add_argument("--size", type=int, default=4096)
     ap.add_argument("--reps", type=int, default=10)
+    ap.add_argument("--tutorial09", help="tutorial 09's persistent matmul from this directory instead")
     args = ap.parse_args()
+    if args.tutorial09:
+        args.dtypes, args.block = "f16", "128x256x64"
     for dtype in args.dtypes.split(","):
         dump = os.path.join(args.work, dtype, "dump")
         over = os.path.join(args.work, dtype, "override")
