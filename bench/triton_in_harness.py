@@ -20,6 +20,7 @@ under that name (entry renamed, Triton's two unused scratch pointers dropped), r
 harness again with `TILEWISE_KERNEL_OVERRIDE_DIR`, and prints both runs' matmul lines."""
 import argparse
 import glob
+import importlib.util
 import os
 import re
 import shutil
@@ -28,6 +29,8 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from triton_side_by_side import triton_kernel  # noqa: E402
+import triton  # noqa: E402
+from triton.compiler import ASTSource  # noqa: E402
 
 TRITON_DTYPE = {"f16": "fp16", "bf16": "bf16"}
 PTX_DTYPE = {"f16": ".f16.f16", "bf16": ".bf16.bf16"}
