@@ -14,6 +14,9 @@ tutorial 09's `matmul_kernel_persistent` in the harness's tutorials suite (its 8
 
     python3 bench/triton_in_harness.py --bench path/to/tilewise-bench --tutorial09 DIR
 
+and with `--block-ptr` for `shaders/matmul_block_ptr.py` (the harness's `/bp`, whose
+operands tilewise copies by TMA on sm_90).
+
 It runs the harness once with `TILEWISE_KERNEL_DUMP_DIR` to learn the generated PTX's
 file name and interface, writes Triton's PTX for the same source and configuration
 under that name (entry renamed, Triton's two unused scratch pointers dropped), runs the
@@ -43,7 +46,8 @@ def harness(args, dtype, env_extra):
     else:
         cmd = [args.bench, "--device", "cuda", "--suite", "matmul", "--size", str(args.size),
                "--dtype", dtype, "--reps", str(args.reps),
-               "--matmul-configs", f"{args.block}/{args.warps}/{args.stages}"]
+               "--matmul-configs",
+               f"{args.block}/{args.warps}/{args.stages}" + ("/bp" if args.block_ptr else "")]
     env = dict(os.environ, TILEWISE_CACHE="0", **env_extra)
     out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
     lines = [ln for ln in (out.stdout + out.stderr).splitlines()
@@ -73,16 +77,42 @@ def tutorial09_kernel(directory):
                           options={"num_warps": config.num_warps, "num_stages": config.num_stages})
 
 
+def block_ptr_kernel(bm, bn, bk, warps, stages, dtype):
+    """Triton's compile of `shaders/matmul_block_ptr.py` (f32 `c`, unit inner strides)."""
+    spec = importlib.util.spec_from_file_location(
+        "bp", os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                           "shaders", "matmul_block_ptr.py"))
+    bp = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bp)
+    sig = {"a_ptr": "*" + dtype, "b_ptr": "*" + dtype, "c_ptr": "*fp32", "M": "i32", "N": "i32",
+           "K": "i32", "stride_am": "i32", "stride_ak": "constexpr", "stride_bk": "i32",
+           "stride_bn": "constexpr", "stride_cm": "i32", "stride_cn": "constexpr",
+           "BLOCK_M": "constexpr", "BLOCK_N": "constexpr", "BLOCK_K": "constexpr"}
+    const = {"stride_ak": 1, "stride_bn": 1, "stride_cn": 1, "BLOCK_M": bm, "BLOCK_N": bn,
+             "BLOCK_K": bk}
+    attrs = {(i,): [["tt.divisibility", 16]] for i in [0, 1, 2, 3, 4, 5, 6, 8, 10]}
+    return triton.compile(ASTSource(bp.matmul_block_ptr_kernel, sig, const, attrs),
+                          options={"num_warps": warps, "num_stages": stages})
+
+
 def triton_ptx_for(dump_text, dtype, args):
-    """Triton's PTX for `dtype`, made to take the dumped kernel's entry and parameters."""
+    """Triton's PTX for `dtype`, made to take the dumped kernel's entry and parameters:
+    Triton's unused trailing scratch pointers dropped, and tilewise's tensor maps (the
+    block-pointer kernel's TMA operands, which Triton's compile does not read) added as
+    unused parameters."""
+    bm, bn, bk = (int(x) for x in args.block.split("x"))
     if args.tutorial09:
         k = tutorial09_kernel(args.tutorial09)
+    elif args.block_ptr:
+        k = block_ptr_kernel(bm, bn, bk, args.warps, args.stages, TRITON_DTYPE[dtype])
     else:
-        bm, bn, bk = (int(x) for x in args.block.split("x"))
         k = triton_kernel(bm, bn, bk, args.warps, args.stages, TRITON_DTYPE[dtype])
     ptx = k.asm["ptx"]
     entry = re.search(r"\.visible \.entry (\w+)\(", dump_text).group(1)
-    ours = re.findall(r"^\s*\.param \.\w+ (\w+)", dump_text.split(")", 1)[0], re.M)
+    our_params = [ln.strip().rstrip(",") for ln in dump_text.split(")", 1)[0].split("\n")
+                  if ln.strip().startswith(".param")]
+    maps = [p for p in our_params if p.endswith("[128]")]
+    ours = [p for p in our_params if p not in maps]
     head, rest = ptx.split("\n)\n", 1)
     params = [p for p in head.split("\n") if ".param" in p]
     used = [p for p in params if re.search(r"(\w+_param_\d+)", p).group(1) in rest]
@@ -93,7 +123,8 @@ def triton_ptx_for(dump_text, dtype, args):
             sys.exit(f"{dtype}: Triton's parameter {p.strip()} is read; cannot drop it")
     keep = head.split("\n")
     keep = [ln for ln in keep if ln not in params[len(ours):]]
-    text = "\n".join(keep).rstrip().rstrip(",") + "\n)\n" + rest
+    text = "\n".join(keep).rstrip().rstrip(",")
+    text += "".join(f",\n\t{m}" for m in maps) + "\n)\n" + rest
     text = re.sub(r"\.visible \.entry \w+\(", f".visible .entry {entry}(", text, count=1)
     shared = k.metadata.shared
     return text, shared
@@ -110,6 +141,8 @@ def main():
     ap.add_argument("--size", type=int, default=4096)
     ap.add_argument("--reps", type=int, default=10)
     ap.add_argument("--tutorial09", help="tutorial 09's persistent matmul from this directory instead")
+    ap.add_argument("--block-ptr", action="store_true",
+                    help="shaders/matmul_block_ptr.py (the harness's /bp: TMA on sm_90 in tilewise) instead")
     args = ap.parse_args()
     if args.tutorial09:
         args.dtypes, args.block = "f16", "128x256x64"
@@ -123,8 +156,9 @@ def main():
         print(f"== {dtype}: tilewise's kernel (rc {rc})")
         print("\n".join(lines), flush=True)
         wanted = f"m64n{args.block.split('x')[1]}k16.f32{PTX_DTYPE[dtype]}"
+        copy = "cp.async.bulk.tensor" if args.block_ptr else "cp.async.cg"
         found = [f for f in glob.glob(os.path.join(dump, "*.ptx"))
-                 if wanted in open(f).read() and "cp.async.cg" in open(f).read()]
+                 if wanted in open(f).read() and copy in open(f).read()]
         if len(found) != 1:
             sys.exit(f"{dtype}: expected one dumped kernel with {wanted}, found {found}")
         text, shared = triton_ptx_for(open(found[0]).read(), dtype, args)
